@@ -1,0 +1,43 @@
+"""The command line: ``python -m hwgen COMMAND ...``."""
+
+import argparse
+import sys
+
+from . import __version__
+from .commands import COMMANDS
+from .errors import HwgenError
+
+__all__ = ["main"]
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with errors in hwgen's one-line form (exit status 2)."""
+
+    def error(self, message):
+        raise HwgenError(message)
+
+
+def make_parser():
+    parser = _Parser(
+        prog="hwgen",
+        description="Generate instrumented FPGA accelerators and measure them.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"hwgen {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser,
+                                       required=True)
+    for command in COMMANDS:
+        command.register(subparsers)
+    return parser
+
+
+def main(argv=None):
+    try:
+        args = make_parser().parse_args(argv)
+        return args.func(args) or 0
+    except HwgenError as error:
+        print(f"hwgen: error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("hwgen: interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,133 @@
+"""``hwgen sim``: run a kernel in Amaranth's simulator against the memory model."""
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+
+from sim import MemoryModel, run_window_filter
+
+from ..errors import HwgenError
+from ..imageio import read_image
+from ..options import add_kernel_options, window_filter_from_args
+from ..versions import tool_versions
+
+__all__ = ["register", "add_memory_options", "memory_from_args"]
+
+
+def add_memory_options(parser):
+    group = parser.add_argument_group("memory model")
+    group.add_argument("--mem-bandwidth", type=float, default=None, metavar="BYTES_PER_CYCLE",
+                       help="read + write bandwidth in bytes per cycle, fractions allowed "
+                            "(default: unlimited)")
+    group.add_argument("--mem-latency", type=int, default=1, metavar="CYCLES",
+                       help="cycles from a read request to its response (default: %(default)s)")
+    group.add_argument("--mem-jitter", type=int, default=0, metavar="CYCLES",
+                       help="extra random latency 0..CYCLES per response (default: %(default)s)")
+    group.add_argument("--mem-backpressure", type=float, default=0.0, metavar="P",
+                       help="probability a port stalls in a cycle (default: %(default)s)")
+    group.add_argument("--seed", type=int, default=0,
+                       help="seed of the random image and the memory's randomness (default: %(default)s)")
+
+
+_MEMORY_OPTIONS = {
+    "bandwidth_bytes_per_cycle": "--mem-bandwidth", "latency_cycles": "--mem-latency",
+    "jitter_cycles": "--mem-jitter", "backpressure": "--mem-backpressure",
+}
+
+
+def memory_from_args(args):
+    try:
+        return MemoryModel(bandwidth_bytes_per_cycle=args.mem_bandwidth,
+                           latency_cycles=args.mem_latency, jitter_cycles=args.mem_jitter,
+                           backpressure=args.mem_backpressure, seed=args.seed)
+    except ValueError as error:
+        message = str(error)
+        for field, option in _MEMORY_OPTIONS.items():
+            message = message.replace(field, option)
+        raise HwgenError(message) from None
+
+
+def register(subparsers):
+    parser = subparsers.add_parser(
+        "sim", help="simulate a kernel on an image and report its figures",
+        description="Simulate a window-filter PE in Amaranth's simulator against a memory model.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    add_kernel_options(parser)
+    parser.add_argument("--input", metavar="IMG", default=None,
+                        help="input image: .npy 2-D integer array or 8-bit grey PNG/PGM "
+                             "(default: a seeded random W x H image)")
+    parser.add_argument("--output", metavar="OUT.npy", default=None,
+                        help="write the output image (.npy, or .png/.pgm for 8/16-bit pixels)")
+    parser.add_argument("--json", metavar="FILE", default=None, help="write the run's figures as JSON")
+    parser.add_argument("--vcd", metavar="FILE", default=None, help="write a waveform")
+    add_memory_options(parser)
+    parser.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
+    parser.set_defaults(func=run)
+
+
+def _check_writable(option, path):
+    if path is not None and not Path(path).resolve().parent.is_dir():
+        raise HwgenError(f"{option}: folder of {path!r} does not exist")
+
+
+def _write_image(path, image, pixel_bits):
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix == ".npy":
+        np.save(path, image)
+    elif suffix in (".png", ".pgm"):
+        from PIL import Image
+        mode, dtype = ("L", np.uint8) if pixel_bits <= 8 else ("I;16", np.uint16)
+        Image.fromarray(image.astype(dtype), mode=mode).save(path)
+    else:
+        raise HwgenError(f"--output must end in .npy, .png or .pgm, not {path.name!r}")
+
+
+def run(args):
+    for option, path in (("--output", args.output), ("--json", args.json), ("--vcd", args.vcd)):
+        _check_writable(option, path)
+    if args.output and Path(args.output).suffix.lower() not in (".npy", ".png", ".pgm"):
+        raise HwgenError(f"--output must end in .npy, .png or .pgm, not {Path(args.output).name!r}")
+    image = read_image(args.input) if args.input else None
+    pe = window_filter_from_args(args, None if image is None else image.shape)
+    memory = memory_from_args(args)
+    if image is None:
+        rng = np.random.default_rng(args.seed)
+        image = rng.integers(0, 1 << pe.pixel_bits, size=(pe.height, pe.width))
+    try:
+        started = time.perf_counter()
+        result = run_window_filter(pe, image, memory=memory, vcd=args.vcd)
+        elapsed = time.perf_counter() - started
+    except ValueError as error:
+        raise HwgenError(f"--input: {error}") from None
+
+    figures = result.figures
+    model = pe.traffic()
+    report = {
+        "tool_versions": tool_versions(),
+        "kernel": args.kernel,
+        "parameters": pe.parameters(),
+        "memory": memory.to_json(),
+        "input": args.input or f"random (seed {args.seed})",
+        **figures.to_json(),
+        "fetch_model": model.to_json(),
+        "fetch_model_matches": (figures.bytes_read == model.bytes_read
+                                and figures.bytes_written == model.bytes_written),
+        "simulation_seconds": elapsed,
+    }
+    if args.output:
+        _write_image(args.output, result.image, pe.pixel_bits)
+    if args.json:
+        Path(args.json).write_text(json.dumps(report, indent=2) + "\n")
+    if not args.quiet:
+        print(f"{args.kernel} {pe.rows}x{pe.cols} {pe.mask_name}, buffer {pe.buffer}, unroll "
+              f"{pe.unroll}, {pe.width}x{pe.height}: {figures.cycles} cycles "
+              f"({figures.outputs_per_cycle:.3f} outputs/cycle, {figures.ops_per_cycle:.3f} ops/cycle)")
+        print(f"  read {figures.bytes_read} B, wrote {figures.bytes_written} B, ops {figures.ops}, "
+              f"CI {figures.ci:.3f} ops/byte; fetch model "
+              f"{'matches' if report['fetch_model_matches'] else 'DOES NOT MATCH'}")
+        print(f"  simulated in {elapsed:.1f} s ({figures.cycles / elapsed:.0f} cycles/s)")
+    return 0

@@ -1,0 +1,87 @@
+"""Command-line options shared by every command that builds a kernel."""
+
+import re
+
+import hashlib
+
+from kernels import BUFFERS, MASK_SHAPES
+from kernels.window import default_credits
+
+from .catalog import KERNELS, make_window_filter
+from .errors import HwgenError
+from .imageio import read_mask
+
+__all__ = ["add_kernel_options", "parse_size", "window_filter_from_args", "design_name"]
+
+
+def parse_size(text, option="--size"):
+    """``"3x5"`` -> (3, 5)."""
+    match = re.fullmatch(r"\s*(\d+)\s*[xX]\s*(\d+)\s*", text)
+    if not match:
+        raise HwgenError(f"{option} must be NxM with positive integers, such as 3x3, not {text!r}")
+    return int(match[1]), int(match[2])
+
+
+def add_kernel_options(parser):
+    """Add KERNEL and the window-filter options to an argparse parser."""
+    parser.add_argument("kernel", metavar="KERNEL", help=f"one of: {', '.join(KERNELS)}")
+    group = parser.add_argument_group("kernel options")
+    group.add_argument("--unroll", type=int, default=1, metavar="U",
+                       help="outputs per cycle (default: %(default)s)")
+    group.add_argument("--buffer", default="smart", metavar="|".join(BUFFERS),
+                       help="buffer strategy (default: %(default)s)")
+    group.add_argument("--size", default="3x3", metavar="NxM",
+                       help="window rows x columns (default: %(default)s)")
+    group.add_argument("--mask", default="rect", metavar="|".join([*MASK_SHAPES, "FILE"]),
+                       help="structuring element, or a .npy / text file of 0/1 rows of the window's "
+                            "size (default: %(default)s)")
+    group.add_argument("--pixel-bits", type=int, default=8, metavar="B",
+                       help="bits per pixel, 1..16 (default: %(default)s)")
+    group.add_argument("--width", type=int, default=None, metavar="W",
+                       help="image width (default: the input image's, else 512)")
+    group.add_argument("--height", type=int, default=None, metavar="H",
+                       help="image height (default: the input image's, else 512)")
+    group.add_argument("--no-pipeline", dest="pipeline", action="store_false",
+                       help="run one step at a time instead of pipelining (default: pipelined)")
+    group.add_argument("--tree-stages", type=int, default=None, metavar="S",
+                       help="registers in the reduction tree (default: every level when "
+                            "pipelined, none otherwise)")
+    group.add_argument("--credits", type=int, default=None, metavar="C",
+                       help="steps in flight at most (default: datapath latency + 8, rounded "
+                            "up to a power of two)")
+
+
+def window_filter_from_args(args, image_shape=None):
+    """Build the WindowFilter the options describe (image size from ``image_shape`` if not given)."""
+    if args.buffer not in BUFFERS:
+        raise HwgenError(f"--buffer must be one of {', '.join(BUFFERS)}, not {args.buffer!r}")
+    size = parse_size(args.size)
+    mask = args.mask if args.mask in MASK_SHAPES else read_mask(args.mask)
+    width, height = args.width, args.height
+    if image_shape is not None:
+        image_h, image_w = image_shape
+        if width is not None and width != image_w or height is not None and height != image_h:
+            raise HwgenError(f"--input image is {image_w} wide and {image_h} high, but --width "
+                             f"{width} / --height {height} were given; they must match")
+        width, height = image_w, image_h
+    return make_window_filter(
+        args.kernel, size=size, mask=mask, pixel_bits=args.pixel_bits,
+        width=512 if width is None else width, height=512 if height is None else height,
+        unroll=args.unroll, buffer=args.buffer, pipeline=args.pipeline,
+        tree_stages=args.tree_stages, credits=args.credits)
+
+
+def design_name(kernel, pe):
+    """A name for a design that says its parameters: ``dilation_3x3_rect_u8_smart_p8_512x512``."""
+    mask = pe.mask_name
+    if mask == "custom":
+        mask = "mask" + hashlib.sha256(pe.mask.tobytes() + bytes(pe.mask.shape)).hexdigest()[:8]
+    parts = [kernel, f"{pe.rows}x{pe.cols}", mask, f"u{pe.unroll}", pe.buffer,
+             f"p{pe.pixel_bits}", f"{pe.width}x{pe.height}"]
+    if not pe.pipeline:
+        parts.append("nopipe")
+    if pe.tree_stages != (pe.tree_levels if pe.pipeline else 0):
+        parts.append(f"t{pe.tree_stages}")
+    if pe.credits != default_credits(pe.datapath_latency, pe.pipeline):
+        parts.append(f"c{pe.credits}")
+    return "_".join(parts)

@@ -1,0 +1,13 @@
+"""Hardware generators: processing elements that share the port contract of :mod:`kernels.pe`."""
+
+from .mask import MASK_SHAPES, structuring_element
+from .pe import BeatFormat, ControlSignature, pe_members
+from .reduction import OP_ALIASES, REDUCTIONS, Reduction, reduction
+from .walk import AffineWalk, Loop
+from .window import BUFFERS, WindowFilter, WindowTraffic, dilation, erosion
+
+__all__ = [
+    "AffineWalk", "BUFFERS", "BeatFormat", "ControlSignature", "Loop", "MASK_SHAPES", "OP_ALIASES",
+    "REDUCTIONS", "Reduction", "WindowFilter", "WindowTraffic", "dilation", "erosion", "pe_members",
+    "reduction", "structuring_element",
+]

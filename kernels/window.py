@@ -1,0 +1,387 @@
+"""Window filters (dilation = max, erosion = min) as processing elements.
+
+Output pixel ``(y, x)`` is the reduction over ``img[y + i, x + j]`` for every active entry
+``(i, j)`` of the structuring element: the valid region, ``(H - N + 1) x (W - M + 1)``.
+
+One :class:`WindowFilter` has the PE ports of :mod:`kernels.pe`, its own read and write address
+generators, and one of three buffer strategies that decide the off-chip fetch pattern:
+``none`` (:mod:`kernels.direct`), ``smart`` (:mod:`kernels.smart_buffer`) and ``line``
+(:mod:`kernels.line_buffer`).
+
+Flow control is by credits: a step (the beats that make one output beat) is only fetched when
+the output FIFO has room reserved for its result, so the datapath never stalls, responses are
+always accepted, and a slow writer or a slow memory throttles the fetches instead. With
+``pipeline=False`` a single credit exists: the next fetch waits for the current result to be
+written, like an HLS loop without the pipeline pragma.
+"""
+
+from dataclasses import dataclass
+
+from amaranth.hdl import Cat, Module, Signal, unsigned
+from amaranth.lib import wiring
+from amaranth.lib.fifo import SyncFIFOBuffered
+
+from .direct import DirectStrategy
+from .line_buffer import LineBufferStrategy
+from .mask import structuring_element
+from .pe import pe_members
+from .reduction import reduction, register_levels
+from .separable import ColumnPatterns
+from .smart_buffer import SmartBufferStrategy
+from .walk import AffineWalk
+
+__all__ = ["BUFFERS", "WindowFilter", "WindowTraffic", "default_credits", "dilation", "erosion"]
+
+BUFFERS = {
+    "none": DirectStrategy,
+    "smart": SmartBufferStrategy,
+    "line": LineBufferStrategy,
+}
+
+
+@dataclass(frozen=True)
+class WindowTraffic:
+    """Closed-form off-chip traffic and work of one frame.
+
+    Counts are pixels; bytes count ``ceil(pixel_bits / 8)`` per pixel.
+    """
+    outputs: int
+    reads: int
+    writes: int
+    bytes_read: int
+    bytes_written: int
+    ops: int
+    ops_per_output: int
+    steps: int
+    formula: str
+
+    @property
+    def ci(self):
+        """Computational intensity: ops per byte moved (read + written)."""
+        return self.ops / (self.bytes_read + self.bytes_written)
+
+    def to_json(self):
+        return {
+            "formula": self.formula,
+            "outputs": self.outputs,
+            "reads": self.reads,
+            "writes": self.writes,
+            "bytes_read": self.bytes_read,
+            "bytes_written": self.bytes_written,
+            "ops": self.ops,
+            "ops_per_output": self.ops_per_output,
+            "steps": self.steps,
+            "ci_ops_per_byte": self.ci,
+        }
+
+
+_FORMULAS = {
+    "none": "reads = K * outputs",
+    "smart": "reads = sum over strips s of W * (N + u_s - 1), u_s = output rows of strip s",
+    "line": "reads = H * W",
+}
+
+
+def _positive_int(name, value):
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an integer, not {value!r}")
+    if value < 1:
+        raise ValueError(f"{name} must be a positive integer, not {value!r}")
+    return value
+
+
+class WindowFilter(wiring.Component):
+    """A window-filter processing element.
+
+    Parameters
+    ----------
+    op : str or Reduction
+        ``"max"`` / ``"dilation"`` or ``"min"`` / ``"erosion"``.
+    size : (int, int)
+        Window rows N and columns M, each at least 1.
+    mask : str or array-like
+        Structuring element: ``"rect"``, ``"cross"``, ``"ellipse"`` or an N x M array of 0/1.
+    pixel_bits : int
+        Pixel width, 1 to 16.
+    width, height : int
+        Image size W x H; the window must fit.
+    unroll : int
+        Outputs per cycle U. The line buffer needs U to divide W; the smart buffer needs
+        U <= H - N + 1; without a buffer U <= W - M + 1.
+    buffer : str
+        ``"none"``, ``"smart"`` or ``"line"``.
+    pipeline : bool
+        Overlap steps (one step per cycle at best). ``False`` runs one step at a time.
+    tree_stages : int or None
+        Registers in the reduction (column trees then cross-column trees), 0 to
+        :attr:`tree_levels`, spread evenly. Default: every level when pipelined, none otherwise.
+    credits : int or None
+        Steps in flight at most (the output FIFO depth). Default: enough for the datapath
+        latency plus 8 cycles of memory latency when pipelined, 1 otherwise.
+    addr_width : int or None
+        Width of element addresses. Default: enough for an input and an output frame.
+
+    Members
+    -------
+    ctrl : In(ControlSignature({"src_base": addr, "dst_base": addr}))
+    rd_req, rd_rsp, wr_req : streams, see :mod:`kernels.pe`
+    """
+
+    def __init__(self, op="max", size=(3, 3), *, mask="rect", pixel_bits=8, width=512, height=512,
+                 unroll=1, buffer="smart", pipeline=True, tree_stages=None, credits=None,
+                 addr_width=None):
+        self._op = reduction(op)
+        try:
+            rows, cols = size
+        except (TypeError, ValueError):
+            raise ValueError(f"size must be a pair (rows, cols), not {size!r}") from None
+        self._rows = _positive_int("rows", rows)
+        self._cols = _positive_int("cols", cols)
+        self._mask = structuring_element(mask, self._rows, self._cols)
+        self._mask.setflags(write=False)
+        self._mask_name = mask if isinstance(mask, str) else "custom"
+        self._pixel_bits = _positive_int("pixel_bits", pixel_bits)
+        if pixel_bits > 16:
+            raise ValueError(f"pixel_bits must be between 1 and 16, not {pixel_bits}")
+        self._width = _positive_int("width", width)
+        self._height = _positive_int("height", height)
+        if self._rows > height or self._cols > width:
+            raise ValueError(f"size {rows}x{cols} must fit in the image {height}x{width} "
+                             f"(rows x cols)")
+        self._unroll = _positive_int("unroll", unroll)
+        if buffer not in BUFFERS:
+            raise ValueError(f"buffer must be one of {', '.join(BUFFERS)}, not {buffer!r}")
+        self._buffer = buffer
+        if not isinstance(pipeline, bool):
+            raise TypeError(f"pipeline must be a bool, not {pipeline!r}")
+        self._pipeline = pipeline
+        self._patterns = ColumnPatterns(self._mask)
+
+        levels = self.tree_levels
+        if tree_stages is None:
+            tree_stages = levels if pipeline else 0
+        if isinstance(tree_stages, bool) or not isinstance(tree_stages, int):
+            raise TypeError(f"tree_stages must be an integer, not {tree_stages!r}")
+        if not 0 <= tree_stages <= levels:
+            raise ValueError(f"tree_stages must be between 0 and {levels} for this window and "
+                             f"buffer, not {tree_stages}")
+        self._tree_stages = tree_stages
+
+        self._strategy = BUFFERS[buffer](self)
+
+        if credits is None:
+            credits = default_credits(self._strategy.latency(), pipeline)
+        self._credits = _positive_int("credits", credits)
+
+        frame = 2 * width * height
+        needed = max(1, (frame - 1).bit_length())
+        if addr_width is None:
+            addr_width = needed
+        self._addr_width = _positive_int("addr_width", addr_width)
+        if self._addr_width > 64:
+            raise ValueError(f"addr_width must be at most 64, not {addr_width}")
+
+        super().__init__(pe_members(
+            addr_width=self._addr_width,
+            rd_beat=self._strategy.rd_beat,
+            wr_beat=self._strategy.wr_beat,
+            params={"src_base": unsigned(self._addr_width), "dst_base": unsigned(self._addr_width)},
+        ))
+
+    # -- parameters ------------------------------------------------------------------------------
+
+    op = property(lambda self: self._op)
+    rows = property(lambda self: self._rows)
+    cols = property(lambda self: self._cols)
+    mask = property(lambda self: self._mask)
+    mask_name = property(lambda self: self._mask_name)
+    pixel_bits = property(lambda self: self._pixel_bits)
+    width = property(lambda self: self._width)
+    height = property(lambda self: self._height)
+    unroll = property(lambda self: self._unroll)
+    buffer = property(lambda self: self._buffer)
+    pipeline = property(lambda self: self._pipeline)
+    tree_stages = property(lambda self: self._tree_stages)
+    credits = property(lambda self: self._credits)
+    addr_width = property(lambda self: self._addr_width)
+    column_patterns = property(lambda self: self._patterns)
+
+    @property
+    def out_width(self):
+        return self._width - self._cols + 1
+
+    @property
+    def out_height(self):
+        return self._height - self._rows + 1
+
+    @property
+    def active(self):
+        """Active mask entries K."""
+        return int(self._mask.sum())
+
+    @property
+    def tree_levels(self):
+        """Levels of the reduction tree (column then cross-column); 0 without a buffer."""
+        if self._buffer == "none":
+            return 0
+        return self._patterns.vertical_depth + self._patterns.horizontal_depth
+
+    @property
+    def tree_registers(self):
+        return register_levels(self.tree_levels, self._tree_stages)
+
+    @property
+    def tree_registers_split(self):
+        regs = self.tree_registers
+        depth = self._patterns.vertical_depth
+        return regs[:depth], regs[depth:]
+
+    @property
+    def rd_beat(self):
+        return self._strategy.rd_beat
+
+    @property
+    def wr_beat(self):
+        return self._strategy.wr_beat
+
+    @property
+    def datapath_latency(self):
+        """Cycles from an accepted read response to the step's result."""
+        return self._strategy.latency()
+
+    def traffic(self):
+        """The closed-form fetch model of one frame."""
+        outputs = self.out_width * self.out_height
+        reads = self._strategy.reads()
+        pixel_bytes = self.rd_beat.element_bytes
+        return WindowTraffic(
+            outputs=outputs, reads=reads, writes=outputs,
+            bytes_read=reads * pixel_bytes, bytes_written=outputs * pixel_bytes,
+            ops=(self.active - 1) * outputs, ops_per_output=self.active - 1,
+            steps=self._strategy.steps(), formula=_FORMULAS[self._buffer])
+
+    def hardware_ops(self):
+        """Comparators the datapath instantiates (fewer than the algorithmic ops thanks to reuse)."""
+        p = self._patterns
+        if self._buffer == "none":
+            return self._unroll
+        columns = self._unroll
+        return columns * p.vertical_ops() + self._unroll * p.horizontal_ops()
+
+    def parameters(self):
+        """Every parameter, as plain data."""
+        return {
+            "op": self._op.name,
+            "rows": self._rows,
+            "cols": self._cols,
+            "mask": self._mask_name,
+            "mask_array": self._mask.astype(int).tolist(),
+            "active": self.active,
+            "pixel_bits": self._pixel_bits,
+            "width": self._width,
+            "height": self._height,
+            "out_width": self.out_width,
+            "out_height": self.out_height,
+            "unroll": self._unroll,
+            "buffer": self._buffer,
+            "pipeline": self._pipeline,
+            "tree_levels": self.tree_levels,
+            "tree_stages": self._tree_stages,
+            "credits": self._credits,
+            "addr_width": self._addr_width,
+            "datapath_latency": self.datapath_latency,
+            "rd_beat": self.rd_beat.to_json(),
+            "wr_beat": self.wr_beat.to_json(),
+        }
+
+    # -- hardware --------------------------------------------------------------------------------
+
+    def elaborate(self, platform):
+        m = Module()
+        s = self._strategy
+
+        rd_loops, rd_offset = s.read_loops()
+        wr_loops, wr_offset = s.write_loops()
+        m.submodules.rd_walk = rd_walk = AffineWalk(rd_loops, addr_width=self._addr_width,
+                                                    offset=rd_offset)
+        m.submodules.wr_walk = wr_walk = AffineWalk(wr_loops, addr_width=self._addr_width,
+                                                    offset=wr_offset)
+        m.submodules.out_fifo = out_fifo = SyncFIFOBuffered(
+            width=self._unroll * self._pixel_bits, depth=max(2, self._credits))
+
+        restart = Signal()
+        running = Signal()
+        m.d.comb += [
+            rd_walk.base.eq(self.ctrl.src_base),
+            wr_walk.base.eq(self.ctrl.dst_base),
+            rd_walk.load.eq(restart),
+            wr_walk.load.eq(restart),
+        ]
+
+        # Datapath: every response is accepted; credits guarantee room for its result.
+        m.d.comb += self.rd_rsp.ready.eq(1)
+        out_valid, out_emit, out_data = s.build(m, restart, self.rd_rsp.valid, self.rd_rsp.payload)
+        m.d.comb += [
+            out_fifo.w_en.eq(out_valid & out_emit),
+            out_fifo.w_data.eq(Cat(out_data)),
+        ]
+
+        # Fetch: a new step needs a free credit; the beats of a started step follow freely.
+        outstanding = Signal(range(self._credits + 1))
+        step_start = s.step_start(rd_walk)
+        m.d.comb += [
+            self.rd_req.valid.eq(running & ~rd_walk.done &
+                                 (~step_start | (outstanding < self._credits))),
+            self.rd_req.payload.addr.eq(rd_walk.addr),
+            self.rd_req.payload.mask.eq(s.read_mask(rd_walk)),
+            rd_walk.next.eq(self.rd_req.valid & self.rd_req.ready),
+        ]
+
+        # Write: results leave the FIFO in order, addressed by the write walk.
+        wr_done = self.wr_req.valid & self.wr_req.ready
+        m.d.comb += [
+            self.wr_req.valid.eq(out_fifo.r_rdy),
+            self.wr_req.payload.addr.eq(wr_walk.addr),
+            self.wr_req.payload.mask.eq(s.write_mask(wr_walk)),
+            self.wr_req.payload.data.eq(out_fifo.r_data),
+            out_fifo.r_en.eq(self.wr_req.ready),
+            wr_walk.next.eq(wr_done),
+        ]
+
+        # A credit returns when its result is written, or dropped for producing no output.
+        issued = rd_walk.next & step_start
+        dropped = out_valid & ~out_emit
+        m.d.sync += outstanding.eq(outstanding + issued - dropped - wr_done)
+
+        with m.FSM(name="ctrl"):
+            with m.State("IDLE"):
+                with m.If(self.ctrl.start):
+                    m.d.comb += restart.eq(1)
+                    m.d.sync += outstanding.eq(0)
+                    m.next = "RUN"
+            with m.State("RUN"):
+                m.d.comb += running.eq(1)
+                with m.If(wr_done & wr_walk.last.all()):
+                    m.next = "DONE"
+            with m.State("DONE"):
+                m.d.comb += self.ctrl.done.eq(1)
+                m.next = "IDLE"
+        m.d.comb += self.ctrl.busy.eq(running | self.ctrl.done)
+        return m
+
+
+def default_credits(latency, pipeline):
+    """Credits that keep a pipelined PE busy with up to 8 cycles of memory latency."""
+    if not pipeline:
+        return 1
+    return 1 << (latency + 8 - 1).bit_length()
+
+
+def dilation(**kwargs):
+    """A max window filter (grey-scale dilation); see :class:`WindowFilter`."""
+    return WindowFilter("max", **kwargs)
+
+
+def erosion(**kwargs):
+    """A min window filter (grey-scale erosion); see :class:`WindowFilter`."""
+    return WindowFilter("min", **kwargs)
