@@ -39,6 +39,9 @@ class DirectStrategy:
     def steps(self):
         return self.f.out_height * self.groups
 
+    def writing_steps(self):
+        return self.steps()
+
     def read_loops(self):
         f = self.f
         offsets = [i * f.width + j for i, j in self.entries]

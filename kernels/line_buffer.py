@@ -43,6 +43,9 @@ class LineBufferStrategy:
     def steps(self):
         return self.f.height * self.beats_per_row
 
+    def writing_steps(self):
+        return self.f.out_height * (self.beats_per_row - self.first_beat)
+
     def read_loops(self):
         return [Loop(self.steps(), stride=self.f.unroll)], 0
 

@@ -46,6 +46,9 @@ class SmartBufferStrategy:
     def steps(self):
         return self.strips * self.f.width
 
+    def writing_steps(self):
+        return self.strips * self.f.out_width
+
     def read_loops(self):
         f = self.f
         return [Loop(self.strips, stride=f.unroll * f.width), Loop(f.width, stride=1)], 0

@@ -260,6 +260,21 @@ class WindowFilter(wiring.Component):
             ops=(self.active - 1) * outputs, ops_per_output=self.active - 1,
             steps=self._strategy.steps(), formula=_FORMULAS[self._buffer])
 
+    def ideal_cycles(self):
+        """Busy cycles of one frame with an ideal memory (the figure a simulation measures).
+
+        Pipelined, beats issue back to back: every beat plus the datapath latency and four cycles
+        of fill, write and done. Not pipelined, a step that writes a result takes
+        ``beats + 2 + latency`` cycles and a step that writes nothing ``beats + 1 + latency``.
+        """
+        s = self._strategy
+        beats = s.beats_per_step
+        latency = self.datapath_latency
+        if self._pipeline:
+            return s.steps() * beats + latency + 4
+        writing = s.writing_steps()
+        return writing * (beats + 2 + latency) + (s.steps() - writing) * (beats + 1 + latency) + 1
+
     def hardware_ops(self):
         """Comparators the datapath instantiates (fewer than the algorithmic ops thanks to reuse)."""
         p = self._patterns
@@ -306,8 +321,11 @@ class WindowFilter(wiring.Component):
                                                     offset=rd_offset)
         m.submodules.wr_walk = wr_walk = AffineWalk(wr_loops, addr_width=self._addr_width,
                                                     offset=wr_offset)
+        # One result per credit. A single credit is a plain register; Amaranth's buffered FIFO
+        # of depth 2 would have zero-width pointers, so two credits get three entries.
         m.submodules.out_fifo = out_fifo = SyncFIFOBuffered(
-            width=self._unroll * self._pixel_bits, depth=max(2, self._credits))
+            width=self._unroll * self._pixel_bits,
+            depth=self._credits if self._credits == 1 else max(3, self._credits))
 
         restart = Signal()
         running = Signal()

@@ -74,7 +74,7 @@ class WindowRun:
 
 
 def run_pe(pe, storage, *, params, memory=MemoryModel(), vcd=None, max_cycles=None,
-           record_addresses=False):
+           record_addresses=False, progress=None):
     """Run one job on a PE.
 
     Parameters
@@ -91,6 +91,8 @@ def run_pe(pe, storage, *, params, memory=MemoryModel(), vcd=None, max_cycles=No
         Give up (``RuntimeError``) when the PE is still busy after this many cycles.
     record_addresses : bool
         Keep every address the memory served.
+    progress : callable or None
+        Called with the cycles simulated so far, every few thousand cycles.
     """
     server = MemoryServer(memory, storage, [pe], record_addresses=record_addresses)
     sim = Simulator(pe)
@@ -109,6 +111,8 @@ def run_pe(pe, storage, *, params, memory=MemoryModel(), vcd=None, max_cycles=No
             cycles += busy
             if done:
                 break
+            if progress is not None and not cycles & 0xFFF:
+                progress(cycles)
             if max_cycles is not None and cycles > max_cycles:
                 raise RuntimeError(f"the PE was still busy after {max_cycles} cycles")
         result["cycles"] = cycles
@@ -137,7 +141,8 @@ def check_image(image, pe):
     return array
 
 
-def run_window_filter(pe, image, *, memory=MemoryModel(), vcd=None, record_addresses=False):
+def run_window_filter(pe, image, *, memory=MemoryModel(), vcd=None, record_addresses=False,
+                      progress=None):
     """Filter ``image`` with a :class:`kernels.WindowFilter` in simulation.
 
     The input frame is placed at element address 0 and the output frame right after it.
@@ -154,7 +159,7 @@ def run_window_filter(pe, image, *, memory=MemoryModel(), vcd=None, record_addre
     traffic_model = pe.traffic()
     budget = 50 * (traffic_model.reads + traffic_model.writes) * (memory.latency_cycles + memory.jitter_cycles + 2)
     run = run_pe(pe, storage, params={"src_base": 0, "dst_base": dst_base}, memory=memory,
-                 vcd=vcd, max_cycles=budget, record_addresses=record_addresses)
+                 vcd=vcd, max_cycles=budget, record_addresses=record_addresses, progress=progress)
     out = np.array(storage[dst_base:], dtype=np.int64).reshape(out_h, out_w)
     t = run.traffic
     figures = RunFigures(

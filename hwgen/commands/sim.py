@@ -7,7 +7,9 @@ from pathlib import Path
 
 import numpy as np
 
-from sim import MemoryModel, run_window_filter
+from tqdm import tqdm
+
+from sim import MemoryModel, check_image, run_window_filter
 
 from ..errors import HwgenError
 from ..imageio import read_image
@@ -98,11 +100,15 @@ def run(args):
         rng = np.random.default_rng(args.seed)
         image = rng.integers(0, 1 << pe.pixel_bits, size=(pe.height, pe.width))
     try:
-        started = time.perf_counter()
-        result = run_window_filter(pe, image, memory=memory, vcd=args.vcd)
-        elapsed = time.perf_counter() - started
+        image = check_image(image, pe)
     except ValueError as error:
         raise HwgenError(f"--input: {error}") from None
+    with tqdm(total=pe.ideal_cycles(), unit="cycle", unit_scale=True, disable=args.quiet,
+              leave=False, desc="simulating") as bar:
+        started = time.perf_counter()
+        result = run_window_filter(pe, image, memory=memory, vcd=args.vcd,
+                                   progress=lambda cycles: bar.update(cycles - bar.n))
+        elapsed = time.perf_counter() - started
 
     figures = result.figures
     model = pe.traffic()

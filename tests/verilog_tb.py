@@ -1,0 +1,88 @@
+"""A Verilog testbench with an ideal memory, to run emitted PEs in other simulators.
+
+The memory answers a read in the cycle after the request, accepts every request, and applies
+writes lane by lane; it matches sim.MemoryModel() (the ideal model) cycle for cycle. The bench
+pulses start, counts the cycles busy is high up to and including the done cycle, and dumps the
+output frame as hex.
+"""
+
+
+def window_testbench(pe, top, *, memory_words, image_hex, dst_base, out_words, out_hex):
+    aw = pe.addr_width
+    bits = pe.pixel_bits
+    rd, wr = pe.rd_beat, pe.wr_beat
+    return f"""`timescale 1ns/1ps
+module tb;
+  reg clk = 1'b0;
+  always #5 clk = ~clk;
+
+  reg [{bits - 1}:0] mem [0:{memory_words - 1}];
+  reg ctrl__start = 1'b0;
+  wire ctrl__busy, ctrl__done;
+  wire rd_req__valid, rd_rsp__ready, wr_req__valid;
+  wire [{aw + rd.lanes - 1}:0] rd_req__payload;
+  wire [{aw + wr.lanes + wr.lanes * bits - 1}:0] wr_req__payload;
+  reg rd_rsp__valid = 1'b0;
+  reg [{rd.lanes * bits - 1}:0] rd_rsp__payload = 0;
+
+  {top} dut (
+    .clk(clk), .rst(1'b0),
+    .ctrl__start(ctrl__start), .ctrl__busy(ctrl__busy), .ctrl__done(ctrl__done),
+    .ctrl__src_base({aw}'d0), .ctrl__dst_base({aw}'d{dst_base}),
+    .rd_req__valid(rd_req__valid), .rd_req__ready(1'b1), .rd_req__payload(rd_req__payload),
+    .rd_rsp__valid(rd_rsp__valid), .rd_rsp__ready(rd_rsp__ready), .rd_rsp__payload(rd_rsp__payload),
+    .wr_req__valid(wr_req__valid), .wr_req__ready(1'b1), .wr_req__payload(wr_req__payload)
+  );
+
+  wire [{aw - 1}:0] rd_addr = rd_req__payload[{aw - 1}:0];
+  wire [{rd.lanes - 1}:0] rd_mask = rd_req__payload[{aw + rd.lanes - 1}:{aw}];
+  wire [{aw - 1}:0] wr_addr = wr_req__payload[{aw - 1}:0];
+  wire [{wr.lanes - 1}:0] wr_mask = wr_req__payload[{aw + wr.lanes - 1}:{aw}];
+  integer lane;
+  reg [{aw - 1}:0] a;
+
+  always @(posedge clk) begin
+    if (rd_rsp__valid && !rd_rsp__ready) begin
+      $display("FAIL: response not accepted");
+      $finish;
+    end
+    rd_rsp__valid <= rd_req__valid;
+    if (rd_req__valid)
+      for (lane = 0; lane < {rd.lanes}; lane = lane + 1)
+        if (rd_mask[lane]) begin
+          a = rd_addr + lane * {rd.stride};
+          rd_rsp__payload[lane * {bits} +: {bits}] <= mem[a];
+        end
+    if (wr_req__valid)
+      for (lane = 0; lane < {wr.lanes}; lane = lane + 1)
+        if (wr_mask[lane]) begin
+          a = wr_addr + lane * {wr.stride};
+          mem[a] <= wr_req__payload[{aw + wr.lanes} + lane * {bits} +: {bits}];
+        end
+  end
+
+  integer cycles = 0;
+  integer i, out;
+  initial begin
+    $readmemh("{image_hex}", mem);
+    @(negedge clk) ctrl__start = 1'b1;
+    @(negedge clk) ctrl__start = 1'b0;
+    forever begin
+      @(posedge clk);
+      if (ctrl__busy) cycles = cycles + 1;
+      if (ctrl__done) begin
+        @(negedge clk);
+        out = $fopen("{out_hex}", "w");
+        for (i = 0; i < {out_words}; i = i + 1) $fdisplay(out, "%h", mem[{dst_base} + i]);
+        $fclose(out);
+        $display("CYCLES %0d", cycles);
+        $finish;
+      end
+      if (cycles > {50 * memory_words + 10000}) begin
+        $display("FAIL: timeout");
+        $finish;
+      end
+    end
+  end
+endmodule
+"""
