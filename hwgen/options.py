@@ -5,7 +5,7 @@ import re
 import hashlib
 
 from kernels import BUFFERS, MASK_SHAPES
-from kernels.window import default_credits
+from kernels.window import default_credits, default_tree_stages
 
 from .catalog import KERNELS, make_window_filter
 from .errors import HwgenError
@@ -44,8 +44,8 @@ def add_kernel_options(parser):
     group.add_argument("--no-pipeline", dest="pipeline", action="store_false",
                        help="run one step at a time instead of pipelining (default: pipelined)")
     group.add_argument("--tree-stages", type=int, default=None, metavar="S",
-                       help="registers in the reduction tree (default: every level when "
-                            "pipelined, none otherwise)")
+                       help="registers in the reduction tree (default: one every two comparator "
+                            "levels when pipelined, none otherwise)")
     group.add_argument("--credits", type=int, default=None, metavar="C",
                        help="steps in flight at most (default: datapath latency + 8, rounded "
                             "up to a power of two)")
@@ -80,7 +80,7 @@ def design_name(kernel, pe):
              f"p{pe.pixel_bits}", f"{pe.width}x{pe.height}"]
     if not pe.pipeline:
         parts.append("nopipe")
-    if pe.tree_stages != (pe.tree_levels if pe.pipeline else 0):
+    if pe.tree_stages != default_tree_stages(pe.tree_levels, pe.pipeline):
         parts.append(f"t{pe.tree_stages}")
     if pe.credits != default_credits(pe.datapath_latency, pe.pipeline):
         parts.append(f"c{pe.credits}")

@@ -32,8 +32,6 @@ class LineBufferStrategy:
         self.first_beat = max(0, -(-(f.cols - f.unroll) // f.unroll))
         self.rd_beat = BeatFormat(f.unroll, 1, f.pixel_bits)
         self.wr_beat = BeatFormat(f.unroll, 1, f.pixel_bits)
-        # A registered block-RAM read needs the next visit to a column 3 beats later or more.
-        self.read_latency = 2 if f.pipeline and self.beats_per_row >= 3 else 1
 
     # -- fetch pattern ---------------------------------------------------------------------------
 
@@ -69,7 +67,7 @@ class LineBufferStrategy:
         return Mux(walk.first[1], Const(first, f.unroll), Const(full, f.unroll))
 
     def latency(self):
-        return self.read_latency + sum(self.f.tree_registers)
+        return len(self.f.tree_registers)
 
     # -- datapath --------------------------------------------------------------------------------
 
@@ -80,55 +78,72 @@ class LineBufferStrategy:
         # Position of the beat arriving now: column beat, and whether its row and columns
         # complete any window.
         col = Signal(range(self.beats_per_row))
+        last_col = col == self.beats_per_row - 1
+        col_next = Mux(last_col, 0, col + 1)
         rows_seen = Signal(range(n))
         row_ok = Signal(init=n == 1)
         col_ok = Signal(init=self.first_beat == 0)
         with m.If(restart):
             m.d.sync += [col.eq(0), rows_seen.eq(0), row_ok.eq(n == 1), col_ok.eq(self.first_beat == 0)]
         with m.Elif(in_valid):
-            with m.If(col == self.beats_per_row - 1):
-                m.d.sync += [col.eq(0), col_ok.eq(self.first_beat == 0)]
-                with m.If(rows_seen != n - 1):
-                    m.d.sync += rows_seen.eq(rows_seen + 1)
-                with m.If(rows_seen >= n - 2):
-                    m.d.sync += row_ok.eq(1)
-            with m.Else():
-                m.d.sync += col.eq(col + 1)
-                if self.first_beat:
-                    with m.If(col + 1 == self.first_beat):
-                        m.d.sync += col_ok.eq(1)
+            m.d.sync += col.eq(col_next)
+            with m.If(last_col):
+                m.d.sync += col_ok.eq(self.first_beat == 0)
+                if n > 1:
+                    with m.If(rows_seen != n - 1):
+                        m.d.sync += rows_seen.eq(rows_seen + 1)
+                    with m.If(rows_seen >= n - 2):
+                        m.d.sync += row_ok.eq(1)
+            if self.first_beat:
+                with m.Elif(col + 1 == self.first_beat):
+                    m.d.sync += col_ok.eq(1)
         emit = row_ok & col_ok
 
-        lat = self.read_latency
-        valid_d = delay(m, in_valid, lat, name="beat_valid")
-        emit_d = delay(m, emit, lat, name="beat_emit")
-        beat_d = delay(m, in_data.as_value(), lat, name="beat")
-        lanes = [beat_d[u * bits:(u + 1) * bits] for u in range(u_lanes)]
-
+        beat = in_data.as_value()
+        lanes = [beat[u * bits:(u + 1) * bits] for u in range(u_lanes)]
         if n == 1:
             columns = [[[lane] for lane in lanes]]
         else:
-            row_bits = u_lanes * bits
-            m.submodules.line_buf = line_buf = Memory(shape=(n - 1) * row_bits,
-                                                      depth=self.beats_per_row, init=[])
-            wr = line_buf.write_port()
-            rd = line_buf.read_port(transparent_for=(wr,) if self.beats_per_row == 1 else ())
-            m.d.comb += [rd.addr.eq(col), rd.en.eq(in_valid)]
-            stored = delay(m, rd.data, lat - 1, name="line_buf_q")
-            # Word layout: slot 0 is the row just above the new beat, slot N-2 the oldest.
-            m.d.comb += [
-                wr.addr.eq(delay(m, col, lat, name="line_buf_col")),
-                wr.en.eq(valid_d),
-                wr.data.eq(Cat(beat_d, stored[:(n - 2) * row_bits])),
-            ]
+            stored = self._rows_above(m, restart, in_valid, col, col_next, beat)
             columns = [[[stored[(slot * u_lanes + u) * bits:(slot * u_lanes + u + 1) * bits]
                          for slot in reversed(range(n - 1))] + [lanes[u]]
                         for u in range(u_lanes)]]
 
         vregs, hregs = f.tree_registers_split
         outputs, depth = separable_reduce(
-            m, f.op, f.column_patterns, columns, [(0, u) for u in range(u_lanes)], valid_d,
+            m, f.op, f.column_patterns, columns, [(0, u) for u in range(u_lanes)], in_valid,
             vertical_regs=vregs, horizontal_regs=hregs, name="win")
-        return (delay(m, valid_d, depth, name="out_valid"),
-                delay(m, emit_d, depth, name="out_emit"),
+        return (delay(m, in_valid, depth, name="out_valid"),
+                delay(m, emit, depth, name="out_emit"),
                 outputs)
+
+    def _rows_above(self, m, restart, in_valid, col, col_next, beat):
+        """The N-1 rows above the arriving beat, ready in the cycle it arrives.
+
+        Word layout: slot 0 is the row just above, slot N-2 the oldest. Each arrival writes its
+        column's word back shifted down by one row, with the beat in slot 0. The word of the
+        next column is read ahead, at the previous arrival (or at restart for column 0), so
+        the memory's read latency is hidden; it was written ``W/U`` arrivals earlier, which is
+        at least 2 here, so the read never races the write.
+        """
+        f = self.f
+        row_bits = f.unroll * f.pixel_bits
+        width = (f.rows - 1) * row_bits
+        shifted = lambda word: Cat(beat, word[:(f.rows - 2) * row_bits])
+        if self.beats_per_row == 1:
+            word = Signal(width, name="line_word")
+            with m.If(in_valid):
+                m.d.sync += word.eq(shifted(word))
+            return word
+
+        m.submodules.line_buf = line_buf = Memory(shape=width, depth=self.beats_per_row, init=[])
+        wr = line_buf.write_port()
+        rd = line_buf.read_port()
+        m.d.comb += [
+            rd.addr.eq(Mux(restart, 0, col_next)),
+            rd.en.eq(restart | in_valid),
+            wr.addr.eq(col),
+            wr.en.eq(in_valid),
+            wr.data.eq(shifted(rd.data)),
+        ]
+        return rd.data

@@ -11,7 +11,8 @@ from typing import Callable
 import numpy as np
 from amaranth.hdl import Mux, Signal
 
-__all__ = ["Reduction", "REDUCTIONS", "OP_ALIASES", "reduction", "register_levels", "reduce_tree"]
+__all__ = ["Reduction", "REDUCTIONS", "OP_ALIASES", "reduction", "register_positions", "reduce_tree",
+           "tree_depth"]
 
 
 @dataclass(frozen=True)
@@ -57,20 +58,20 @@ def tree_depth(count):
     return max(0, (count - 1).bit_length())
 
 
-def register_levels(levels, stages):
-    """Spread ``stages`` pipeline registers evenly over ``levels`` tree levels.
+def register_positions(levels, stages):
+    """Where ``stages`` pipeline registers split a chain of ``levels`` tree levels evenly.
 
-    Returns a tuple of ``levels`` booleans: whether a register follows each level. The last level
-    is always registered when ``stages >= 1``, so a tree's output comes from a register.
+    The result lives in a FIFO whose write is itself a register, so ``stages`` registers make
+    ``stages + 1`` segments of about ``levels / (stages + 1)`` levels each. Position ``p`` is a
+    register in front of level ``p`` (0 registers the leaves).
     """
     if not 0 <= stages <= levels:
         raise ValueError(f"stages must be between 0 and {levels}, not {stages!r}")
-    chosen = {(k + 1) * levels // stages - 1 for k in range(stages)} if stages else set()
-    return tuple(level in chosen for level in range(levels))
+    return tuple((k + 1) * levels // (stages + 1) for k in range(stages))
 
 
-def reduce_tree(m, op, values, registered, *, name):
-    """Reduce ``values`` with a binary tree of ``op``, with registers after chosen levels.
+def reduce_tree(m, op, values, depth, registers, *, name):
+    """Reduce ``values`` with a binary tree of ``op``, with registers at chosen levels.
 
     Parameters
     ----------
@@ -78,33 +79,37 @@ def reduce_tree(m, op, values, registered, *, name):
     op : Reduction
     values : list of Value
         Leaves, all the same shape.
-    registered : tuple of bool
-        One entry per tree level (at least ``tree_depth(len(values))`` of them); a register
-        follows every level whose entry is true. Extra levels pass the value through, so trees
-        with fewer leaves can be padded to the latency of bigger ones.
+    depth : int
+        Levels of the tree, at least ``tree_depth(len(values))``. Extra levels pass the value
+        through, so trees with fewer leaves can be given the latency of bigger ones.
+    registers : collection of int
+        Positions in ``0..depth``: a register in front of level ``p`` (``depth``: after the last).
     name : str
         Prefix for the register names.
 
     Returns
     -------
     Value
-        The reduction, ``sum(registered)`` cycles after the leaves.
+        The reduction, ``len(registers)`` cycles after the leaves.
     """
-    if len(registered) < tree_depth(len(values)):
+    if depth < tree_depth(len(values)):
         raise ValueError("not enough levels for the tree")
+
+    def register(level, level_values):
+        if level not in registers:
+            return level_values
+        regs = [Signal.like(values[0], name=f"{name}_r{level}_{index}")
+                for index in range(len(level_values))]
+        m.d.sync += [r.eq(v) for r, v in zip(regs, level_values)]
+        return regs
+
     level_values = list(values)
-    for level, reg in enumerate(registered):
+    for level in range(depth):
+        level_values = register(level, level_values)
         paired = [op.combine(level_values[i], level_values[i + 1])
                   for i in range(0, len(level_values) - 1, 2)]
         if len(level_values) % 2:
             paired.append(level_values[-1])
-        if reg:
-            regs = []
-            for index, value in enumerate(paired):
-                r = Signal.like(values[0], name=f"{name}_l{level}_{index}")
-                m.d.sync += r.eq(value)
-                regs.append(r)
-            paired = regs
         level_values = paired
-    (result,) = level_values
+    (result,) = register(depth, level_values)
     return result

@@ -86,8 +86,9 @@ def separable_reduce(m, op, patterns, columns, lanes, valid, *, vertical_regs, h
         can see (that is, ``M - 1`` columns before the first new one).
     valid : Value
         A new beat of columns is present.
-    vertical_regs, horizontal_regs : tuple of bool
-        Register placement in the column trees and the cross-column trees.
+    vertical_regs, horizontal_regs : collection of int
+        Register positions in the column trees and the cross-column trees (see
+        :func:`~kernels.reduction.reduce_tree`).
     name : str
 
     Returns
@@ -98,12 +99,12 @@ def separable_reduce(m, op, patterns, columns, lanes, valid, *, vertical_regs, h
     width = len(columns[0][0][0])
     new_count = len(columns[0])
     # Column reductions, one per (sequence, new column, pattern).
-    reduced = [[[reduce_tree(m, op, [column[i] for i in rows], vertical_regs,
-                             name=f"{name}_v{s}_{c}_{p}")
+    reduced = [[[reduce_tree(m, op, [column[i] for i in rows], patterns.vertical_depth,
+                             vertical_regs, name=f"{name}_v{s}_{c}_{p}")
                  for p, rows in enumerate(patterns.patterns)]
                 for c, column in enumerate(sequence)]
                for s, sequence in enumerate(columns)]
-    shift = delay(m, valid, sum(vertical_regs), name=f"{name}_shift")
+    shift = delay(m, valid, len(vertical_regs), name=f"{name}_shift")
 
     # window[s][p][w]: the pattern-p reduction of window column w (w < M - 1: history).
     window = []
@@ -122,5 +123,6 @@ def separable_reduce(m, op, patterns, columns, lanes, valid, *, vertical_regs, h
     outputs = []
     for lane, (s, position) in enumerate(lanes):
         leaves = [window[s][patterns.column_pattern[j]][position + j] for j in patterns.active_columns]
-        outputs.append(reduce_tree(m, op, leaves, horizontal_regs, name=f"{name}_x{lane}"))
-    return outputs, sum(vertical_regs) + sum(horizontal_regs)
+        outputs.append(reduce_tree(m, op, leaves, patterns.horizontal_depth, horizontal_regs,
+                                   name=f"{name}_x{lane}"))
+    return outputs, len(vertical_regs) + len(horizontal_regs)

@@ -31,7 +31,6 @@ class SmartBufferStrategy:
         self.last_strip_rows = f.out_height - (self.strips - 1) * f.unroll
         self.rd_beat = BeatFormat(f.rows + f.unroll - 1, f.width, f.pixel_bits)
         self.wr_beat = BeatFormat(f.unroll, f.out_width, f.pixel_bits)
-        self.input_register = f.pipeline
 
     def strip_rows(self):
         """Output rows of each strip."""
@@ -71,7 +70,7 @@ class SmartBufferStrategy:
         return Mux(walk.last[0], Const(partial, lanes), Const((1 << lanes) - 1, lanes))
 
     def latency(self):
-        return int(self.input_register) + sum(self.f.tree_registers)
+        return len(self.f.tree_registers)
 
     # -- datapath --------------------------------------------------------------------------------
 
@@ -93,10 +92,7 @@ class SmartBufferStrategy:
                     with m.If(x + 1 == f.cols - 1):
                         m.d.sync += col_ok.eq(1)
 
-        stages = int(self.input_register)
-        valid = delay(m, in_valid, stages, name="beat_valid")
-        emit = delay(m, col_ok, stages, name="beat_emit")
-        beat = delay(m, in_data.as_value(), stages, name="beat")
+        valid, emit, beat = in_valid, col_ok, in_data.as_value()
         pixels = [beat[i * bits:(i + 1) * bits] for i in range(self.rd_beat.lanes)]
 
         # One sequence of columns per output row of the strip, one new column per beat.

@@ -19,18 +19,18 @@ from dataclasses import dataclass
 
 from amaranth.hdl import Cat, Module, Signal, unsigned
 from amaranth.lib import wiring
-from amaranth.lib.fifo import SyncFIFOBuffered
+from amaranth.lib.fifo import SyncFIFO
 
 from .direct import DirectStrategy
 from .line_buffer import LineBufferStrategy
 from .mask import structuring_element
 from .pe import pe_members
-from .reduction import reduction, register_levels
+from .reduction import reduction, register_positions
 from .separable import ColumnPatterns
 from .smart_buffer import SmartBufferStrategy
 from .walk import AffineWalk
 
-__all__ = ["BUFFERS", "WindowFilter", "WindowTraffic", "default_credits", "dilation", "erosion"]
+__all__ = ["BUFFERS", "WindowFilter", "WindowTraffic", "default_credits", "default_tree_stages", "dilation", "erosion"]
 
 BUFFERS = {
     "none": DirectStrategy,
@@ -114,7 +114,8 @@ class WindowFilter(wiring.Component):
         Overlap steps (one step per cycle at best). ``False`` runs one step at a time.
     tree_stages : int or None
         Registers in the reduction (column trees then cross-column trees), 0 to
-        :attr:`tree_levels`, spread evenly. Default: every level when pipelined, none otherwise.
+        :attr:`tree_levels`, splitting it evenly; the output FIFO registers the result. Default:
+        at most two comparator levels between registers when pipelined, none otherwise.
     credits : int or None
         Steps in flight at most (the output FIFO depth). Default: enough for the datapath
         latency plus 8 cycles of memory latency when pipelined, 1 otherwise.
@@ -159,7 +160,7 @@ class WindowFilter(wiring.Component):
 
         levels = self.tree_levels
         if tree_stages is None:
-            tree_stages = levels if pipeline else 0
+            tree_stages = default_tree_stages(levels, pipeline)
         if isinstance(tree_stages, bool) or not isinstance(tree_stages, int):
             raise TypeError(f"tree_stages must be an integer, not {tree_stages!r}")
         if not 0 <= tree_stages <= levels:
@@ -228,13 +229,15 @@ class WindowFilter(wiring.Component):
 
     @property
     def tree_registers(self):
-        return register_levels(self.tree_levels, self._tree_stages)
+        """Register positions in the reduction: ``p`` is in front of level ``p``."""
+        return register_positions(self.tree_levels, self._tree_stages)
 
     @property
     def tree_registers_split(self):
-        regs = self.tree_registers
+        """Register positions in the column trees and in the cross-column trees."""
         depth = self._patterns.vertical_depth
-        return regs[:depth], regs[depth:]
+        positions = self.tree_registers
+        return ({p for p in positions if p <= depth}, {p - depth for p in positions if p > depth})
 
     @property
     def rd_beat(self):
@@ -263,7 +266,7 @@ class WindowFilter(wiring.Component):
     def ideal_cycles(self):
         """Busy cycles of one frame with an ideal memory (the figure a simulation measures).
 
-        Pipelined, beats issue back to back: every beat plus the datapath latency and four cycles
+        Pipelined, beats issue back to back: every beat plus the datapath latency and three cycles
         of fill, write and done. Not pipelined, a step that writes a result takes
         ``beats + 2 + latency`` cycles and a step that writes nothing ``beats + 1 + latency``.
         """
@@ -271,7 +274,7 @@ class WindowFilter(wiring.Component):
         beats = s.beats_per_step
         latency = self.datapath_latency
         if self._pipeline:
-            return s.steps() * beats + latency + 4
+            return s.steps() * beats + latency + 3
         writing = s.writing_steps()
         return writing * (beats + 2 + latency) + (s.steps() - writing) * (beats + 1 + latency) + 1
 
@@ -321,11 +324,10 @@ class WindowFilter(wiring.Component):
                                                     offset=rd_offset)
         m.submodules.wr_walk = wr_walk = AffineWalk(wr_loops, addr_width=self._addr_width,
                                                     offset=wr_offset)
-        # One result per credit. A single credit is a plain register; Amaranth's buffered FIFO
-        # of depth 2 would have zero-width pointers, so two credits get three entries.
-        m.submodules.out_fifo = out_fifo = SyncFIFOBuffered(
-            width=self._unroll * self._pixel_bits,
-            depth=self._credits if self._credits == 1 else max(3, self._credits))
+        # One result per credit, in distributed RAM where the family has it (its write is the
+        # datapath's last register). Depth 1 would give zero-width pointers.
+        m.submodules.out_fifo = out_fifo = SyncFIFO(
+            width=self._unroll * self._pixel_bits, depth=max(2, self._credits))
 
         restart = Signal()
         running = Signal()
@@ -386,6 +388,11 @@ class WindowFilter(wiring.Component):
                 m.next = "IDLE"
         m.d.comb += self.ctrl.busy.eq(running | self.ctrl.done)
         return m
+
+
+def default_tree_stages(levels, pipeline):
+    """Registers that leave at most two comparator levels between registers when pipelined."""
+    return max(0, -(-levels // 2) - 1) if pipeline else 0
 
 
 def default_credits(latency, pipeline):
