@@ -65,11 +65,16 @@ def port_table(design):
     return table
 
 
-def convert(design, name, ports=None):
-    """Return ``(verilog_text, rtlil_text)`` of ``design`` with top module ``name``."""
+def convert(design, name, ports=None, platform=None):
+    """Return ``(verilog_text, rtlil_text)`` of ``design`` with top module ``name``.
+
+    ``platform`` is passed to ``elaborate()``: designs pick vendor primitives by it (for
+    example the window filters' ECP5 block RAM).
+    """
     ports = design_ports(design) if ports is None else ports
-    rtlil_text = rtlil.convert(design, name=name, ports=ports, emit_src=False)
-    verilog_text = verilog.convert(design, name=name, ports=ports, emit_src=False)
+    rtlil_text = rtlil.convert(design, name=name, ports=ports, platform=platform, emit_src=False)
+    verilog_text = verilog.convert(design, name=name, ports=ports, platform=platform,
+                                   emit_src=False)
     return verilog_text, rtlil_text
 
 

@@ -68,7 +68,7 @@ class DirectStrategy:
 
     # -- datapath --------------------------------------------------------------------------------
 
-    def build(self, m, restart, in_valid, in_data):
+    def build(self, m, platform, restart, in_valid, in_data):
         f = self.f
         bits = f.pixel_bits
         entry = Signal(range(len(self.entries)))

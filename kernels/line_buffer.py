@@ -9,6 +9,7 @@ pixel is read from off-chip memory exactly once: reads = H * W.
 from amaranth.hdl import Cat, Const, Mux, Signal
 from amaranth.lib.memory import Memory
 
+from .ecp5_ram import OutputRegisteredRAM
 from .pe import BeatFormat
 from .separable import delay, separable_reduce
 from .walk import Loop
@@ -71,7 +72,7 @@ class LineBufferStrategy:
 
     # -- datapath --------------------------------------------------------------------------------
 
-    def build(self, m, restart, in_valid, in_data):
+    def build(self, m, platform, restart, in_valid, in_data):
         f = self.f
         n, u_lanes, bits = f.rows, f.unroll, f.pixel_bits
 
@@ -104,7 +105,7 @@ class LineBufferStrategy:
         if n == 1:
             columns = [[[lane] for lane in lanes]]
         else:
-            stored = self._rows_above(m, restart, in_valid, col, col_next, beat)
+            stored = self._rows_above(m, platform, restart, in_valid, col, col_next, beat)
             columns = [[[stored[(slot * u_lanes + u) * bits:(slot * u_lanes + u + 1) * bits]
                          for slot in reversed(range(n - 1))] + [lanes[u]]
                         for u in range(u_lanes)]]
@@ -117,26 +118,48 @@ class LineBufferStrategy:
                 delay(m, emit, depth, name="out_emit"),
                 outputs)
 
-    def _rows_above(self, m, restart, in_valid, col, col_next, beat):
+    def _rows_above(self, m, platform, restart, in_valid, col, col_next, beat):
         """The N-1 rows above the arriving beat, ready in the cycle it arrives.
 
         Word layout: slot 0 is the row just above, slot N-2 the oldest. Each arrival writes its
-        column's word back shifted down by one row, with the beat in slot 0. The word of the
-        next column is read ahead, at the previous arrival (or at restart for column 0), so
-        the memory's read latency is hidden; it was written ``W/U`` arrivals earlier, which is
-        at least 2 here, so the read never races the write.
+        column's word back shifted down by one row, with the beat in slot 0. The word a beat
+        needs is read ahead (one arrival ahead, or two on ECP5 where the block RAM's output
+        register adds a cycle), starting at restart, so the read latency is hidden. It was
+        written ``W/U`` arrivals earlier, more than the read-ahead distance, so the read never
+        races the write.
         """
         f = self.f
+        beats = self.beats_per_row
         row_bits = f.unroll * f.pixel_bits
         width = (f.rows - 1) * row_bits
         shifted = lambda word: Cat(beat, word[:(f.rows - 2) * row_bits])
-        if self.beats_per_row == 1:
+        if beats == 1:
             word = Signal(width, name="line_word")
             with m.If(in_valid):
                 m.d.sync += word.eq(shifted(word))
             return word
 
-        m.submodules.line_buf = line_buf = Memory(shape=width, depth=self.beats_per_row, init=[])
+        if getattr(platform, "family", None) == "ecp5" and 3 <= beats <= 16384:
+            m.submodules.line_buf = line_buf = OutputRegisteredRAM(width, beats)
+            # Two reads are in flight: restart reads column 0, the cycle after it column 1.
+            ahead = Signal(range(beats))
+            priming = Signal()
+            advance = restart | priming | in_valid
+            m.d.sync += priming.eq(restart)
+            with m.If(restart):
+                m.d.sync += ahead.eq(1)
+            with m.Elif(advance):
+                m.d.sync += ahead.eq(Mux(ahead == beats - 1, 0, ahead + 1))
+            m.d.comb += [
+                line_buf.rd_addr.eq(Mux(restart, 0, ahead)),
+                line_buf.rd_en.eq(advance),
+                line_buf.wr_addr.eq(col),
+                line_buf.wr_en.eq(in_valid),
+                line_buf.wr_data.eq(shifted(line_buf.rd_data)),
+            ]
+            return line_buf.rd_data
+
+        m.submodules.line_buf = line_buf = Memory(shape=width, depth=beats, init=[])
         wr = line_buf.write_port()
         rd = line_buf.read_port()
         m.d.comb += [

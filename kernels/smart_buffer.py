@@ -74,7 +74,7 @@ class SmartBufferStrategy:
 
     # -- datapath --------------------------------------------------------------------------------
 
-    def build(self, m, restart, in_valid, in_data):
+    def build(self, m, platform, restart, in_valid, in_data):
         f = self.f
         bits = f.pixel_bits
 

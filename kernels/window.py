@@ -340,7 +340,8 @@ class WindowFilter(wiring.Component):
 
         # Datapath: every response is accepted; credits guarantee room for its result.
         m.d.comb += self.rd_rsp.ready.eq(1)
-        out_valid, out_emit, out_data = s.build(m, restart, self.rd_rsp.valid, self.rd_rsp.payload)
+        out_valid, out_emit, out_data = s.build(m, platform, restart, self.rd_rsp.valid,
+                                               self.rd_rsp.payload)
         m.d.comb += [
             out_fifo.w_en.eq(out_valid & out_emit),
             out_fifo.w_data.eq(Cat(out_data)),
