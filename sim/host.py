@@ -143,7 +143,7 @@ def _unpack_states(packed, threads):
 
 
 def run_threads(pe, storage, *, params, host=HostModel(), memory=MemoryModel(), max_cycles=None,
-                vcd=None):
+                vcd=None, progress=None):
     """Run one job on a :class:`kernels.pipeline.Pipeline` with every one of its threads.
 
     Parameters
@@ -159,6 +159,8 @@ def run_threads(pe, storage, *, params, host=HostModel(), memory=MemoryModel(), 
         Give up (``RuntimeError``) when the job is still busy after this many cycles.
     vcd : str or None
         Write a waveform here.
+    progress : function or None
+        Called with the cycles simulated so far, every 1024 cycles.
 
     Returns
     -------
@@ -213,6 +215,8 @@ def run_threads(pe, storage, *, params, host=HostModel(), memory=MemoryModel(), 
             cycle += 1
             if done:
                 break
+            if progress is not None and not cycle % 1024:
+                progress(cycle)
             if max_cycles is not None and cycle > max_cycles:
                 raise RuntimeError(f"the pipeline was still busy after {max_cycles} cycles; thread "
                                    f"states {[STATE_NAMES[s] for s in _unpack_states(states, threads)]}")
