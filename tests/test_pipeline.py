@@ -289,3 +289,9 @@ def test_compute_naming_an_unknown_field_fails_at_elaboration():
 def test_stages_reject_bad_arguments(make, match):
     with pytest.raises((TypeError, ValueError), match=match):
         make()
+
+
+def test_resources_with_the_same_name_must_be_the_same_object():
+    prog = program([Acquire(Lock("l")), Release(Lock("l"))], threads=2, context={"x": 4})
+    with pytest.raises(ValueError, match="two different locks are named 'l'"):
+        Pipeline(prog)

@@ -45,6 +45,17 @@ from .sync import Acquire, Release, Wait, build_sync
 __all__ = ["ThreadState", "Pipeline"]
 
 
+def _check_resource_names(stages):
+    """Locks, barriers and local memories name hardware: one object per name and kind."""
+    for kind, attribute in (("lock", "lock"), ("barrier", "barrier"), ("local memory", "memory")):
+        by_name = {}
+        for stage in stages:
+            resource = getattr(stage, attribute, None)
+            if resource is not None and by_name.setdefault(resource.name, resource) is not resource:
+                raise ValueError(f"two different {kind}s are named {resource.name!r}; give each "
+                                 f"its own name or use the same object")
+
+
 class ThreadState(enum.Enum, shape=2):
     IDLE = 0
     RUNNING = 1
@@ -76,6 +87,7 @@ class Pipeline(wiring.Component):
         self._program = program
         self._schedule = Schedule(program.body)
         stages = [node.stage for node in self._schedule.nodes]
+        _check_resource_names(stages)
         rd_lanes = max((s.lanes for s in stages if isinstance(s, Load)), default=1)
         wr_lanes = max((s.lanes for s in stages if isinstance(s, Store)), default=1)
         self._rd_beat = BeatFormat(rd_lanes, 1, program.element_bits)

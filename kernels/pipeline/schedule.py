@@ -104,10 +104,3 @@ class Schedule:
         if branch.orelse:
             skipped = self._sequence(branch.orelse, skipped)
         return taken + skipped
-
-    def successors(self, node):
-        """Edges that leave ``node`` (to other nodes or out of the program), with their targets."""
-        out = [(edge, target) for target in self.nodes for edge in target.sources
-               if edge.source is node]
-        out += [(edge, None) for edge in self.exits if edge.source is node]
-        return out

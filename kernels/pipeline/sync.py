@@ -138,13 +138,7 @@ def build_sync(m, *, acquires, releases, waits, threads):
     spinning = Signal(threads)
     critical = Signal(threads)
 
-    locks = []
-    for op, _ in acquires:
-        if op.lock not in locks:
-            locks.append(op.lock)
-    for op, _, _ in releases:
-        if op.lock not in locks:
-            locks.append(op.lock)
+    locks = dict.fromkeys([op.lock for op, _ in acquires] + [op.lock for op, _, _ in releases])
     owners = []
     for lock in locks:
         stages = [stage for op, stage in acquires if op.lock is lock]
@@ -173,10 +167,7 @@ def build_sync(m, *, acquires, releases, waits, threads):
     if owners:
         m.d.comb += critical.eq(_or_all(owners))
 
-    barriers = []
-    for op, _ in waits:
-        if op.barrier not in barriers:
-            barriers.append(op.barrier)
+    barriers = dict.fromkeys(op.barrier for op, _ in waits)
     waiting_any = [stage.wait for _, stage in acquires]
     for barrier in barriers:
         stages = [stage for op, stage in waits if op.barrier is barrier]
