@@ -29,7 +29,7 @@ profiler can attach to them from outside (``kernels`` never imports ``instrument
 from functools import reduce
 from operator import or_
 
-from amaranth.hdl import Cat, Module, Mux, Signal, Value, unsigned
+from amaranth.hdl import Cat, Module, Mux, Signal, Value
 from amaranth.lib import data, enum, stream, wiring
 from amaranth.lib.wiring import In
 
@@ -229,10 +229,10 @@ class Pipeline(wiring.Component):
                                         waits=of_kind(Wait), threads=threads)
 
         # Threads start at launch and finish when they take an edge out of the program.
+        exits = [(edge_valid(edge), edge_ctx(edge).tid) for edge in self._schedule.exits]
         exiting = Signal(threads)
         for t in range(threads):
-            m.d.comb += exiting[t].eq(Cat(edge_valid(edge) & (edge_ctx(edge).tid == t)
-                                          for edge in self._schedule.exits).any())
+            m.d.comb += exiting[t].eq(Cat(valid & (tid == t) for valid, tid in exits).any())
         starting = Cat(launched & (self.launch.payload == t) for t in range(threads))
         m.d.sync += [
             active.eq((active | starting) & ~exiting),

@@ -156,7 +156,7 @@ def build_sync(m, *, acquires, releases, waits, threads):
             for stage, grant in zip(stages, grants):
                 m.d.comb += [stage.issue.eq(grant), stage.complete.eq(grant)]
             with m.If(arbiter.valid & ~held):
-                m.d.sync += [held.eq(1), owner.eq(owner | _or_all(grants))]
+                m.d.sync += [held.eq(1), owner.eq(owner | reduce(or_, grants))]
         for op, valid, c in releases:
             if op.lock is lock:
                 with m.If(valid):
@@ -165,22 +165,18 @@ def build_sync(m, *, acquires, releases, waits, threads):
                         with m.If(c.tid == t):
                             m.d.sync += owner[t].eq(0)
     if owners:
-        m.d.comb += critical.eq(_or_all(owners))
+        m.d.comb += critical.eq(reduce(or_, owners))
 
     barriers = dict.fromkeys(op.barrier for op, _ in waits)
     waiting_any = [stage.wait for _, stage in acquires]
     for barrier in barriers:
         stages = [stage for op, stage in waits if op.barrier is barrier]
         waiting = Signal(threads, name=f"barrier_{barrier.name}_waiting")
-        m.d.comb += waiting.eq(_or_all([stage.wait for stage in stages]))
+        m.d.comb += waiting.eq(reduce(or_, [stage.wait for stage in stages]))
         for stage in stages:
             release = stage.wait & waiting.all().replicate(threads)
             m.d.comb += [stage.issue.eq(release), stage.complete.eq(release)]
         waiting_any.append(waiting)
     if waiting_any:
-        m.d.comb += spinning.eq(_or_all(waiting_any))
+        m.d.comb += spinning.eq(reduce(or_, waiting_any))
     return spinning, critical
-
-
-def _or_all(values):
-    return reduce(or_, values)
