@@ -1,6 +1,5 @@
 """``hwgen run``: run a multithreaded-pipeline program in simulation and summarise its threads."""
 
-import argparse
 import json
 import time
 from pathlib import Path
@@ -23,8 +22,7 @@ def register(subparsers):
         "run", help="run a multithreaded-pipeline program and summarise its threads",
         description="Simulate a program on the multithreaded stage-controlled pipeline against a "
                     "memory model, check its result against a numpy model, and report cycles, "
-                    "the share of time each thread spent in each state, ops and bytes per cycle.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+                    "the share of time each thread spent in each state, ops and bytes per cycle.")
     parser.add_argument("program", metavar="PROGRAM", help=f"one of: {', '.join(PROGRAMS)}")
     group = parser.add_argument_group("program options")
     group.add_argument("--variant", default=None, metavar="V",
@@ -44,8 +42,10 @@ def register(subparsers):
                        help="fixed-point fraction bits (default: gemm 0 = integers, pi 20)")
     group.add_argument("--launch-delay", type=int, default=HostModel().launch_delay_cycles,
                        metavar="CYCLES", help="host cycles to start one thread (default: %(default)s)")
-    parser.add_argument("--json", metavar="FILE", default=None, help="write the run's figures as JSON")
-    parser.add_argument("--vcd", metavar="FILE", default=None, help="write a waveform")
+    parser.add_argument("--json", metavar="FILE", default=None,
+                        help="write the run's figures as JSON (default: none)")
+    parser.add_argument("--vcd", metavar="FILE", default=None,
+                        help="write a waveform (default: none)")
     add_memory_options(parser)
     parser.add_argument("-q", "--quiet", action="store_true",
                         help="print nothing on success, show no progress")
