@@ -145,3 +145,17 @@ def test_pi_step_rounds_and_validates():
     assert pi_step(3, 4) == 5 and pi_step(6, 4) == 3 and pi_step(1, 20) == 1 << 20
     with pytest.raises(ValueError, match="steps must be an integer between 1"):
         pi_step(0)
+
+
+@pytest.mark.slow
+def test_gemm_16_on_a_slow_memory_is_exact_and_keeps_the_variant_order():
+    rng = np.random.default_rng(16)
+    a = rng.integers(-(1 << 31), 1 << 31, size=(16, 16))
+    b = rng.integers(-(1 << 31), 1 << 31, size=(16, 16))
+    cycles = {}
+    for variant in GEMM_VARIANTS:
+        c, run = run_gemm(variant, a, b, threads=8, memory=MemoryModel(latency_cycles=4),
+                          host=HostModel())
+        assert (c == gemm_model(a, b, 32, 0)).all()
+        cycles[variant] = run.cycles
+    assert cycles["naive"] > cycles["nocritical"] > cycles["vector"] > cycles["blocked"]

@@ -180,11 +180,11 @@ def build_offchip(m, *, ports, loads, stores, params, view, threads):
         addrs, masks, datas = [], [], []
         lanes = ports.wr_beat.lanes
         for index, ((op, stage), grant) in enumerate(zip(stores, grants)):
-            stage_name = f"store{index}"
             c = view(select(grant, [stage.slots[t] for t in range(threads)]))
             addrs.append(_value(op.address(c, params)))
             masks.append(_lane_mask(op.lanes))
-            elements = [Signal(element_bits, name=f"{stage_name}_lane{lane}")
+            # Each lane is cut or extended to the element width before it is packed.
+            elements = [Signal(element_bits, name=f"store{index}_lane{lane}")
                         for lane in range(lanes)]
             for element, value in zip(elements, op.elements(c, params)):
                 m.d.comb += element.eq(value)
