@@ -1,0 +1,151 @@
+"""``hwgen run``: run a multithreaded-pipeline program in simulation and summarise its threads."""
+
+import json
+import time
+from pathlib import Path
+
+from tqdm import tqdm
+
+from kernels.pipeline import Pipeline
+from sim import STATE_NAMES, HostModel, run_threads
+
+from ..errors import HwgenError
+from ..programs import PROGRAMS, GemmJob, PiJob
+from ..versions import tool_versions
+from .sim import add_memory_options, memory_from_args
+
+__all__ = ["register"]
+
+
+def register(subparsers):
+    parser = subparsers.add_parser(
+        "run", help="run a multithreaded-pipeline program and summarise its threads",
+        description="Simulate a program on the multithreaded stage-controlled pipeline against a "
+                    "memory model, check its result against a numpy model, and report cycles, "
+                    "the share of time each thread spent in each state, ops and bytes per cycle.")
+    parser.add_argument("program", metavar="PROGRAM", help=f"one of: {', '.join(PROGRAMS)}")
+    group = parser.add_argument_group("program options")
+    group.add_argument("--variant", default=None, metavar="V",
+                       help=f"gemm: {'|'.join(GemmJob.variants)} (default: naive)")
+    group.add_argument("--threads", type=int, default=8, metavar="T",
+                       help="hardware threads (default: %(default)s)")
+    size = group.add_mutually_exclusive_group()
+    size.add_argument("--dim", type=int, default=None, metavar="N",
+                      help="gemm: matrix size (default: 8)")
+    size.add_argument("--steps", type=int, default=None, metavar="S",
+                      help="pi: steps of the series (default: 64)")
+    group.add_argument("--lanes", type=int, default=4, metavar="V",
+                       help="gemm vector/blocked: elements per vector request (default: %(default)s)")
+    group.add_argument("--element-bits", type=int, default=32, metavar="B",
+                       help="gemm: bits per matrix element (default: %(default)s)")
+    group.add_argument("--frac-bits", type=int, default=None, metavar="F",
+                       help="fixed-point fraction bits (default: gemm 0 = integers, pi 20)")
+    group.add_argument("--launch-delay", type=int, default=HostModel().launch_delay_cycles,
+                       metavar="CYCLES", help="host cycles to start one thread (default: %(default)s)")
+    parser.add_argument("--json", metavar="FILE", default=None,
+                        help="write the run's figures as JSON (default: none)")
+    parser.add_argument("--vcd", metavar="FILE", default=None,
+                        help="write a waveform (default: none)")
+    add_memory_options(parser)
+    parser.add_argument("-q", "--quiet", action="store_true",
+                        help="print nothing on success, show no progress")
+    parser.set_defaults(func=run)
+
+
+def job_from_args(args):
+    """The job (program, data and numpy model) the options describe."""
+    if args.program not in PROGRAMS:
+        raise HwgenError(f"PROGRAM must be one of {', '.join(PROGRAMS)}, not {args.program!r}")
+    if args.program == "gemm":
+        if args.steps is not None:
+            raise HwgenError("--steps applies to pi; gemm takes --dim")
+        variant = args.variant or "naive"
+        if variant not in GemmJob.variants:
+            raise HwgenError(f"--variant must be one of {', '.join(GemmJob.variants)}, "
+                             f"not {variant!r}")
+        if not 2 <= args.element_bits <= 64:
+            raise HwgenError(f"--element-bits must be between 2 and 64, not {args.element_bits}")
+        return GemmJob(variant, dim=8 if args.dim is None else args.dim, threads=args.threads,
+                       element_bits=args.element_bits,
+                       frac_bits=0 if args.frac_bits is None else args.frac_bits,
+                       lanes=args.lanes, seed=args.seed)
+    if args.dim is not None:
+        raise HwgenError("--dim applies to gemm; pi takes --steps")
+    if args.variant not in (None, *PiJob.variants):
+        raise HwgenError(f"--variant of pi must be {PiJob.variants[0]}, not {args.variant!r}")
+    return PiJob(steps=64 if args.steps is None else args.steps, threads=args.threads,
+                 frac_bits=20 if args.frac_bits is None else args.frac_bits)
+
+
+def _simulate(job, pe, memory, host, vcd, quiet):
+    storage, params = job.memory()
+    budget = job.cycle_budget(memory, host)
+    if quiet:
+        return storage, run_threads(pe, storage, params=params, host=host, memory=memory,
+                                    max_cycles=budget, vcd=vcd)
+    with tqdm(desc="simulating", unit=" cycles", leave=False) as bar:
+        def progress(cycles):
+            bar.update(cycles - bar.n)
+        return storage, run_threads(pe, storage, params=params, host=host, memory=memory,
+                                    max_cycles=budget, vcd=vcd, progress=progress)
+
+
+def run(args):
+    for option, path in (("--json", args.json), ("--vcd", args.vcd)):
+        if path is not None and not Path(path).resolve().parent.is_dir():
+            raise HwgenError(f"{option}: folder of {path!r} does not exist")
+    if args.launch_delay < 0:
+        raise HwgenError(f"--launch-delay must be an integer >= 0, not {args.launch_delay}")
+    job = job_from_args(args)
+    memory = memory_from_args(args)
+    host = HostModel(launch_delay_cycles=args.launch_delay)
+    pe = Pipeline(job.program)
+
+    started = time.perf_counter()
+    try:
+        storage, result = _simulate(job, pe, memory, host, args.vcd, args.quiet)
+    except RuntimeError as error:
+        raise HwgenError(f"{job.describe()}: {error}") from None
+    elapsed = time.perf_counter() - started
+    matches = job.matches(storage)
+
+    report = {
+        "tool_versions": tool_versions(),
+        "program": job.name,
+        "parameters": job.parameters(),
+        "memory": memory.to_json(),
+        "host": host.to_json(),
+        "stages": list(pe.stage_names),
+        "result_matches_numpy_model": matches,
+        **result.to_json(),
+        "simulation_seconds": elapsed,
+    }
+    if isinstance(job, PiJob):
+        report["pi"] = job.value(storage)
+    if args.json:
+        Path(args.json).write_text(json.dumps(report, indent=2) + "\n")
+    if not args.quiet:
+        print(summary(job, result, memory, matches, storage, elapsed))
+    if not matches:
+        raise HwgenError(f"{job.describe()}: the result does not match the numpy model")
+    return 0
+
+
+def summary(job, result, memory, matches, storage, elapsed):
+    """The summary figures: cycles, ops and bytes per cycle, time per state per thread."""
+    verdict = "matches" if matches else "DOES NOT MATCH"
+    value = f" (pi ~ {job.value(storage):.6f})" if isinstance(job, PiJob) else ""
+    lines = [
+        f"{job.describe()}, memory latency {memory.latency_cycles}: {result.cycles} cycles; "
+        f"result {verdict} the numpy model{value}",
+        f"  ops {result.ops} ({result.ops_per_cycle:.3f} ops/cycle); read {result.bytes_read} B, "
+        f"wrote {result.bytes_written} B ({result.bytes_per_cycle:.3f} B/cycle)",
+        "  thread  launch  " + "  ".join(f"{name + ' %':>10}" for name in STATE_NAMES)
+        + "  stall cycles",
+    ]
+    for thread, percent in enumerate(result.state_percent()):
+        lines.append(f"  {thread:6}  {result.launch_cycles[thread]:6}  "
+                     + "  ".join(f"{percent[name]:10.1f}" for name in STATE_NAMES)
+                     + f"  {result.stall_cycles[thread]:12}")
+    lines.append(f"  simulated in {elapsed:.1f} s ({result.cycles / elapsed:.0f} cycles/s)")
+    return "\n".join(lines)

@@ -1,0 +1,154 @@
+"""Jobs for the multithreaded-pipeline programs: their data in memory and numpy models.
+
+A job builds its :class:`kernels.pipeline.Program`, lays out its inputs in a flat memory image,
+and checks what the pipeline left in memory against a numpy model of the same arithmetic.
+"""
+
+import numpy as np
+
+from kernels.programs import GEMM_VARIANTS, default_block_rows, gemm, pi_series, pi_step
+
+from .errors import HwgenError
+
+__all__ = ["PROGRAMS", "GemmJob", "PiJob"]
+
+
+def _signed(values, bits):
+    """Raw ``bits``-bit words as signed integers."""
+    values = np.asarray(values, dtype=object) & ((1 << bits) - 1)
+    return np.where(values >= 1 << (bits - 1), values - (1 << bits), values)
+
+
+class GemmJob:
+    """``C = A @ B`` on seeded random ``dim x dim`` matrices, row-major at 0, dim², 2·dim².
+
+    Parameters
+    ----------
+    variant : str
+    dim, threads, element_bits, frac_bits, lanes : int
+        See :func:`kernels.programs.gemm`.
+    seed : int
+        Seed of the random matrices (every element value of the width is possible).
+    """
+    name = "gemm"
+    variants = GEMM_VARIANTS
+    size_option = "--dim"
+
+    def __init__(self, variant, *, dim, threads, element_bits=32, frac_bits=0, lanes=4, seed=0):
+        try:
+            self.program = gemm(variant, dim=dim, threads=threads, element_bits=element_bits,
+                                frac_bits=frac_bits, lanes=lanes)
+        except (TypeError, ValueError) as error:
+            raise HwgenError(str(error)) from None
+        self.variant = variant
+        self.dim = dim
+        self.threads = threads
+        self.element_bits = element_bits
+        self.frac_bits = frac_bits
+        self.lanes = lanes
+        # 64 random bits per element, cut to the element width.
+        halves = np.random.default_rng(seed).integers(0, 1 << 32, size=(2, dim, dim, 2),
+                                                      dtype=np.uint64).astype(object)
+        self.a, self.b = _signed(halves[..., 0] << 32 | halves[..., 1], element_bits)
+
+    def memory(self):
+        """The memory image and run-time parameters: ``(storage, params)``."""
+        mask = (1 << self.element_bits) - 1
+        n = self.dim * self.dim
+        storage = [int(v) & mask for v in self.a.ravel()] + [int(v) & mask for v in self.b.ravel()]
+        storage += [0] * n
+        return storage, {"a_base": 0, "b_base": n, "c_base": 2 * n}
+
+    def expected(self):
+        """The numpy model: each product shifted by frac_bits, sums wrapped to the element width."""
+        products = (self.a[:, :, None] * self.b[None, :, :]) >> self.frac_bits
+        return _signed(products.sum(axis=1), self.element_bits)
+
+    def result(self, storage):
+        n = self.dim * self.dim
+        return _signed(np.array(storage[2 * n:3 * n], dtype=object), self.element_bits).reshape(
+            self.dim, self.dim)
+
+    def matches(self, storage):
+        return bool((self.result(storage) == self.expected()).all())
+
+    def cycle_budget(self, memory, host):
+        """Far more cycles than any job needs; more means the pipeline is stuck."""
+        latency = memory.latency_cycles + memory.jitter_cycles + 2
+        return 64 * self.dim ** 3 * latency + self.threads * (host.launch_delay_cycles + 100)
+
+    def parameters(self):
+        parameters = {"variant": self.variant, "dim": self.dim, "threads": self.threads,
+                      "element_bits": self.element_bits, "frac_bits": self.frac_bits}
+        if self.variant in ("vector", "blocked"):
+            parameters["lanes"] = self.lanes
+        if self.variant == "blocked":
+            parameters["block_rows"] = default_block_rows(self.dim, self.threads, self.lanes)
+        return parameters
+
+    def describe(self):
+        kind = f"Q{self.element_bits - self.frac_bits}.{self.frac_bits}" if self.frac_bits else "int"
+        return (f"gemm {self.variant}: DIM {self.dim}, {self.threads} threads, "
+                f"{kind}{self.element_bits if not self.frac_bits else ''}")
+
+
+class PiJob:
+    """The pi series over ``steps`` steps, result at element address 0.
+
+    Parameters
+    ----------
+    steps, threads : int
+    frac_bits : int
+        See :func:`kernels.programs.pi_series`.
+    """
+    name = "pi"
+    variants = ("series",)
+    size_option = "--steps"
+
+    def __init__(self, *, steps, threads, frac_bits=20):
+        try:
+            self.program = pi_series(threads=threads, frac_bits=frac_bits)
+            self.step = pi_step(steps, frac_bits)
+        except (TypeError, ValueError) as error:
+            raise HwgenError(str(error)) from None
+        self.steps = steps
+        self.threads = threads
+        self.frac_bits = frac_bits
+
+    def memory(self):
+        return [0], {"steps": self.steps, "step": self.step, "result": 0}
+
+    def expected(self):
+        """The numpy model of the fixed-point series and the per-thread reduction."""
+        f = self.frac_bits
+        i = np.arange(self.steps, dtype=object)
+        x = ((2 * i + 1) * self.step) >> 1
+        q = (1 << (2 * f + 2)) // ((1 << f) + ((x * x) >> f))
+        shares = [(int(q[t::self.threads].sum()) % (1 << 48) * self.step) >> f
+                  for t in range(self.threads)]
+        return sum(shares) % (1 << self.program.element_bits)
+
+    def result(self, storage):
+        return storage[0]
+
+    def matches(self, storage):
+        return self.result(storage) == self.expected()
+
+    def cycle_budget(self, memory, host):
+        latency = memory.latency_cycles + memory.jitter_cycles + 2
+        return (16 * (self.steps + self.threads) * (self.frac_bits + 8)
+                + self.threads * (host.launch_delay_cycles + 100 * latency))
+
+    def parameters(self):
+        return {"variant": "series", "steps": self.steps, "threads": self.threads,
+                "frac_bits": self.frac_bits, "step": self.step}
+
+    def describe(self):
+        return f"pi series: {self.steps} steps, {self.threads} threads, Q.{self.frac_bits}"
+
+    def value(self, storage):
+        """The pi approximation the pipeline computed."""
+        return self.result(storage) / (1 << self.frac_bits)
+
+
+PROGRAMS = {"gemm": GemmJob, "pi": PiJob}
