@@ -1,9 +1,15 @@
-"""Simulation: memory/I-O models, running PEs in Amaranth's simulator, reading back results."""
+"""Simulation: memory/I-O models, running PEs in Amaranth's simulator, reading their HMMs like a
+host, and the cycle data that comes out."""
 
-from .harness import PERun, RunFigures, WindowRun, check_image, run_pe, run_window_filter
+from .cycle_data import CycleData
+from .harness import PERun, WindowRun, check_image, instrument_pe, run_pe, run_window_filter
+from .hmm_host import HMMError, HMMHost
 from .memory import MemoryModel, MemoryServer, PortTraffic
+from .readout import HMMReadout
+from .stimulus import run_cycles
 
 __all__ = [
-    "MemoryModel", "MemoryServer", "PERun", "PortTraffic", "RunFigures", "WindowRun",
-    "check_image", "run_pe", "run_window_filter",
+    "CycleData", "HMMError", "HMMHost", "HMMReadout", "MemoryModel", "MemoryServer", "PERun",
+    "PortTraffic", "WindowRun", "check_image", "instrument_pe", "run_cycles", "run_pe",
+    "run_window_filter",
 ]
