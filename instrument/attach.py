@@ -76,6 +76,7 @@ class Instrumented(wiring.Component):
         self._platform = platform
         self._elaborated = self._assemble(platform)
         self._layout = self._elaborated[1].layout
+        self._view = self._elaborated[2]
         super().__init__({**members, "hmm": In(PortSignature(self._layout.addr_bits, word_bits))})
         # The design's ports are this component's ports: nothing sits between them.
         for name in members:
@@ -89,6 +90,12 @@ class Instrumented(wiring.Component):
     def layout(self):
         """The HMM's :class:`~instrument.layout.HMMLayout`."""
         return self._layout
+
+    @property
+    def view(self):
+        """The :class:`~instrument.discover.DesignView` of the elaborated design the first
+        elaboration of this component embeds (the one a simulator runs)."""
+        return self._view
 
     def _assemble(self, platform):
         options = self._options
@@ -113,14 +120,14 @@ class Instrumented(wiring.Component):
         }
         hmm = HMM([*probes, *self._probes], view=view, counter_bits=options["counter_bits"],
                   word_bits=options["word_bits"], details=details)
-        return fragment, hmm
+        return fragment, hmm, view
 
     def elaborate(self, platform):
         if self._elaborated is not None and platform is self._platform:
-            fragment, hmm = self._elaborated
+            fragment, hmm, _ = self._elaborated
         else:
             # Elaborating again creates new signals: attach a new HMM to them.
-            fragment, hmm = self._assemble(platform)
+            fragment, hmm, _ = self._assemble(platform)
             if hmm.layout != self._layout:
                 raise RuntimeError("the design elaborated differently this time, so its HMM "
                                    "layout changed; attach() to it once per elaboration")

@@ -31,11 +31,12 @@ cycle and counting resumes when the sweep ends. ``freeze | snapshot`` in one wri
 and captures the final values; ``clear | snapshot`` captures the values, then zeroes them.
 
 **Timing.** The HMM samples the design's signals at every clock edge and counts each sample in the
-next cycle. For a command written in cycle ``c``: cycle ``c`` is the last cycle counted before a
-``freeze`` and the first one not counted after a ``run``; a ``snapshot`` holds every value up to
-and including cycle ``c``; a ``clear`` drops the counts of cycles up to ``c + 1``. After any
-command, read the status until ``busy`` is 0 (the command has fully taken effect, no sweep is
-running and the last sample has been counted) before reading values.
+next cycle. For a command written in cycle ``c``: a ``freeze`` counts cycle ``c`` and stops; a
+``run`` counts from cycle ``c + 1``; a ``snapshot`` holds every value up to and including cycle
+``c``; a ``clear`` zeroes every value and counting restarts with cycle ``c + 3``, or when the sweep
+of the tables that follows ends (one cycle per entry of the largest table). After any command,
+read the status until ``busy`` is 0 (the command has fully taken effect, no sweep is running and
+the last sample has been counted) before reading values.
 
 **Consistency.** The snapshot region always holds the last snapshot, whose fields all describe
 the same cycles. Tables share their block RAM's read port with the counting logic: read them while
