@@ -39,13 +39,11 @@ def _pow2(n):
 
 @dataclass
 class _Region:
-    """A read-only region of the address map: entries of ``stride`` words, from a part's
-    ``rdata`` (or the snapshot register)."""
-    name: str
+    """A read-only region of the address map: ``entries`` of ``stride`` words each, read from a
+    part's ``rdata`` at its ``raddr`` (or, without a part, from the snapshot register)."""
     entries: int
     stride: int
-    data: object = None        # value whose words are read (entry selected by raddr)
-    raddr: object = None       # the part's read address, if it has one
+    part: object = None
     base: int = 0
 
     @property
@@ -189,14 +187,13 @@ class HMM(wiring.Component):
         for name, value, overflow in b.fields:
             fields.append(Field(name, offset, len(value) - overflow, overflow))
             offset += len(value)
-        snapshot = _Region("snapshot", -(-offset // word_bits) or 1, 1)
+        snapshot = _Region(-(-offset // word_bits) or 1, 1)
 
-        tables = [_Region(name, len(labels), _pow2(-(-len(part.rdata.as_value()) // word_bits)),
-                          part.rdata.as_value(), part.raddr)
-                  for name, _, part, labels in b.tables]
-        traces = [_Region(name, part.depth, _pow2(-(-len(part.rdata.as_value()) // word_bits)),
-                          part.rdata.as_value(), part.raddr)
-                  for name, _, part, _, _ in b.traces]
+        def stride(part):
+            return _pow2(-(-len(part.rdata.as_value()) // word_bits))
+
+        tables = [_Region(len(labels), stride(part), part) for _, _, part, labels in b.tables]
+        traces = [_Region(part.depth, stride(part), part) for _, _, part, _, _ in b.traces]
 
         # Registers first (control at 0), then regions aligned to their power-of-two sizes so
         # the read decoder compares high address bits only.
@@ -283,9 +280,9 @@ class HMM(wiring.Component):
         snapshot = Signal(snapshot_region.entries * word_bits)
         with m.If(snap):
             m.d.sync += snapshot.eq(Cat(*(value for _, value, _ in b.fields)))
-        snapshot_region.data = snapshot
 
-        # Busy: a command has not fully taken effect, or the last sample is still being counted.
+        # Busy: a command has not fully taken effect, a sweep is running, or the last sample
+        # is still being counted.
         busy = Cat(pending, clear, snap, sweeping, enable & ~run).any()
         status_bits = {"running": run, "busy": busy}
         status = Cat(*(status_bits[name] for name in sorted(STATUS_BITS, key=STATUS_BITS.get)))
@@ -295,7 +292,7 @@ class HMM(wiring.Component):
         for region in (*tables, *traces):
             low = region.stride.bit_length() - 1
             high = low + (region.entries - 1).bit_length()
-            fan_out.d.comb += region.raddr.eq(port.addr[low:high] if high > low else 0)
+            fan_out.d.comb += region.part.raddr.eq(port.addr[low:high] if high > low else 0)
         read_addr = Signal(self._layout.addr_bits)
         read_pending = Signal()
         m.d.sync += [read_addr.eq(port.addr), read_pending.eq(port.read),
@@ -314,7 +311,8 @@ class HMM(wiring.Component):
                     low = size_bits if region is snapshot_region else region.stride.bit_length() - 1
                     high = format(region.base >> size_bits,
                                   f"0{self._layout.addr_bits - size_bits}b")
-                    words = Cat(region.data, Const(0, region.stride * word_bits))
+                    data = snapshot if region.part is None else region.part.rdata.as_value()
+                    words = Cat(data, Const(0, region.stride * word_bits))
                     with m.Case(high + "-" * size_bits):
                         word = words.word_select(read_addr[:low], word_bits) if low else \
                             words[:word_bits]

@@ -213,17 +213,24 @@ class HMMLayout:
     def snapshot_words(self):
         return max(1, -(-self.snapshot_bits // self.word_bits))
 
-    def field(self, name):
+    def snapshot_field(self, name):
+        """The snapshot field called ``name``."""
         for f in self.fields:
             if f.name == name:
                 return f
         raise KeyError(f"no value named {name!r} in this HMM")
 
     def table(self, name):
-        return next(t for t in self.tables if t.name == name)
+        for t in self.tables:
+            if t.name == name:
+                return t
+        raise KeyError(f"no table named {name!r} in this HMM")
 
     def trace(self, name):
-        return next(t for t in self.traces if t.name == name)
+        for t in self.traces:
+            if t.name == name:
+                return t
+        raise KeyError(f"no trace named {name!r} in this HMM")
 
     def groups_of(self, kind):
         return [g for g in self.groups if g.kind == kind]

@@ -96,7 +96,7 @@ class HMMHost:
     async def read_values(self, names):
         """``{name: value}`` of some snapshot fields, reading only the words that hold them."""
         layout = self._layout
-        fields = [layout.field(name) for name in names]
+        fields = [layout.snapshot_field(name) for name in names]
         wanted = sorted({w for f in fields
                          for w in range(f.offset // layout.word_bits,
                                         (f.offset + f.total_bits - 1) // layout.word_bits + 1)})
