@@ -30,7 +30,7 @@ __all__ = ["DesignView", "FSMInfo", "StreamInfo"]
 _FIFO_STREAMS = (("w_en", "w_rdy", "w"), ("r_rdy", "r_en", "r"))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class FSMInfo:
     """A state machine: hierarchical ``name``, its state ``signal``, state names by encoding."""
     name: str
@@ -39,7 +39,7 @@ class FSMInfo:
     domain: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class StreamInfo:
     """A valid/ready pair with its hierarchical name."""
     name: str

@@ -23,7 +23,7 @@ from .periodic_sampler import PeriodicSampler
 from .state_profiler import StateProfiler
 from .stream_monitor import STREAM_CATEGORIES, StreamMonitor
 from .thread_states import ThreadStateRecorder
-from .trace_buffer import TraceBuffer
+from .trace_buffer import TRACE_MODES, TraceBuffer
 
 __all__ = ["Probe", "Count", "Accumulate", "Profile", "Stream", "Histogram", "Latency", "Trace",
            "Sampler", "ThreadStates"]
@@ -36,10 +36,14 @@ def _positive_int(name, value):
 
 
 class Probe:
-    """A named measurement. ``name`` is dotted words: letters, digits, ``_``, ``$``, ``.``."""
+    """A named measurement; ``name`` is dotted words of letters, digits, ``_`` and ``$``.
+
+    Each kind of probe has ``build(builder)``, which the HMM calls to add the probe's parts and
+    readable values (see ``instrument.hmm``).
+    """
 
     def __init__(self, name):
-        if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_$][\w$]*(\.[\w$>=-]+)*", name):
+        if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_$][\w$]*(\.[\w$]+)*", name):
             raise ValueError(f"probe name must be dotted words such as 'fsm.ctrl', not {name!r}")
         self._name = name
 
@@ -240,6 +244,15 @@ def _named(name, what, items):
     return pairs
 
 
+def _trace_options(name, depth, mode):
+    """Validate a trace's depth and mode up front."""
+    if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1 or depth & (depth - 1):
+        raise ValueError(f"{name}: depth must be a power of two, not {depth!r}")
+    if mode not in TRACE_MODES:
+        raise ValueError(f"{name}: mode must be one of {', '.join(TRACE_MODES)}, not {mode!r}")
+    return depth, mode
+
+
 def _build_trace(b, name, kind, depth, mode, triggers, payload, drive, timestamp_bits=None):
     """A TraceBuffer fed by ``triggers`` ([(name, 1-bit value)]) and ``payload``
     ([(name, value, overflow)]) through ``drive`` (``b.sample`` or ``b.connect``)."""
@@ -284,8 +297,7 @@ class Trace(Probe):
         if not self._triggers:
             raise ValueError(f"{name}: a trace needs at least one trigger")
         self._payload = _named(name, "payload", payload or {})
-        self._depth = depth
-        self._mode = mode
+        self._depth, self._mode = _trace_options(name, depth, mode)
         self._timestamp_bits = timestamp_bits
 
     def build(self, b):
@@ -316,8 +328,7 @@ class Sampler(Probe):
         if not self._values:
             raise ValueError(f"{name}: a sampler needs at least one value")
         self._period = _positive_int("period", period)
-        self._depth = depth
-        self._mode = mode
+        self._depth, self._mode = _trace_options(name, depth, mode)
 
     def build(self, b):
         timer = b.add(f"{self.name}.timer", PeriodicSampler(self._period))
@@ -346,8 +357,7 @@ class ThreadStates(Probe):
         super().__init__(name)
         self._states = states
         self._threads = _positive_int("threads", threads)
-        self._depth = depth
-        self._mode = mode
+        self._depth, self._mode = _trace_options(name, depth, mode)
 
     def build(self, b):
         states = b.resolve(self._states, self.name)

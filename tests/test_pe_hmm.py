@@ -7,6 +7,7 @@ import subprocess
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 from scipy import ndimage
 
 from kernels import WindowFilter
@@ -148,6 +149,21 @@ def test_every_hmm_value_matches_the_observer_and_the_pe_is_undisturbed(buffer, 
     # The figures the window-filter issue defined keep their meaning.
     for key in ("outputs", "bytes_read", "bytes_written", "ops"):
         assert getattr(run.figures, key) == getattr(bare.figures, key), key
+
+
+@given(buffer=st.sampled_from(["none", "smart", "line"]), rows=st.integers(1, 3),
+       cols=st.integers(1, 4), mask=st.sampled_from(["rect", "cross"]), unroll=st.integers(1, 2),
+       pipeline=st.booleans(), seed=st.integers(0, 1000))
+@settings(max_examples=5, deadline=None)
+def test_hmm_values_match_the_observer_across_window_shapes(buffer, rows, cols, mask, unroll,
+                                                           pipeline, seed):
+    pe = WindowFilter("min", (rows, cols), mask=mask, width=8, height=6, unroll=unroll,
+                      buffer=buffer, pipeline=pipeline)
+    inst = instrument_pe(pe)
+    observer = Observer(inst)
+    memory = MemoryModel(latency_cycles=2, jitter_cycles=2, backpressure=0.2, seed=seed)
+    run = run_window_filter(inst, image(8, 6, seed), memory=memory, monitors=[observer.watch])
+    check_every_value(run.figures.hmm, inst.layout, observer.values())
 
 
 def test_narrow_counters_saturate_with_their_flags_against_the_observer():

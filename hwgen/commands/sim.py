@@ -143,8 +143,8 @@ def run(args):
 def hmm_summary(figures):
     """A few lines on what the HMM measured."""
     hmm = figures.hmm
-    lines = [f"HMM ({figures.measured_by}): {figures.total_cycles} cycles observed; waits: read "
-             f"request {figures.rd_req_wait_cycles}, read data {figures.rd_data_wait_cycles}, "
+    lines = [f"HMM: {figures.total_cycles} cycles observed; cycles waiting for a read request "
+             f"{figures.rd_req_wait_cycles}, for read data {figures.rd_data_wait_cycles}, for a "
              f"write {figures.wr_req_wait_cycles}"]
     for fsm, states in hmm.fsms().items():
         lines.append(f"{fsm}: " + ", ".join(f"{state} {n}" for state, n in states.items()))
