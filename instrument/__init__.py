@@ -5,8 +5,9 @@ Parts (each a ``wiring.Component``): :class:`CycleCounter`, :class:`EventCounter
 :class:`StreamMonitor`, :class:`StateProfiler`, :class:`Histogram`, :class:`LatencyHistogram`,
 :class:`TraceBuffer`, :class:`PeriodicSampler`, :class:`ThreadStateRecorder`. Probes
 (:mod:`instrument.probe`) describe measurements; :class:`HMM` builds them behind one port
-(:mod:`instrument.port`) and describes them in an :class:`HMMLayout`; :func:`attach` puts an HMM on
-a design it finds the state machines and streams of by itself.
+(:mod:`instrument.port`, which also gives the timing of commands) and describes them in an
+:class:`HMMLayout`; :func:`attach` puts an HMM on any design, finding its state machines and
+streams by itself.
 """
 
 from . import probe

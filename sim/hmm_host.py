@@ -6,6 +6,7 @@ layout manifest (:class:`instrument.HMMLayout`) into an :class:`~sim.readout.HMM
 """
 
 from instrument import COMMANDS, READ_LATENCY_CYCLES, REGISTERS, STATUS_BITS
+from instrument.layout import Field
 
 from .readout import HMMReadout
 
@@ -32,6 +33,10 @@ class HMMHost:
         self._ctx = ctx
         self._port = port
         self._layout = layout
+
+    @property
+    def port(self):
+        return self._port
 
     @property
     def layout(self):
@@ -112,13 +117,8 @@ class HMMHost:
         n = table.entry_words(word_bits)
         addrs = [table.address(entry, w) for entry in range(len(table.labels)) for w in range(n)]
         words = await self.read(addrs)
-        entries = []
-        for entry in range(len(table.labels)):
-            value = 0
-            for w in reversed(words[entry * n:(entry + 1) * n]):
-                value = (value << word_bits) | w
-            entries.append((value & ((1 << table.bits) - 1), bool(value >> table.bits & 1)))
-        return entries
+        count = Field("count", 0, table.bits, overflow=True)
+        return [count.decode(words[i * n:(i + 1) * n], word_bits) for i in range(len(table.labels))]
 
     async def read_records(self, trace, first, count):
         """Records ``first .. first + count - 1`` (record indices, modulo ``2 * depth``)."""
@@ -165,8 +165,9 @@ class HMMHost:
         return records, values[trace.dropped]
 
     async def read_all(self, *, freeze=True):
-        """Everything: freeze (unless told not to) with a snapshot, then read every value,
-        table and trace.
+        """Everything: freeze with a snapshot, then read every value, table and trace. With
+        ``freeze=False`` the HMM must be frozen already (tables are only read frozen); a new
+        snapshot is taken.
 
         Returns
         -------

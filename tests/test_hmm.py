@@ -339,7 +339,7 @@ def test_layout_round_trips_and_a_wrong_manifest_is_refused():
         HMMLayout.from_json(tampered)
 
     async def program(host, now, ctx):
-        await HMMHost(ctx, host._port, other).check_layout()
+        await HMMHost(ctx, host.port, other).check_layout()
 
     with pytest.raises(HMMError, match="wrong manifest"):
         simulate(program)
