@@ -56,13 +56,14 @@ def toy_probes(s, *, trace_depth=8, trace_mode="stop"):
     ]
 
 
-def simulate(host_program, *, counter_bits=32, **probe_options):
+def simulate(host_program, *, counter_bits=32, word_bits=32, **probe_options):
     """Run the stimulus with an HMM; ``host_program(host, now)`` drives the port.
 
     Returns ``(samples, hmm)``: the observer's per-cycle samples, by cycle number, and the HMM.
     """
     stimulus = Stimulus()
-    hmm = HMM(toy_probes(stimulus, **probe_options), counter_bits=counter_bits)
+    hmm = HMM(toy_probes(stimulus, **probe_options), counter_bits=counter_bits,
+              word_bits=word_bits)
     top = Module()
     top.submodules.stimulus = stimulus
     top.submodules.hmm = hmm
@@ -220,6 +221,22 @@ def test_narrow_counters_saturate_and_raise_their_flags():
     saturated = [name for name, (_, flag) in expected.items() if flag]
     assert "cycles" in saturated and "a" in saturated and "s.transferring" not in saturated
     assert set(saturated) <= set(result["readout"].saturated)
+
+
+def test_a_narrower_port_reads_the_same_values():
+    readouts = []
+
+    async def program(host, now, ctx):
+        await ctx.tick().repeat(80)
+        readouts.append(await freeze_and_read(host, now))
+
+    simulate(program)
+    samples, hmm = simulate(program, word_bits=16)
+    assert hmm.layout.word_bits == 16 and hmm.layout.table("p").stride_words == 4
+    (cycle32, wide), (cycle16, narrow) = readouts
+    assert cycle32 == cycle16
+    assert narrow.values == wide.values and narrow.overflow == wide.overflow
+    assert narrow.traces == wide.traces
 
 
 def observed_records(samples, counted, kind):
