@@ -17,6 +17,10 @@ measurement module serve every kernel:
 
 Addresses count elements, not bytes. An element occupies ``ceil(element_bits / 8)`` bytes in
 memory; that is what the byte counts (and the roofline's computational intensity) count.
+
+Besides its ports, a PE describes itself to whoever measures it from outside: ``rd_beat`` and
+``wr_beat`` (:class:`BeatFormat`), ``addr_width``, ``ops_per_element`` (operations each written
+element stands for) and ``max_outstanding_reads`` (read beats it can have in flight at most).
 """
 
 from dataclasses import dataclass

@@ -248,6 +248,16 @@ class WindowFilter(wiring.Component):
         return self._strategy.wr_beat
 
     @property
+    def ops_per_element(self):
+        """Operations per output pixel: comparisons, active mask entries K minus 1."""
+        return self.active - 1
+
+    @property
+    def max_outstanding_reads(self):
+        """Read beats in flight at most: every credit's step may have all its beats out."""
+        return self._credits * self._strategy.beats_per_step
+
+    @property
     def datapath_latency(self):
         """Cycles from an accepted read response to the step's result."""
         return self._strategy.latency()

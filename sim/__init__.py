@@ -1,11 +1,16 @@
-"""Simulation: memory/I-O models, running PEs in Amaranth's simulator, reading back results."""
+"""Simulation: memory/I-O models, running PEs in Amaranth's simulator, reading their HMMs like a
+host, and the cycle data that comes out."""
 
-from .harness import PERun, RunFigures, WindowRun, check_image, run_pe, run_window_filter
+from .cycle_data import CycleData
+from .harness import PERun, WindowRun, check_image, instrument_pe, run_pe, run_window_filter
+from .hmm_host import HMMError, HMMHost
 from .host import STATE_NAMES, HostModel, StateTimeline, ThreadRun, run_threads
 from .memory import MemoryModel, MemoryServer, PortTraffic
+from .readout import HMMReadout
+from .stimulus import run_cycles
 
 __all__ = [
-    "HostModel", "MemoryModel", "MemoryServer", "PERun", "PortTraffic", "RunFigures",
-    "STATE_NAMES", "StateTimeline", "ThreadRun", "WindowRun", "check_image", "run_pe",
-    "run_threads", "run_window_filter",
+    "CycleData", "HMMError", "HMMHost", "HMMReadout", "HostModel", "MemoryModel", "MemoryServer",
+    "PERun", "PortTraffic", "STATE_NAMES", "StateTimeline", "ThreadRun", "WindowRun",
+    "check_image", "instrument_pe", "run_cycles", "run_pe", "run_threads", "run_window_filter",
 ]

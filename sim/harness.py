@@ -1,8 +1,11 @@
 """Run PEs in Amaranth's simulator against the memory model.
 
 :func:`run_pe` is the generic driver (load memory, pulse ``start``, serve the ports until
-``done``); :func:`run_window_filter` places an image, runs a window filter and returns the output
-image with the run's figures.
+``done``, then read the HMM if the PE has one); :func:`run_window_filter` places an image, runs a
+window filter and returns the output image with the run's figures.
+
+A PE is measured by an HMM unless told otherwise (:func:`instrument_pe`): the figures are read
+through the HMM's port after the run, as a host would, and decoded with its layout manifest.
 """
 
 from contextlib import nullcontext
@@ -11,75 +14,49 @@ from dataclasses import dataclass
 import numpy as np
 from amaranth.sim import Simulator
 
+from instrument import Instrumented, attach, pe_probes
+
+from .cycle_data import CycleData
+from .hmm_host import HMMHost
 from .memory import MemoryModel, MemoryServer
 
-__all__ = ["PERun", "RunFigures", "WindowRun", "run_pe", "run_window_filter", "check_image"]
-
-
-@dataclass(frozen=True)
-class RunFigures:
-    """The figures of one run.
-
-    ``cycles`` counts the cycles ``busy`` was high, from the cycle after ``start`` to the cycle
-    ``done`` was high, both included.
-    """
-    cycles: int
-    outputs: int
-    bytes_read: int
-    bytes_written: int
-    ops: int
-
-    @property
-    def ci(self):
-        """Computational intensity, ops per byte read or written."""
-        moved = self.bytes_read + self.bytes_written
-        return self.ops / moved if moved else 0.0
-
-    @property
-    def ops_per_cycle(self):
-        return self.ops / self.cycles if self.cycles else 0.0
-
-    @property
-    def outputs_per_cycle(self):
-        return self.outputs / self.cycles if self.cycles else 0.0
-
-    def to_json(self):
-        return {
-            "cycles": self.cycles,
-            "outputs": self.outputs,
-            "bytes_read": self.bytes_read,
-            "bytes_written": self.bytes_written,
-            "ops": self.ops,
-            "ci": self.ci,
-            "ops_per_cycle": self.ops_per_cycle,
-            "outputs_per_cycle": self.outputs_per_cycle,
-        }
+__all__ = ["PERun", "WindowRun", "instrument_pe", "run_pe", "run_window_filter", "check_image"]
 
 
 @dataclass
 class PERun:
-    """What :func:`run_pe` returns: the busy cycles and the memory's view of the traffic."""
+    """What :func:`run_pe` returns: the busy cycles the testbench saw, the memory's view of the
+    traffic, and the HMM's readout (``None`` for a bare PE)."""
     cycles: int
     storage: list
     traffic: object   # sim.memory.PortTraffic
+    readout: object = None   # sim.readout.HMMReadout
 
 
 @dataclass
 class WindowRun:
-    """A window filter's output image and the run's figures."""
+    """A window filter's output image and the run's figures (from its HMM if it has one)."""
     image: np.ndarray
-    figures: RunFigures
+    figures: CycleData
     traffic: object   # sim.memory.PortTraffic
     memory: MemoryModel
 
 
+def instrument_pe(pe, **options):
+    """``pe`` with the HMM every build gets: PE figures (:func:`instrument.pe_probes`), a state
+    profile per state machine and counters per stream. ``options`` go to
+    :func:`instrument.attach`."""
+    return attach(pe, pe_probes(pe), **options)
+
+
 def run_pe(pe, storage, *, params, memory=MemoryModel(), vcd=None, max_cycles=None,
-           record_addresses=False, progress=None):
+           record_addresses=False, monitors=(), progress=None):
     """Run one job on a PE.
 
     Parameters
     ----------
-    pe : PE component
+    pe : PE component or Instrumented PE
+        An instrumented PE is frozen after ``done`` and read out through its HMM port.
     storage : list of int
         Memory contents (modified in place by the PE's writes).
     params : dict of str to int
@@ -91,11 +68,17 @@ def run_pe(pe, storage, *, params, memory=MemoryModel(), vcd=None, max_cycles=No
         Give up (``RuntimeError``) when the PE is still busy after this many cycles.
     record_addresses : bool
         Keep every address the memory served.
+    monitors : sequence of async functions
+        Background testbenches (each takes the simulator context) that run alongside, from
+        the first cycle: observers, for example.
     progress : callable or None
         Called with the cycles simulated so far, every few thousand cycles.
     """
+    design = pe
+    if isinstance(pe, Instrumented):
+        pe = design.design
     server = MemoryServer(memory, storage, [pe], record_addresses=record_addresses)
-    sim = Simulator(pe)
+    sim = Simulator(design)
     sim.add_clock(1e-8)
     sim.add_process(server.process())
     result = {}
@@ -116,11 +99,16 @@ def run_pe(pe, storage, *, params, memory=MemoryModel(), vcd=None, max_cycles=No
             if max_cycles is not None and cycles > max_cycles:
                 raise RuntimeError(f"the PE was still busy after {max_cycles} cycles")
         result["cycles"] = cycles
+        if design is not pe:
+            result["readout"] = await HMMHost(ctx, design.hmm, design.layout).read_all()
 
     sim.add_testbench(host)
+    for monitor in monitors:
+        sim.add_testbench(monitor, background=True)
     with sim.write_vcd(vcd) if vcd else nullcontext():
         sim.run()
-    return PERun(cycles=result["cycles"], storage=storage, traffic=server.traffic())
+    return PERun(cycles=result["cycles"], storage=storage, traffic=server.traffic(),
+                 readout=result.get("readout"))
 
 
 def check_image(image, pe):
@@ -142,31 +130,46 @@ def check_image(image, pe):
 
 
 def run_window_filter(pe, image, *, memory=MemoryModel(), vcd=None, record_addresses=False,
-                      progress=None):
+                      instrument=True, monitors=(), progress=None):
     """Filter ``image`` with a :class:`kernels.WindowFilter` in simulation.
 
     The input frame is placed at element address 0 and the output frame right after it.
+
+    Parameters
+    ----------
+    pe : WindowFilter or Instrumented WindowFilter
+    instrument : bool
+        Attach the default HMM (:func:`instrument_pe`) to a bare ``pe``; with ``False`` a bare
+        ``pe`` runs alone and the figures come from the testbench and the memory model.
+    monitors : sequence of async functions
+        See :func:`run_pe`.
 
     Returns
     -------
     WindowRun
     """
+    design = pe
+    if isinstance(pe, Instrumented):
+        pe = design.design
     image = check_image(image, pe)
+    if design is pe and instrument:
+        design = instrument_pe(pe)
     h, w = image.shape
     out_h, out_w = pe.out_height, pe.out_width
     dst_base = h * w
     storage = image.ravel().tolist() + [0] * (out_h * out_w)
     traffic_model = pe.traffic()
-    budget = 50 * (traffic_model.reads + traffic_model.writes) * (memory.latency_cycles + memory.jitter_cycles + 2)
-    run = run_pe(pe, storage, params={"src_base": 0, "dst_base": dst_base}, memory=memory,
-                 vcd=vcd, max_cycles=budget, record_addresses=record_addresses, progress=progress)
+    budget = (50 * (traffic_model.reads + traffic_model.writes)
+              * (memory.latency_cycles + memory.jitter_cycles + 2))
+    run = run_pe(design, storage, params={"src_base": 0, "dst_base": dst_base}, memory=memory,
+                 vcd=vcd, max_cycles=budget, record_addresses=record_addresses,
+                 monitors=monitors, progress=progress)
     out = np.array(storage[dst_base:], dtype=np.int64).reshape(out_h, out_w)
     t = run.traffic
-    figures = RunFigures(
-        cycles=run.cycles,
-        outputs=t.write_elements,
-        bytes_read=t.bytes_read,
-        bytes_written=t.bytes_written,
-        ops=t.write_elements * (pe.active - 1),
-    )
+    if run.readout is not None:
+        figures = CycleData.from_readout(run.readout, element_bytes=pe.wr_beat.element_bytes)
+    else:
+        figures = CycleData(cycles=run.cycles, outputs=t.write_elements, bytes_read=t.bytes_read,
+                            bytes_written=t.bytes_written,
+                            ops=t.write_elements * pe.ops_per_element)
     return WindowRun(image=out, figures=figures, traffic=t, memory=memory)

@@ -4,10 +4,13 @@ import argparse
 import time
 from pathlib import Path
 
+from instrument import PROTOCOL as HMM_PROTOCOL
+from sim import instrument_pe
+
 from ..build import convert, port_table, write_outputs
 from ..options import add_kernel_options, design_name, window_filter_from_args
 
-__all__ = ["register", "window_manifest"]
+__all__ = ["register", "add_instrument_option", "window_manifest"]
 
 PE_PROTOCOL = (
     "Drive ctrl__src_base and ctrl__dst_base (element addresses), pulse ctrl__start for one "
@@ -27,37 +30,51 @@ def register(subparsers):
     add_kernel_options(parser)
     parser.add_argument("--out", metavar="DIR", default=None,
                         help="output folder (default: build/<kernel>-<parameters>)")
+    add_instrument_option(parser)
     parser.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
     parser.set_defaults(func=run)
 
 
-def window_manifest(kernel, pe, name):
-    """What a build records about a window-filter PE."""
-    return {
+def add_instrument_option(parser):
+    parser.add_argument("--no-instrument", dest="instrument", action="store_false",
+                        help="leave out the hardware measurement module (default: every FSM, "
+                             "stream and PE figure is measured and readable on the hmm__* ports)")
+
+
+def window_manifest(kernel, pe, name, design):
+    """What a build records about a window-filter PE (``design``: the PE, or it instrumented)."""
+    manifest = {
         "kernel": kernel,
         "top": name,
         "parameters": pe.parameters(),
-        "ports": port_table(pe),
+        "ports": port_table(design),
         "protocol": PE_PROTOCOL,
         "fetch_model": pe.traffic().to_json(),
         "hardware_comparators": pe.hardware_ops(),
+        "instrumented": design is not pe,
     }
+    if design is not pe:
+        manifest["hmm"] = design.layout.to_json()
+        manifest["hmm_protocol"] = HMM_PROTOCOL
+    return manifest
 
 
 def run(args):
     started = time.perf_counter()
     pe = window_filter_from_args(args)
+    design = instrument_pe(pe) if args.instrument else pe
     name = design_name(args.kernel, pe)
     out_dir = Path(args.out) if args.out else Path("build") / name.replace("_", "-")
-    verilog_text, rtlil_text = convert(pe, name)
-    result = write_outputs(out_dir, name, verilog_text, rtlil_text, window_manifest(args.kernel, pe, name))
+    verilog_text, rtlil_text = convert(design, name)
+    result = write_outputs(out_dir, name, verilog_text, rtlil_text,
+                           window_manifest(args.kernel, pe, name, design))
     elapsed = time.perf_counter() - started
     if not args.quiet:
-        print(summary(args.kernel, pe, name, result, elapsed))
+        print(summary(args.kernel, pe, name, result, elapsed, design))
     return 0
 
 
-def summary(kernel, pe, name, result, elapsed):
+def summary(kernel, pe, name, result, elapsed, design):
     t = pe.traffic()
     p = pe.parameters()
     lines = [
@@ -74,7 +91,15 @@ def summary(kernel, pe, name, result, elapsed):
         f"steps {t.steps}",
         f"  ops {t.ops} ({t.ops_per_output} per output), CI {t.ci:.3f} ops/byte; "
         f"{pe.hardware_ops()} comparators in hardware",
-        f"wrote {result.verilog}, {result.rtlil.name}, {result.manifest.name} "
-        f"(top {name}) in {elapsed:.1f} s",
     ]
+    if design is not pe:
+        layout = design.layout
+        lines.append(
+            f"HMM: {len(layout.fields)} values, {len(layout.tables)} tables "
+            f"({', '.join(t.name for t in layout.tables)}), {len(layout.traces)} traces; port "
+            f"hmm__* with {layout.addr_bits}-bit addresses and {layout.word_bits}-bit words")
+    else:
+        lines.append("no HMM (--no-instrument)")
+    lines.append(f"wrote {result.verilog}, {result.rtlil.name}, {result.manifest.name} "
+                 f"(top {name}) in {elapsed:.1f} s")
     return "\n".join(lines)

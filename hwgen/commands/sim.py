@@ -15,6 +15,7 @@ from ..errors import HwgenError
 from ..imageio import read_image
 from ..options import add_kernel_options, window_filter_from_args
 from ..versions import tool_versions
+from .build import add_instrument_option
 
 __all__ = ["register", "add_memory_options", "memory_from_args"]
 
@@ -64,7 +65,9 @@ def register(subparsers):
     parser.add_argument("--output", metavar="OUT.npy", default=None,
                         help="write the output image (.npy, or .png/.pgm for 8/16-bit pixels)")
     parser.add_argument("--json", metavar="FILE", default=None, help="write the run's figures as JSON")
-    parser.add_argument("--vcd", metavar="FILE", default=None, help="write a waveform")
+    parser.add_argument("--vcd", metavar="FILE", default=None,
+                        help="write a waveform (with the HMM's signals when instrumented)")
+    add_instrument_option(parser)
     add_memory_options(parser)
     parser.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
     parser.set_defaults(func=run)
@@ -107,6 +110,7 @@ def run(args):
               leave=False, desc="simulating") as bar:
         started = time.perf_counter()
         result = run_window_filter(pe, image, memory=memory, vcd=args.vcd,
+                                   instrument=args.instrument,
                                    progress=lambda cycles: bar.update(cycles - bar.n))
         elapsed = time.perf_counter() - started
 
@@ -135,5 +139,28 @@ def run(args):
         print(f"  read {figures.bytes_read} B, wrote {figures.bytes_written} B, ops {figures.ops}, "
               f"CI {figures.ci:.3f} ops/byte; fetch model "
               f"{'matches' if report['fetch_model_matches'] else 'DOES NOT MATCH'}")
+        if figures.hmm is not None:
+            for line in hmm_summary(figures):
+                print(f"  {line}")
         print(f"  simulated in {elapsed:.1f} s ({figures.cycles / elapsed:.0f} cycles/s)")
     return 0
+
+
+def hmm_summary(figures):
+    """A few lines on what the HMM measured."""
+    hmm = figures.hmm
+    lines = [f"HMM: {figures.total_cycles} cycles observed; cycles waiting for a read request "
+             f"{figures.rd_req_wait_cycles}, for read data {figures.rd_data_wait_cycles}, for a "
+             f"write {figures.wr_req_wait_cycles}"]
+    for fsm, states in hmm.fsms().items():
+        lines.append(f"{fsm}: " + ", ".join(f"{state} {n}" for state, n in states.items()))
+    for stream, counts in hmm.streams().items():
+        lines.append(f"{stream}: " + ", ".join(f"{c} {n}" for c, n in counts.items()))
+    for name, histogram in hmm.histograms().items():
+        if histogram["count"]:
+            lines.append(f"{name}: {histogram['count']} samples, min {histogram['min']}, "
+                         f"mean {histogram['sum'] / histogram['count']:.2f}, "
+                         f"max {histogram['max']}")
+    if hmm.saturated:
+        lines.append(f"SATURATED (lower bounds): {', '.join(hmm.saturated)}")
+    return lines

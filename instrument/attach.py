@@ -1,0 +1,144 @@
+"""Attach an HMM to any Amaranth design, ours or a user's, without touching its source.
+
+``attach(design, probes)`` elaborates the design once (``Fragment.get``), finds its state
+machines and streams (:mod:`instrument.discover`), and returns an :class:`Instrumented`
+component: the very same ports as the design (its signature, and its port signals, with no logic
+in between) plus an ``hmm`` member, the HMM's control and readout port. Inside it, the design's
+fragment runs as it would alone, and an HMM watches its signals:
+
+* a state profiler per state machine (``fsm.<path>``),
+* transferring / blocking / idle counters per stream (``stream.<path>``),
+* every probe given (:mod:`instrument.probe`): custom events over the design's signals. A probe
+  named like an automatic one (``stream.rd_req``) replaces it.
+
+The HMM only reads the design's signals, so the design's behaviour, outputs and cycle count are
+unchanged.
+"""
+
+from amaranth.hdl import Fragment, Module, Signal, Value, ValueCastable
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In
+
+from .discover import DesignView
+from .hmm import HMM
+from .port import PortSignature
+from .probe import Profile, Stream
+
+__all__ = ["Instrumented", "attach"]
+
+
+def _port_signals(design):
+    signature = getattr(design, "signature", None)
+    if not isinstance(signature, wiring.Signature):
+        return []
+    signals = []
+    for _, _, value in signature.flatten(design):
+        value = value.as_value() if isinstance(value, ValueCastable) else Value.cast(value)
+        if isinstance(value, Signal):
+            signals.append(value)
+    return signals
+
+
+class Instrumented(wiring.Component):
+    """A design with an HMM attached.
+
+    Parameters
+    ----------
+    design : Elaboratable
+        Usually a ``wiring.Component``, whose signature the instrumented design keeps.
+    probes : sequence of Probe
+        Measurements besides the automatic ones.
+    platform : object
+        Passed to the design's ``elaborate``.
+    fsms, streams : bool
+        Profile every state machine; count every stream's categories.
+    counter_bits, word_bits : int
+        See :class:`~instrument.hmm.HMM`.
+
+    Members
+    -------
+    <the design's members>
+        The design's own interface objects.
+    hmm : In(PortSignature(layout.addr_bits, word_bits))
+        The HMM's control and readout port.
+    """
+
+    def __init__(self, design, probes=(), *, platform=None, fsms=True, streams=True,
+                 counter_bits=32, word_bits=32):
+        signature = getattr(design, "signature", None)
+        members = dict(signature.members) if isinstance(signature, wiring.Signature) else {}
+        if "hmm" in members:
+            raise ValueError("the design already has a member named 'hmm'")
+        self._design = design
+        self._probes = tuple(probes)
+        self._options = dict(fsms=fsms, streams=streams, counter_bits=counter_bits,
+                             word_bits=word_bits)
+        self._platform = platform
+        self._elaborated = self._assemble(platform)
+        self._layout = self._elaborated[1].layout
+        self._view = self._elaborated[2]
+        super().__init__({**members, "hmm": In(PortSignature(self._layout.addr_bits, word_bits))})
+        # The design's ports are this component's ports: nothing sits between them.
+        for name in members:
+            setattr(self, name, getattr(design, name))
+
+    @property
+    def design(self):
+        return self._design
+
+    @property
+    def layout(self):
+        """The HMM's :class:`~instrument.layout.HMMLayout`."""
+        return self._layout
+
+    @property
+    def view(self):
+        """The :class:`~instrument.discover.DesignView` of the elaborated design the first
+        elaboration of this component embeds (the one a simulator runs)."""
+        return self._view
+
+    def _assemble(self, platform):
+        options = self._options
+        fragment = Fragment.get(self._design, platform)
+        view = DesignView(fragment, _port_signals(self._design))
+        given = {probe.name for probe in self._probes}
+        probes, skipped = [], []
+        if options["fsms"]:
+            for fsm in view.fsms:
+                if fsm.domain != "sync":
+                    skipped.append(f"fsm.{fsm.name} (domain {fsm.domain})")
+                elif f"fsm.{fsm.name}" not in given:
+                    probes.append(Profile(f"fsm.{fsm.name}", fsm.signal, fsm.states))
+        if options["streams"]:
+            probes += [Stream(f"stream.{s.name}", s.valid, s.ready) for s in view.streams
+                       if f"stream.{s.name}" not in given]
+        details = {
+            "fsms": {fsm.name: list(fsm.states) for fsm in view.fsms},
+            "streams": {s.name: {"valid": s.valid.name, "ready": s.ready.name}
+                        for s in view.streams},
+            "skipped": skipped,
+        }
+        hmm = HMM([*probes, *self._probes], view=view, counter_bits=options["counter_bits"],
+                  word_bits=options["word_bits"], details=details)
+        return fragment, hmm, view
+
+    def elaborate(self, platform):
+        if self._elaborated is not None and platform is self._platform:
+            fragment, hmm, _ = self._elaborated
+        else:
+            # Elaborating again creates new signals: attach a new HMM to them.
+            fragment, hmm, _ = self._assemble(platform)
+            if hmm.layout != self._layout:
+                raise RuntimeError("the design elaborated differently this time, so its HMM "
+                                   "layout changed; attach() to it once per elaboration")
+        self._elaborated = None
+        m = Module()
+        m.submodules.design = fragment
+        m.submodules.hmm = hmm
+        wiring.connect(m, wiring.flipped(self.hmm), hmm.port)
+        return m
+
+
+def attach(design, probes=(), **options):
+    """Attach an HMM to ``design``; see :class:`Instrumented` for the options."""
+    return Instrumented(design, probes, **options)

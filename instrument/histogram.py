@@ -1,0 +1,157 @@
+"""Histograms of sampled values: bins in block RAM, plus count, sum, minimum and maximum.
+
+:func:`build_histogram` builds one into any module: the bins are a count table
+(:func:`~instrument.state_profiler.build_count_table`) whose entry is the sample's bin.
+"""
+
+from amaranth.hdl import Module, Mux
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from .saturating import add_saturating, count_layout
+from .state_profiler import build_count_table
+
+__all__ = ["Histogram", "build_histogram", "check_histogram", "histogram_labels",
+           "histogram_members"]
+
+
+def _positive_int(name, value):
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, not {value!r}")
+    return value
+
+
+def check_histogram(bins, bin_width):
+    """Validate histogram parameters."""
+    _positive_int("bins", bins)
+    _positive_int("bin_width", bin_width)
+    if bin_width & (bin_width - 1):
+        raise ValueError(f"bin_width must be a power of two, not {bin_width}")
+
+
+def histogram_labels(bins, bin_width):
+    """A name per bin: its value range, then ``>=N`` for the overflow bin."""
+    w = bin_width
+    names = [str(i) if w == 1 else f"{i * w}-{(i + 1) * w - 1}" for i in range(bins)]
+    return names + [f">={bins * w}"]
+
+
+def build_histogram(m, h, *, value, sample, bins, bin_width):
+    """Histogram logic driving the members of ``h`` (``clear``, ``raddr``, ``rdata``, ``busy``,
+    ``count``, ``sum``, ``min``, ``max``, as :class:`Histogram` has them).
+
+    Parameters
+    ----------
+    m : Module
+    h : object with the members above
+    value : Value
+        The sample.
+    sample : Value
+        ``value`` is a sample to count in this cycle.
+    bins, bin_width : int
+    """
+    high = value[bin_width.bit_length() - 1:]
+    build_count_table(m, index=Mux(high < bins, high, bins), count=sample, clear=h.clear,
+                      raddr=h.raddr, rdata=h.rdata, busy=h.busy, depth=bins + 1,
+                      bits=len(h.count.count))
+    with m.If(h.clear):
+        m.d.sync += [
+            h.count.as_value().eq(0),
+            h.sum.as_value().eq(0),
+            h.min.eq(h.min.init),
+            h.max.eq(0),
+        ]
+    with m.Elif(sample):
+        add_saturating(m, h.count, 1)
+        add_saturating(m, h.sum, value)
+        with m.If(value < h.min):
+            m.d.sync += h.min.eq(value)
+        with m.If(value > h.max):
+            m.d.sync += h.max.eq(value)
+
+
+def histogram_members(value_bits, bins, bits):
+    """The signature members a histogram's host and summary need."""
+    return {
+        "clear": In(1),
+        "busy": Out(1),
+        "raddr": In(range(bins + 1)),
+        "rdata": Out(count_layout(bits)),
+        "count": Out(count_layout(bits)),
+        "sum": Out(count_layout(bits + value_bits)),
+        "min": Out(value_bits, init=(1 << value_bits) - 1),
+        "max": Out(value_bits),
+    }
+
+
+class Histogram(wiring.Component):
+    """Count samples per bin, with a summary of every sample.
+
+    Bin ``i`` holds the samples ``i * bin_width <= value < (i + 1) * bin_width``; the overflow
+    bin (index ``bins``) holds every larger sample.
+
+    Parameters
+    ----------
+    value_bits : int
+        Width of a sample.
+    bins : int
+        Bins below the overflow bin, at least 1.
+    bin_width : int
+        Values per bin, a power of two.
+    bits : int
+        Width of the bin counts and the sample count; the sum is ``bits + value_bits`` wide.
+        Every count saturates and sets its overflow flag.
+
+    Members
+    -------
+    value : In(value_bits)
+    valid : In(1)
+        ``value`` is a sample.
+    enable : In(1)
+        Take the sample of this cycle. While low, the bins' read port serves ``raddr``.
+    clear : In(1)
+        Zero everything; the bins are swept while ``busy`` is high (keep ``enable`` low).
+    busy : Out(1)
+    raddr : In(range(bins + 1))
+        The bin the host reads.
+    rdata : Out(count_layout(bits))
+        Its count, one cycle later.
+    count : Out(count_layout(bits))
+        Samples taken.
+    sum : Out(count_layout(bits + value_bits))
+        Sum of the samples.
+    min, max : Out(value_bits)
+        Smallest and largest sample (all ones and zero before the first).
+    """
+
+    def __init__(self, value_bits, *, bins, bin_width=1, bits=32):
+        self._value_bits = _positive_int("value_bits", value_bits)
+        check_histogram(bins, bin_width)
+        self._bins = bins
+        self._bin_width = bin_width
+        self._bits = bits
+        super().__init__({
+            "value": In(value_bits),
+            "valid": In(1),
+            "enable": In(1),
+            **histogram_members(value_bits, bins, bits),
+        })
+
+    value_bits = property(lambda self: self._value_bits)
+    bins = property(lambda self: self._bins)
+    bin_width = property(lambda self: self._bin_width)
+    bits = property(lambda self: self._bits)
+
+    @property
+    def table_bits(self):
+        """Block-RAM bits of the bins."""
+        return (self._bins + 1) * count_layout(self._bits).size
+
+    def labels(self):
+        return histogram_labels(self._bins, self._bin_width)
+
+    def elaborate(self, platform):
+        m = Module()
+        build_histogram(m, self, value=self.value, sample=self.enable & self.valid,
+                        bins=self._bins, bin_width=self._bin_width)
+        return m

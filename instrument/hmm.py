@@ -1,0 +1,339 @@
+"""The hardware measurement module (HMM): probes, their parts, control and readout.
+
+An :class:`HMM` turns a list of probes (:mod:`instrument.probe`) into parts (counters, state
+profilers, histograms, trace buffers, ...) plus a cycle counter named ``cycles`` that every HMM
+has and that timestamps its traces, and gives them one control and readout port
+(:mod:`instrument.port`). Its :attr:`~HMM.layout` says where every value lives on that port.
+
+Timing. The HMM samples every design expression its probes watch into a register at each clock
+edge and its parts count the samples one cycle later: the design's paths gain no logic but the
+sampling flip-flops, and every part sees the same cycle at the same time. The parts share one
+``enable`` (the sampled cycle counts: the HMM runs and no clear is in progress), so every value
+describes the same cycles. Commands go through the same pipeline; see :mod:`instrument.port` for
+what the host sees.
+
+Simulation cost. Amaranth's simulator pays for every signal a process assigns, in every cycle,
+and for every process it runs: the parts hold as few registers as they can, their inputs are
+sampled in one process, and control fan-out lives in a process of its own that only runs when a
+command changes it.
+"""
+
+from dataclasses import dataclass
+
+from amaranth.hdl import Cat, Const, Fragment, Module, Signal, Value
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In
+
+from .cycle_counter import CycleCounter
+from .layout import (COMMANDS, REGISTERS, STATUS_BITS, Field, Group, HMMLayout, TableLayout,
+                     TraceLayout)
+from .port import PortSignature
+
+__all__ = ["HMM"]
+
+
+def _pow2(n):
+    """The smallest power of two >= n."""
+    return 1 << max(0, n - 1).bit_length()
+
+
+@dataclass
+class _Region:
+    """A read-only region of the address map: ``entries`` of ``stride`` words each, read from a
+    part's ``rdata`` at its ``raddr`` (or, without a part, from the snapshot register)."""
+    entries: int
+    stride: int
+    part: object = None
+    base: int = 0
+
+    @property
+    def size(self):
+        return _pow2(self.entries) * self.stride
+
+
+class _Builder:
+    """What probes use to add parts and readable values to an HMM (see ``Probe.build``)."""
+
+    def __init__(self, view, counter_bits):
+        self.view = view
+        self.counter_bits = counter_bits
+        self.parts = {}          # submodule name -> part
+        self.samples = []        # (part port, design value): registered at every edge
+        self.links = []          # (part port, value of another part): combinational
+        self.fields = []         # (name, value, has overflow flag)
+        self.tables = []         # (name, kind, part, labels)
+        self.traces = []         # (name, kind, part, events, payload [(name, bits, overflow)])
+        self.groups = []
+        self._names = set()
+        self.timestamp = None
+
+    def resolve(self, expr, probe, *, width=None):
+        """The value an expression of probe ``probe`` stands for (see :mod:`instrument.probe`)."""
+        if isinstance(expr, str) or callable(expr):
+            if self.view is None:
+                raise ValueError(f"{probe}: names and functions need a design view; use "
+                                 f"instrument.attach() or give HMM(view=)")
+            expr = self.view.signal(expr) if isinstance(expr, str) else expr(self.view)
+        try:
+            value = Value.cast(expr)
+        except TypeError:
+            raise TypeError(f"{probe}: expected a value, not {expr!r}") from None
+        if width is not None and len(value) != width:
+            raise ValueError(f"{probe}: expected a {width}-bit condition, not {len(value)} bits "
+                             f"({value!r})")
+        return value
+
+    def _claim(self, name):
+        if name in self._names:
+            raise ValueError(f"two values of the HMM are named {name!r}")
+        self._names.add(name)
+
+    def add(self, name, part):
+        """Add a part (it has ``enable`` and ``clear``, and ``busy`` if it sweeps a table)."""
+        submodule = name.replace(".", "__").replace("$", "_")
+        if submodule in self.parts:
+            raise ValueError(f"two parts of the HMM are named {name!r}")
+        self.parts[submodule] = part
+        return part
+
+    def sample(self, port, value):
+        """Drive a part's input with a design value, sampled at every edge."""
+        self.samples.append((port, value))
+
+    def connect(self, port, value):
+        """Drive a part's input with another part's output (already aligned with the samples)."""
+        self.links.append((port, value))
+
+    def count(self, name, counter):
+        """A saturating count (``count_layout`` view) readable as ``name``."""
+        self._claim(name)
+        self.fields.append((name, counter.as_value(), True))
+
+    def plain(self, name, value):
+        self._claim(name)
+        self.fields.append((name, Value.cast(value), False))
+
+    def counter_value(self, name, probe):
+        """``(value, has overflow flag)`` of a value added earlier."""
+        for field_name, value, overflow in self.fields:
+            if field_name == name:
+                return value, overflow
+        raise ValueError(f"{probe}: no value named {name!r} was added before it "
+                         f"(known: {', '.join(n for n, _, _ in self.fields)})")
+
+    def table(self, name, kind, part, labels):
+        self._claim(name)
+        self.tables.append((name, kind, part, tuple(labels)))
+
+    def trace(self, name, kind, part, events, payload):
+        self._claim(name)
+        self.traces.append((name, kind, part, tuple(events), tuple(payload)))
+
+    def group(self, kind, name, **roles):
+        self.groups.append(Group(kind, name, tuple(roles.items())))
+
+
+class HMM(wiring.Component):
+    """A hardware measurement module.
+
+    Parameters
+    ----------
+    probes : sequence of Probe
+        What to measure (:mod:`instrument.probe`). Names must be unique.
+    view : DesignView or None
+        Resolves probe expressions given as names or functions.
+    counter_bits : int
+        Width of every counter (and of the ``cycles`` timestamp).
+    word_bits : int
+        Width of a port word.
+    details : dict
+        Recorded in the layout as is.
+
+    Members
+    -------
+    port : In(PortSignature(layout.addr_bits, word_bits))
+        Control and readout, see :mod:`instrument.port`.
+    """
+
+    def __init__(self, probes, *, view=None, counter_bits=32, word_bits=32, details=None):
+        if isinstance(counter_bits, bool) or not isinstance(counter_bits, int) or counter_bits < 1:
+            raise ValueError(f"counter_bits must be a positive integer, not {counter_bits!r}")
+        b = _Builder(view, counter_bits)
+        cycles = b.add("cycles", CycleCounter(counter_bits))
+        b.count("cycles", cycles.value)
+        b.group("counter", "cycles", value="cycles")
+        b.timestamp = cycles.value.count
+        for probe in probes:
+            probe.build(b)
+        self._builder = b
+        self._layout, self._regions, self._consumed_base = self._place(b, word_bits,
+                                                                       dict(details or {}))
+        super().__init__({"port": In(PortSignature(self._layout.addr_bits, word_bits))})
+
+    @property
+    def layout(self):
+        """The :class:`~instrument.layout.HMMLayout` of this HMM."""
+        return self._layout
+
+    @property
+    def parts(self):
+        """``{submodule name: part}``."""
+        return dict(self._builder.parts)
+
+    @staticmethod
+    def _place(b, word_bits, details):
+        """Pack the snapshot and place every region in the address map."""
+        fields, offset = [], 0
+        for name, value, overflow in b.fields:
+            fields.append(Field(name, offset, len(value) - overflow, overflow))
+            offset += len(value)
+        snapshot = _Region(-(-offset // word_bits) or 1, 1)
+
+        def stride(part):
+            return _pow2(-(-len(part.rdata.as_value()) // word_bits))
+
+        tables = [_Region(len(labels), stride(part), part) for _, _, part, labels in b.tables]
+        traces = [_Region(part.depth, stride(part), part) for _, _, part, _, _ in b.traces]
+
+        # Registers first (control at 0), then regions aligned to their power-of-two sizes so
+        # the read decoder compares high address bits only.
+        consumed_base = len(REGISTERS)
+        cursor = _pow2(consumed_base + len(traces))
+        for region in sorted([snapshot, *tables, *traces], key=lambda r: -r.size):
+            region.base = -(-cursor // region.size) * region.size
+            cursor = region.base + region.size
+        addr_bits = max(1, (cursor - 1).bit_length())
+
+        table_layouts = tuple(
+            TableLayout(name, kind, region.base, region.stride, part.bits, labels)
+            for (name, kind, part, labels), region in zip(b.tables, tables))
+        trace_layouts = []
+        for k, ((name, kind, part, events, payload), region) in enumerate(zip(b.traces, traces)):
+            offset = part.timestamp_bits + len(events)
+            payload_fields = []
+            for field_name, bits, overflow in payload:
+                payload_fields.append(Field(field_name, offset, bits, overflow))
+                offset += bits + overflow
+            trace_layouts.append(TraceLayout(
+                name, kind, region.base, region.stride, part.depth, part.mode, part.timestamp_bits,
+                events, tuple(payload_fields), consumed_base + k, f"{name}.written",
+                f"{name}.dropped"))
+        details.setdefault("counter_bits", b.counter_bits)
+        layout = HMMLayout(word_bits, addr_bits, snapshot.base, tuple(fields), table_layouts,
+                           tuple(trace_layouts), tuple(b.groups), details)
+        return layout, (snapshot, tables, traces), consumed_base
+
+    def elaborate(self, platform):
+        m = Module()
+        b = self._builder
+        port = self.port
+        word_bits = self._layout.word_bits
+        snapshot_region, tables, traces = self._regions
+
+        m.d.sync += [part_port.eq(value) for part_port, value in b.samples]
+        m.d.comb += [part_port.eq(value) for part_port, value in b.links]
+
+        # Control. A command written in cycle c: run/freeze decide whether cycle c + 1 is sampled
+        # for counting; snapshot and clear act at the edge that ends cycle c + 2, when the
+        # sample of cycle c has been counted.
+        run = Signal(init=1)
+        clear = Signal()            # clear strobe for the parts, at the end of cycle c + 2
+        snap = Signal()             # snapshot strobe, likewise
+        pending = Signal(2)         # (clear, snapshot) of cycle c + 1
+        sweeping = Signal()
+        counting = Signal()         # this cycle's sample will count
+        enable = Signal()           # the sample the parts see now counts
+        sweepers = [part.busy for part in b.parts.values() if hasattr(part, "busy")]
+        m.d.comb += [
+            sweeping.eq(Cat(*sweepers).any()),
+            counting.eq(run & ~clear & ~sweeping),
+        ]
+        m.d.sync += [enable.eq(counting), Cat(clear, snap).eq(pending), pending.eq(0)]
+
+        # Fan-out in a fragment of its own: its inputs change only on commands.
+        fan_out = Module()
+        for part in b.parts.values():
+            fan_out.d.comb += [part.enable.eq(enable), part.clear.eq(clear)]
+        m.submodules.control = fan_out
+
+        consumed = [Signal(len(part.consumed), name=f"consumed{k}")
+                    for k, (_, _, part, _, _) in enumerate(b.traces)]
+        for register, (_, _, part, _, _) in zip(consumed, b.traces):
+            fan_out.d.comb += part.consumed.eq(register)
+
+        with m.If(port.write):
+            with m.Switch(port.addr):
+                with m.Case(REGISTERS["control"]):
+                    command = {name: port.wdata[bit.bit_length() - 1]
+                               for name, bit in COMMANDS.items()}
+                    m.d.sync += pending.eq(Cat(command["clear"], command["snapshot"]))
+                    with m.If(command["freeze"]):
+                        m.d.sync += run.eq(0)
+                    with m.Elif(command["run"]):
+                        m.d.sync += run.eq(1)
+                for k, register in enumerate(consumed):
+                    with m.Case(self._consumed_base + k):
+                        m.d.sync += register.eq(port.wdata)
+        with m.If(clear):
+            m.d.sync += [register.eq(0) for register in consumed]
+
+        snapshot = Signal(snapshot_region.entries * word_bits)
+        with m.If(snap):
+            m.d.sync += snapshot.eq(Cat(*(value for _, value, _ in b.fields)))
+
+        # Busy: a command has not fully taken effect, a sweep is running, or the last sample
+        # is still being counted.
+        busy = Cat(pending, clear, snap, sweeping, enable & ~run).any()
+        status_bits = {"running": run, "busy": busy}
+        status = Cat(*(status_bits[name] for name in sorted(STATUS_BITS, key=STATUS_BITS.get)))
+
+        # Readout: the address is registered with the strobe; tables and traces read their
+        # block RAM at the same edge; the word is selected and registered in the next cycle.
+        for region in (*tables, *traces):
+            low = region.stride.bit_length() - 1
+            high = low + (region.entries - 1).bit_length()
+            fan_out.d.comb += region.part.raddr.eq(port.addr[low:high] if high > low else 0)
+        read_addr = Signal(self._layout.addr_bits)
+        read_pending = Signal()
+        m.d.sync += [read_addr.eq(port.addr), read_pending.eq(port.read),
+                     port.rvalid.eq(read_pending)]
+        with m.If(read_pending):
+            with m.Switch(read_addr):
+                with m.Case(REGISTERS["control"]):
+                    m.d.sync += port.rdata.eq(status)
+                with m.Case(REGISTERS["layout_id"]):
+                    m.d.sync += port.rdata.eq(Const(self._layout.layout_id, word_bits))
+                for k, register in enumerate(consumed):
+                    with m.Case(self._consumed_base + k):
+                        m.d.sync += port.rdata.eq(register)
+                for region in (snapshot_region, *tables, *traces):
+                    size_bits = region.size.bit_length() - 1
+                    low = size_bits if region is snapshot_region else region.stride.bit_length() - 1
+                    high = format(region.base >> size_bits,
+                                  f"0{self._layout.addr_bits - size_bits}b")
+                    data = snapshot if region.part is None else region.part.rdata.as_value()
+                    words = Cat(data, Const(0, region.stride * word_bits))
+                    with m.Case(high + "-" * size_bits):
+                        word = words.word_select(read_addr[:low], word_bits) if low else \
+                            words[:word_bits]
+                        m.d.sync += port.rdata.eq(word)
+                with m.Default():
+                    m.d.sync += port.rdata.eq(0)
+
+        # Amaranth's simulator runs one process per fragment and domain, and visits every process
+        # in every delta cycle: the parts' clocked logic joins this fragment's (the netlist is the
+        # same), their combinational logic and memories stay in fragments of their own. Their
+        # registers and ports keep the part's name in front of theirs, for waveforms.
+        fragment = Fragment.get(m, platform)
+        for name, part in b.parts.items():
+            part_fragment = Fragment.get(part, platform)
+            clocked = part_fragment.statements.pop("sync", None)
+            signals = [Value.cast(v) for _, _, v in part.signature.flatten(part)]
+            if clocked is not None:
+                signals += list(clocked._lhs_signals())
+                fragment.add_statements("sync", clocked)
+            for signal in signals:
+                if isinstance(signal, Signal) and not signal.name.startswith(f"{name}__"):
+                    signal.name = f"{name}__{signal.name}"
+            fragment.add_subfragment(part_fragment, name)
+        return fragment

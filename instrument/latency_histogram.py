@@ -1,0 +1,143 @@
+"""Latency histograms: the latency of every response of an in-order request/response channel.
+
+Requests leave their timestamps in a queue; each response takes the oldest one out, so its latency
+is known in the cycle it arrives and goes straight into a histogram
+(:func:`~instrument.histogram.build_histogram`). The oldest timestamp waits in a register and the
+queue's synchronous read port (block or distributed RAM) always fetches the one after it, so the
+latency is a difference of two registers. The queue holds ``depth`` timestamps; when more
+requests are outstanding, the newest go untracked (counted, not queued) until their responses have
+arrived, so every measured latency is exact and the unmeasured responses are counted exactly.
+Tracking goes on while the HMM is frozen or cleared: only samples and counts stop.
+
+The channel also yields the cycles spent waiting: requests outstanding and no response.
+"""
+
+from amaranth.hdl import Module, Signal
+from amaranth.lib import wiring
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+
+from .histogram import build_histogram, check_histogram, histogram_labels, histogram_members
+from .saturating import add_saturating, count_layout
+
+__all__ = ["LatencyHistogram"]
+
+
+class LatencyHistogram(wiring.Component):
+    """A histogram of response latencies, in cycles from each request.
+
+    Parameters
+    ----------
+    depth : int
+        Outstanding requests tracked at once, rounded up to a power of two.
+    bins, bin_width : int
+        Of the histogram, as for :class:`~instrument.histogram.Histogram`.
+    latency_bits : int
+        Width of a latency; latencies are exact below ``2 ** latency_bits`` cycles.
+    bits : int
+        Width of the counts; they saturate and set their overflow flags.
+
+    Members
+    -------
+    request : In(1)
+        A request is accepted in this cycle.
+    response : In(1)
+        A response is accepted in this cycle (responses come in request order): one for a
+        response in the cycle after its request.
+    enable : In(1)
+        Count this cycle.
+    clear, busy, raddr, rdata, count, sum, min, max
+        The histogram's, as for :class:`~instrument.histogram.Histogram`.
+    wait_cycles : Out(count_layout(bits))
+        Cycles with requests from earlier cycles outstanding and no response.
+    untracked : Out(count_layout(bits))
+        Responses whose latency was not measured.
+    """
+
+    def __init__(self, depth, *, bins=32, bin_width=1, latency_bits=16, bits=32):
+        for name, value in (("depth", depth), ("latency_bits", latency_bits)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, not {value!r}")
+        check_histogram(bins, bin_width)
+        self._depth = 1 << (depth - 1).bit_length()
+        self._bins = bins
+        self._bin_width = bin_width
+        self._latency_bits = latency_bits
+        self._bits = bits
+        super().__init__({
+            "request": In(1),
+            "response": In(1),
+            "enable": In(1),
+            **histogram_members(latency_bits, bins, bits),
+            "wait_cycles": Out(count_layout(bits)),
+            "untracked": Out(count_layout(bits)),
+        })
+
+    depth = property(lambda self: self._depth)
+    bins = property(lambda self: self._bins)
+    bin_width = property(lambda self: self._bin_width)
+    latency_bits = property(lambda self: self._latency_bits)
+    bits = property(lambda self: self._bits)
+
+    @property
+    def table_bits(self):
+        """Block-RAM bits of the bins."""
+        return (self._bins + 1) * count_layout(self._bits).size
+
+    @property
+    def queue_bits(self):
+        """Distributed-RAM bits of the timestamp queue."""
+        return self._depth * self._latency_bits
+
+    def labels(self):
+        return histogram_labels(self._bins, self._bin_width)
+
+    def elaborate(self, platform):
+        m = Module()
+        depth = self._depth
+        m.submodules.queue = queue = Memory(shape=self._latency_bits, depth=depth, init=[])
+        wr = queue.write_port()
+        rd = queue.read_port(domain="sync", transparent_for=(wr,))
+
+        # Indices count modulo 2 * depth, so a full queue differs from an empty one.
+        head = Signal(range(2 * depth))
+        tail = Signal(range(2 * depth))
+        now = Signal(self._latency_bits)
+        oldest = Signal(self._latency_bits)   # timestamp of the request at `head`
+        skipped = Signal(self._latency_bits)  # untracked requests, all newer than the queued ones
+        queued = head != tail
+        full = (tail - head)[:len(tail)] == depth
+        slot = slice(0, (depth - 1).bit_length())
+        track = self.request & (skipped == 0) & ~full
+        pop = self.response & queued
+        lost = self.response & ~queued & (skipped != 0)
+        after = (head + pop + 1)[:len(head)]  # the request after the head of the next cycle
+        m.d.comb += [
+            wr.addr.eq(tail[slot]),
+            wr.data.eq(now),
+            wr.en.eq(track),
+            rd.addr.eq(after[slot]),
+        ]
+        m.d.sync += [
+            now.eq(now + 1),
+            tail.eq(tail + track),
+            head.eq(head + pop),
+            skipped.eq(skipped + (self.request & ~track) - lost),
+        ]
+        # The next head is the request just made when the queue is (or becomes) empty, else the
+        # one the read port fetched.
+        remaining = (tail - head - pop)[:len(tail)]
+        with m.If(remaining == 0):
+            m.d.sync += oldest.eq(now)
+        with m.Elif(pop):
+            m.d.sync += oldest.eq(rd.data)
+
+        build_histogram(m, self, value=(now - oldest)[:self._latency_bits],
+                        sample=self.enable & pop, bins=self._bins, bin_width=self._bin_width)
+        with m.If(self.clear):
+            m.d.sync += [self.wait_cycles.as_value().eq(0), self.untracked.as_value().eq(0)]
+        with m.Else():
+            add_saturating(m, self.wait_cycles, (queued | (skipped != 0)) & ~self.response,
+                           when=self.enable)
+            add_saturating(m, self.untracked, lost, when=self.enable)
+        return m

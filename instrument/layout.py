@@ -1,0 +1,288 @@
+"""The layout manifest of an HMM: where every value lives on its port and how to decode it.
+
+The build writes it as JSON next to the Verilog; a host needs nothing else to read every value by
+name. Addresses are word addresses on the port (see :mod:`instrument.port`).
+
+Scalar values live in the *snapshot*: one register of packed fields that the ``snapshot``
+command fills at once, read word by word (field ``f`` is bits ``f.offset .. f.offset + f.bits``
+of the little-endian concatenation of the words; a counter's overflow flag is the bit above).
+Tables (state profiles, histogram bins) and traces (records) are regions of entries, one entry
+every ``stride_words`` words.
+"""
+
+import json
+import zlib
+from dataclasses import dataclass, field
+
+__all__ = ["Field", "TableLayout", "TraceLayout", "Group", "HMMLayout", "COMMANDS",
+           "STATUS_BITS", "REGISTERS", "READ_LATENCY_CYCLES"]
+
+#: Bits of the control register, written to execute commands (several may be set at once).
+COMMANDS = {"clear": 1, "run": 2, "freeze": 4, "snapshot": 8}
+#: Bits of the status register (the control register's address, read).
+STATUS_BITS = {"running": 0, "busy": 1}
+#: Fixed register addresses.
+REGISTERS = {"control": 0, "layout_id": 1}
+#: Cycles from a read request to its data.
+READ_LATENCY_CYCLES = 2
+
+
+def _bits_of(words, offset, bits, word_bits):
+    """Bits ``offset .. offset + bits`` of little-endian ``words``."""
+    first, last = offset // word_bits, (offset + bits - 1) // word_bits
+    value = 0
+    for index in range(last, first - 1, -1):
+        value = (value << word_bits) | words[index]
+    return (value >> (offset - first * word_bits)) & ((1 << bits) - 1)
+
+
+@dataclass(frozen=True)
+class Field:
+    """A packed field: ``bits`` wide at bit ``offset``; with ``overflow``, a flag bit follows."""
+    name: str
+    offset: int
+    bits: int
+    overflow: bool = False
+
+    @property
+    def total_bits(self):
+        return self.bits + self.overflow
+
+    def decode(self, words, word_bits, base=0):
+        """``(value, overflow flag or None)`` from words holding the field at ``base + offset``."""
+        value = _bits_of(words, base + self.offset, self.bits, word_bits)
+        flag = None
+        if self.overflow:
+            flag = bool(_bits_of(words, base + self.offset + self.bits, 1, word_bits))
+        return value, flag
+
+    def to_json(self):
+        return {"name": self.name, "offset": self.offset, "bits": self.bits,
+                "overflow": self.overflow}
+
+    @classmethod
+    def from_json(cls, obj):
+        return cls(obj["name"], obj["offset"], obj["bits"], obj["overflow"])
+
+
+@dataclass(frozen=True)
+class TableLayout:
+    """A table of saturating counts: one entry per label, each ``bits`` + overflow flag."""
+    name: str
+    kind: str              # "profile" or "histogram"
+    base: int
+    stride_words: int
+    bits: int
+    labels: tuple
+
+    @property
+    def entry_names(self):
+        return tuple(f"{self.name}.{label}" for label in self.labels)
+
+    def address(self, entry, word):
+        return self.base + entry * self.stride_words + word
+
+    def entry_words(self, word_bits):
+        """Words of an entry that hold its count and flag."""
+        return -(-(self.bits + 1) // word_bits)
+
+    def to_json(self):
+        return {"name": self.name, "kind": self.kind, "base": self.base,
+                "stride_words": self.stride_words, "bits": self.bits, "labels": list(self.labels)}
+
+    @classmethod
+    def from_json(cls, obj):
+        return cls(obj["name"], obj["kind"], obj["base"], obj["stride_words"], obj["bits"],
+                   tuple(obj["labels"]))
+
+
+@dataclass(frozen=True)
+class TraceLayout:
+    """A trace buffer: ``depth`` records of timestamp, one bit per event, and payload fields."""
+    name: str
+    kind: str              # "trace", "sampler" or "thread_states"
+    base: int
+    stride_words: int
+    depth: int
+    mode: str
+    timestamp_bits: int
+    events: tuple          # trigger names, bit i of the events field is events[i]
+    payload: tuple         # Fields, offsets within the record
+    consumed_register: int
+    written: str           # snapshot field names
+    dropped: str
+
+    @property
+    def pointer_bits(self):
+        return self.depth.bit_length()
+
+    def address(self, slot, word):
+        return self.base + slot * self.stride_words + word
+
+    @property
+    def record_bits(self):
+        return self.timestamp_bits + len(self.events) + sum(f.total_bits for f in self.payload)
+
+    def entry_words(self, word_bits):
+        """Words of a record."""
+        return -(-self.record_bits // word_bits)
+
+    def decode_record(self, words, word_bits):
+        """A record as ``{"timestamp": t, "events": [names], <payload field>: value, ...}``."""
+        record = {"timestamp": _bits_of(words, 0, self.timestamp_bits, word_bits)}
+        mask = _bits_of(words, self.timestamp_bits, len(self.events), word_bits)
+        record["events"] = [name for i, name in enumerate(self.events) if mask >> i & 1]
+        for f in self.payload:
+            value, flag = f.decode(words, word_bits)
+            record[f.name] = value
+            if flag is not None:
+                record[f"{f.name}.overflow"] = flag
+        return record
+
+    def to_json(self):
+        return {"name": self.name, "kind": self.kind, "base": self.base,
+                "stride_words": self.stride_words, "depth": self.depth, "mode": self.mode,
+                "timestamp_bits": self.timestamp_bits, "events": list(self.events),
+                "payload": [f.to_json() for f in self.payload],
+                "consumed_register": self.consumed_register, "written": self.written,
+                "dropped": self.dropped}
+
+    @classmethod
+    def from_json(cls, obj):
+        return cls(obj["name"], obj["kind"], obj["base"], obj["stride_words"], obj["depth"],
+                   obj["mode"], obj["timestamp_bits"], tuple(obj["events"]),
+                   tuple(Field.from_json(f) for f in obj["payload"]), obj["consumed_register"],
+                   obj["written"], obj["dropped"])
+
+
+@dataclass(frozen=True)
+class Group:
+    """What a probe measured, by role: ``{"role": value, table or trace name}``.
+
+    Kinds: ``counter`` (role ``value``), ``stream`` (``transferring``, ``blocking``, ``idle``),
+    ``profile`` (``table``), ``histogram`` (``count``, ``sum``, ``min``, ``max``, ``table``),
+    ``latency`` (``histogram`` group name, ``wait_cycles``, ``untracked``), ``trace``,
+    ``sampler`` and ``thread_states`` (``trace``).
+    """
+    kind: str
+    name: str
+    roles: tuple           # ((role, name), ...)
+
+    def __getitem__(self, role):
+        return dict(self.roles)[role]
+
+    def to_json(self):
+        return {"kind": self.kind, "name": self.name, "roles": dict(self.roles)}
+
+    @classmethod
+    def from_json(cls, obj):
+        return cls(obj["kind"], obj["name"], tuple(obj["roles"].items()))
+
+
+@dataclass(frozen=True)
+class HMMLayout:
+    """Everything a host needs to drive an HMM's port and decode what it reads.
+
+    Attributes
+    ----------
+    word_bits, addr_bits : int
+        Port widths.
+    snapshot_base : int
+        Word address of the snapshot's first word.
+    fields : tuple of Field
+        The snapshot's fields.
+    tables, traces : tuple
+    groups : tuple of Group
+    details : dict
+        Parameters worth recording (counter bits, stream and FSM sources, ...).
+    """
+    word_bits: int
+    addr_bits: int
+    snapshot_base: int
+    fields: tuple
+    tables: tuple
+    traces: tuple
+    groups: tuple
+    details: dict = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def snapshot_bits(self):
+        return sum(f.total_bits for f in self.fields)
+
+    @property
+    def snapshot_words(self):
+        return max(1, -(-self.snapshot_bits // self.word_bits))
+
+    def snapshot_field(self, name):
+        """The snapshot field called ``name``."""
+        for f in self.fields:
+            if f.name == name:
+                return f
+        raise KeyError(f"no value named {name!r} in this HMM")
+
+    def table(self, name):
+        for t in self.tables:
+            if t.name == name:
+                return t
+        raise KeyError(f"no table named {name!r} in this HMM")
+
+    def trace(self, name):
+        for t in self.traces:
+            if t.name == name:
+                return t
+        raise KeyError(f"no trace named {name!r} in this HMM")
+
+    def groups_of(self, kind):
+        return [g for g in self.groups if g.kind == kind]
+
+    @property
+    def layout_id(self):
+        """CRC-32 of the layout: the HMM answers it at register ``layout_id``."""
+        text = json.dumps(self._body(), sort_keys=True, separators=(",", ":"))
+        return zlib.crc32(text.encode()) & ((1 << min(32, self.word_bits)) - 1)
+
+    def decode_snapshot(self, words):
+        """``({name: value}, {name: overflow flag})`` of every snapshot field."""
+        values, overflow = {}, {}
+        for f in self.fields:
+            value, flag = f.decode(words, self.word_bits)
+            values[f.name] = value
+            if flag is not None:
+                overflow[f.name] = flag
+        return values, overflow
+
+    def _body(self):
+        return {
+            "word_bits": self.word_bits,
+            "addr_bits": self.addr_bits,
+            "read_latency_cycles": READ_LATENCY_CYCLES,
+            "registers": REGISTERS,
+            "commands": COMMANDS,
+            "status_bits": STATUS_BITS,
+            "snapshot": {"base": self.snapshot_base, "words": self.snapshot_words,
+                         "fields": [f.to_json() for f in self.fields]},
+            "tables": [t.to_json() for t in self.tables],
+            "traces": [t.to_json() for t in self.traces],
+            "groups": [g.to_json() for g in self.groups],
+        }
+
+    def to_json(self):
+        return {"hmm_layout": 1, "layout_id": self.layout_id, **self._body(),
+                "details": self.details}
+
+    @classmethod
+    def from_json(cls, obj):
+        if obj.get("hmm_layout") != 1:
+            raise ValueError(f"not an HMM layout of version 1: "
+                             f"hmm_layout={obj.get('hmm_layout')!r}")
+        layout = cls(
+            word_bits=obj["word_bits"], addr_bits=obj["addr_bits"],
+            snapshot_base=obj["snapshot"]["base"],
+            fields=tuple(Field.from_json(f) for f in obj["snapshot"]["fields"]),
+            tables=tuple(TableLayout.from_json(t) for t in obj["tables"]),
+            traces=tuple(TraceLayout.from_json(t) for t in obj["traces"]),
+            groups=tuple(Group.from_json(g) for g in obj["groups"]),
+            details=obj.get("details", {}))
+        if layout.layout_id != obj["layout_id"]:
+            raise ValueError("the layout's layout_id does not match its contents")
+        return layout

@@ -1,0 +1,67 @@
+"""The measurements of a processing element, from its ports alone.
+
+Any component with the PE port contract of ``kernels/pe.py`` (``ctrl.busy``, ``rd_req``,
+``rd_rsp``, ``wr_req``, and the self-description ``rd_beat`` / ``wr_beat``, ``ops_per_element``,
+``max_outstanding_reads``) gets the same figures:
+
+``busy_cycles``
+    Cycles ``ctrl.busy`` is high.
+``bytes_read``, ``bytes_written``
+    Every enabled lane of a transferred beat counts its element's bytes.
+``ops``
+    ``ops_per_element`` per element written.
+``stream.rd_req``, ``stream.rd_rsp``, ``stream.wr_req``
+    Transferring, blocking and idle cycles of each port; ``stream.rd_req.blocking`` and
+    ``stream.wr_req.blocking`` are the cycles a read or write request waits for the memory.
+``rd_latency``
+    A histogram of read-response latency; ``rd_latency.wait_cycles`` counts the cycles the PE
+    waits for read data (reads outstanding, no response).
+"""
+
+from .probe import Accumulate, Count, Latency, Stream
+
+__all__ = ["pe_probes"]
+
+
+def _lanes(mask):
+    """Enabled lanes of a beat."""
+    return sum(mask) if len(mask) > 1 else mask
+
+
+def pe_probes(pe, *, ops_per_element=None, max_outstanding_reads=None, latency_bins=32,
+              latency_bin_width=1):
+    """Probes for the figures of a PE.
+
+    Parameters
+    ----------
+    pe : PE component
+    ops_per_element : int or None
+        Operations each written element stands for; default ``pe.ops_per_element``.
+    max_outstanding_reads : int or None
+        Read beats the PE can have in flight at most (sizes the latency histogram's queue);
+        default ``pe.max_outstanding_reads``.
+    latency_bins, latency_bin_width : int
+        Of the read-latency histogram.
+    """
+    if ops_per_element is None:
+        ops_per_element = pe.ops_per_element
+    if max_outstanding_reads is None:
+        max_outstanding_reads = pe.max_outstanding_reads
+    if isinstance(ops_per_element, bool) or not isinstance(ops_per_element, int) \
+            or ops_per_element < 0:
+        raise ValueError(f"ops_per_element must be a non-negative integer, not {ops_per_element!r}")
+    rd, rsp, wr = pe.rd_req, pe.rd_rsp, pe.wr_req
+    rd_done = rd.valid & rd.ready
+    wr_done = wr.valid & wr.ready
+    written = _lanes(wr.payload.mask)
+    return [
+        Count("busy_cycles", pe.ctrl.busy),
+        Accumulate("bytes_read", (_lanes(rd.payload.mask) * pe.rd_beat.element_bytes, rd_done)),
+        Accumulate("bytes_written", (written * pe.wr_beat.element_bytes, wr_done)),
+        Accumulate("ops", (written * ops_per_element, wr_done)),
+        Stream("stream.rd_req", rd.valid, rd.ready),
+        Stream("stream.rd_rsp", rsp.valid, rsp.ready),
+        Stream("stream.wr_req", wr.valid, wr.ready),
+        Latency("rd_latency", rd_done, rsp.valid & rsp.ready, depth=max_outstanding_reads,
+                bins=latency_bins, bin_width=latency_bin_width),
+    ]

@@ -1,0 +1,372 @@
+"""Probes: what an HMM measures, described before the hardware exists.
+
+A probe names a measurement and the design expressions it watches; :class:`~instrument.hmm.HMM`
+builds the parts for it. An expression can be
+
+* an Amaranth value (for example a port of the design: ``pe.rd_req.valid``),
+* a string naming a signal of the elaborated design (``"out_fifo.level"``, see
+  :meth:`~instrument.discover.DesignView.signal`), or
+* a function that receives the :class:`~instrument.discover.DesignView` and returns a value,
+  for expressions over internal signals: ``lambda d: d["out_fifo.level"] > 12``.
+
+Every counter is ``counter_bits`` wide (an HMM parameter), saturates and keeps an overflow flag.
+"""
+
+import re
+
+from amaranth.hdl import Cat
+
+from .event_counter import EventCounter
+from .histogram import Histogram as HistogramPart
+from .latency_histogram import LatencyHistogram
+from .periodic_sampler import PeriodicSampler
+from .state_profiler import StateProfiler
+from .stream_monitor import STREAM_CATEGORIES, StreamMonitor
+from .thread_states import ThreadStateRecorder
+from .trace_buffer import TRACE_MODES, TraceBuffer
+
+__all__ = ["Probe", "Count", "Accumulate", "Profile", "Stream", "Histogram", "Latency", "Trace",
+           "Sampler", "ThreadStates"]
+
+
+def _positive_int(name, value):
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, not {value!r}")
+    return value
+
+
+class Probe:
+    """A named measurement; ``name`` is dotted words of letters, digits, ``_`` and ``$``.
+
+    Each kind of probe has ``build(builder)``, which the HMM calls to add the probe's parts and
+    readable values (see ``instrument.hmm``).
+    """
+
+    def __init__(self, name):
+        if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_$][\w$]*(\.[\w$]+)*", name):
+            raise ValueError(f"probe name must be dotted words such as 'fsm.ctrl', not {name!r}")
+        self._name = name
+
+    @property
+    def name(self):
+        return self._name
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self._name!r})"
+
+
+class Count(Probe):
+    """Cycles in which an event happens; with several events, the events per cycle.
+
+    Parameters
+    ----------
+    name : str
+    *events : expression
+        1-bit conditions.
+    """
+
+    def __init__(self, name, *events):
+        super().__init__(name)
+        if not events:
+            raise ValueError(f"{name}: Count needs at least one event")
+        self._events = events
+
+    def build(self, b):
+        events = [b.resolve(e, self.name, width=1) for e in self._events]
+        part = b.add(self.name, EventCounter(b.counter_bits, sources=len(events)))
+        b.sample(part.valid, Cat(*events))
+        b.count(self.name, part.value)
+        b.group("counter", self.name, value=self.name)
+
+
+class Accumulate(Probe):
+    """The sum of values taken in cycles where they are valid.
+
+    Parameters
+    ----------
+    name : str
+    *sources : (expression, expression)
+        ``(value, valid)`` pairs; every valid value of a cycle is added.
+    """
+
+    def __init__(self, name, *sources):
+        super().__init__(name)
+        if not sources or not all(isinstance(s, tuple) and len(s) == 2 for s in sources):
+            raise ValueError(f"{name}: Accumulate needs (value, valid) pairs, not {sources!r}")
+        self._sources = sources
+
+    def build(self, b):
+        pairs = [(b.resolve(v, self.name), b.resolve(ok, self.name, width=1))
+                 for v, ok in self._sources]
+        amount_bits = max(len(v) for v, _ in pairs)
+        part = b.add(self.name, EventCounter(b.counter_bits, sources=len(pairs),
+                                             amount_bits=amount_bits))
+        for i, (value, valid) in enumerate(pairs):
+            b.sample(part.amount[i], value)
+            b.sample(part.valid[i], valid)
+        b.count(self.name, part.value)
+        b.group("counter", self.name, value=self.name)
+
+
+class Profile(Probe):
+    """Cycles per state of a state machine (a block-RAM table, one entry per state).
+
+    Parameters
+    ----------
+    name : str
+    state : expression
+        The state's encoding.
+    states : sequence of str
+        State names in encoding order.
+    """
+
+    def __init__(self, name, state, states):
+        super().__init__(name)
+        self._state = state
+        self._states = tuple(states)
+
+    def build(self, b):
+        state = b.resolve(self._state, self.name)
+        if (1 << len(state)) < len(self._states):
+            raise ValueError(f"{self.name}: a {len(state)}-bit state cannot take "
+                             f"{len(self._states)} values")
+        part = b.add(self.name, StateProfiler(self._states, b.counter_bits))
+        b.sample(part.state, state)
+        b.table(self.name, "profile", part, self._states)
+        b.group("profile", self.name, table=self.name)
+
+
+class Stream(Probe):
+    """Cycles a valid/ready stream spends transferring, blocking and idle."""
+
+    def __init__(self, name, valid, ready):
+        super().__init__(name)
+        self._valid = valid
+        self._ready = ready
+
+    def build(self, b):
+        part = b.add(self.name, StreamMonitor(b.counter_bits))
+        b.sample(part.valid, b.resolve(self._valid, self.name, width=1))
+        b.sample(part.ready, b.resolve(self._ready, self.name, width=1))
+        for category in STREAM_CATEGORIES:
+            b.count(f"{self.name}.{category}", getattr(part, category))
+        b.group("stream", self.name,
+                **{category: f"{self.name}.{category}" for category in STREAM_CATEGORIES})
+
+
+def _add_histogram(b, name, part):
+    """Make a histogram part's values readable."""
+    b.count(f"{name}.count", part.count)
+    b.count(f"{name}.sum", part.sum)
+    b.plain(f"{name}.min", part.min)
+    b.plain(f"{name}.max", part.max)
+    b.table(f"{name}.bins", "histogram", part, part.labels())
+    b.group("histogram", name, count=f"{name}.count", sum=f"{name}.sum", min=f"{name}.min",
+            max=f"{name}.max", table=f"{name}.bins")
+
+
+class Histogram(Probe):
+    """A histogram of a value sampled when valid, with count, sum, minimum and maximum.
+
+    Parameters
+    ----------
+    name : str
+    value, valid : expression
+    bins : int
+        Bins below the overflow bin.
+    bin_width : int
+        Values per bin, a power of two.
+    """
+
+    def __init__(self, name, value, valid, *, bins, bin_width=1):
+        super().__init__(name)
+        self._value = value
+        self._valid = valid
+        self._bins = _positive_int("bins", bins)
+        self._bin_width = _positive_int("bin_width", bin_width)
+
+    def build(self, b):
+        value = b.resolve(self._value, self.name)
+        part = b.add(self.name, HistogramPart(len(value), bins=self._bins,
+                                              bin_width=self._bin_width, bits=b.counter_bits))
+        b.sample(part.value, value)
+        b.sample(part.valid, b.resolve(self._valid, self.name, width=1))
+        _add_histogram(b, self.name, part)
+
+
+class Latency(Probe):
+    """Latency of an in-order request/response channel: a histogram of every response's
+    latency (``<name>.count``, ``.sum``, ``.min``, ``.max``, ``.bins``), the cycles spent waiting
+    for a response (``<name>.wait_cycles``) and the responses whose latency was not measured
+    because more than ``depth`` requests were outstanding (``<name>.untracked``).
+
+    Parameters
+    ----------
+    name : str
+    request, response : expression
+        A request, a response is accepted in this cycle (for streams: ``valid & ready``).
+    depth : int
+        Outstanding requests tracked at once; size it to the most the design can have.
+    bins, bin_width : int
+        Of the histogram.
+    latency_bits : int
+        Width of a latency.
+    """
+
+    def __init__(self, name, request, response, *, depth, bins=32, bin_width=1, latency_bits=16):
+        super().__init__(name)
+        self._request = request
+        self._response = response
+        self._depth = _positive_int("depth", depth)
+        self._bins = _positive_int("bins", bins)
+        self._bin_width = _positive_int("bin_width", bin_width)
+        self._latency_bits = _positive_int("latency_bits", latency_bits)
+
+    def build(self, b):
+        part = b.add(self.name, LatencyHistogram(self._depth, bins=self._bins,
+                                                 bin_width=self._bin_width,
+                                                 latency_bits=self._latency_bits,
+                                                 bits=b.counter_bits))
+        b.sample(part.request, b.resolve(self._request, self.name, width=1))
+        b.sample(part.response, b.resolve(self._response, self.name, width=1))
+        _add_histogram(b, self.name, part)
+        b.count(f"{self.name}.wait_cycles", part.wait_cycles)
+        b.count(f"{self.name}.untracked", part.untracked)
+        b.group("latency", self.name, histogram=self.name,
+                wait_cycles=f"{self.name}.wait_cycles", untracked=f"{self.name}.untracked")
+
+
+def _named(name, what, items):
+    """``{str: x}`` or a sequence of ``(str, x)`` as a list of pairs."""
+    pairs = list(items.items()) if isinstance(items, dict) else list(items)
+    if not all(isinstance(p, tuple) and len(p) == 2 and isinstance(p[0], str) for p in pairs):
+        raise ValueError(f"{name}: {what} must be a dict or pairs of name and expression")
+    return pairs
+
+
+def _trace_options(name, depth, mode):
+    """Validate a trace's depth and mode up front."""
+    if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1 or depth & (depth - 1):
+        raise ValueError(f"{name}: depth must be a power of two, not {depth!r}")
+    if mode not in TRACE_MODES:
+        raise ValueError(f"{name}: mode must be one of {', '.join(TRACE_MODES)}, not {mode!r}")
+    return depth, mode
+
+
+def _build_trace(b, name, kind, depth, mode, triggers, payload, drive, timestamp_bits=None):
+    """A TraceBuffer fed by ``triggers`` ([(name, 1-bit value)]) and ``payload``
+    ([(name, value, overflow)]) through ``drive`` (``b.sample`` or ``b.connect``)."""
+    timestamp_bits = timestamp_bits or b.counter_bits
+    part = b.add(name, TraceBuffer(depth, timestamp_bits=timestamp_bits, triggers=len(triggers),
+                                   payload_bits=sum(len(v) for _, v, _ in payload), mode=mode,
+                                   bits=b.counter_bits))
+    b.connect(part.timestamp, b.timestamp[:timestamp_bits])
+    drive(part.trigger, Cat(*(v for _, v in triggers)))
+    if payload:
+        drive(part.payload, Cat(*(v for _, v, _ in payload)))
+    b.plain(f"{name}.written", part.written)
+    b.count(f"{name}.dropped", part.dropped)
+    b.trace(name, kind, part, [n for n, _ in triggers],
+            [(n, len(v) - overflow, overflow) for n, v, overflow in payload])
+    b.group(kind, name, trace=name)
+    return part
+
+
+class Trace(Probe):
+    """Timestamped records of trigger events with a payload, in a trace buffer.
+
+    Parameters
+    ----------
+    name : str
+    triggers : dict of str to expression
+        1-bit conditions; a cycle where any fires writes one record that says which fired.
+    payload : dict of str to expression
+        Values recorded with each record.
+    depth : int
+        Records the buffer holds, a power of two.
+    mode : str
+        ``"stop"`` (drained by the host; records that find it full are dropped) or ``"wrap"``
+        (keeps the newest records).
+    timestamp_bits : int or None
+        Default: the HMM's counter width.
+    """
+
+    def __init__(self, name, triggers, payload=None, *, depth, mode="stop", timestamp_bits=None):
+        super().__init__(name)
+        self._triggers = _named(name, "triggers", triggers)
+        if not self._triggers:
+            raise ValueError(f"{name}: a trace needs at least one trigger")
+        self._payload = _named(name, "payload", payload or {})
+        self._depth, self._mode = _trace_options(name, depth, mode)
+        self._timestamp_bits = timestamp_bits
+
+    def build(self, b):
+        triggers = [(n, b.resolve(v, self.name, width=1)) for n, v in self._triggers]
+        payload = [(n, b.resolve(v, self.name), False) for n, v in self._payload]
+        _build_trace(b, self.name, "trace", self._depth, self._mode, triggers, payload,
+                     b.sample, self._timestamp_bits)
+
+
+class Sampler(Probe):
+    """Every ``period`` cycles, a record of chosen counters (values and overflow flags).
+
+    Parameters
+    ----------
+    name : str
+    values : sequence of str
+        Names of counters built by earlier probes (``"cycles"`` is always there).
+    period : int
+    depth : int
+        Records the buffer holds, a power of two.
+    mode : str
+        ``"wrap"`` (keeps the newest samples) or ``"stop"``.
+    """
+
+    def __init__(self, name, values, *, period, depth, mode="wrap"):
+        super().__init__(name)
+        self._values = tuple(values)
+        if not self._values:
+            raise ValueError(f"{name}: a sampler needs at least one value")
+        self._period = _positive_int("period", period)
+        self._depth, self._mode = _trace_options(name, depth, mode)
+
+    def build(self, b):
+        timer = b.add(f"{self.name}.timer", PeriodicSampler(self._period))
+        payload = [(v, *b.counter_value(v, self.name)) for v in self._values]
+        _build_trace(b, self.name, "sampler", self._depth, self._mode,
+                     [("sample", timer.sample)], payload, b.connect)
+
+
+class ThreadStates(Probe):
+    """A record of every thread's state (2 bits each: idle, running, critical, spinning) and a
+    timestamp whenever any thread's state changes.
+
+    Parameters
+    ----------
+    name : str
+    states : expression
+        ``2 * threads`` bits, thread ``t`` in bits ``2t`` and ``2t + 1``.
+    threads : int
+    depth : int
+        Records the buffer holds, a power of two.
+    mode : str
+        ``"stop"`` (drained by the host while running, drops counted) or ``"wrap"``.
+    """
+
+    def __init__(self, name, states, *, threads, depth, mode="stop"):
+        super().__init__(name)
+        self._states = states
+        self._threads = _positive_int("threads", threads)
+        self._depth, self._mode = _trace_options(name, depth, mode)
+
+    def build(self, b):
+        states = b.resolve(self._states, self.name)
+        if len(states) != 2 * self._threads:
+            raise ValueError(f"{self.name}: states must be {2 * self._threads} bits for "
+                             f"{self._threads} threads, not {len(states)}")
+        recorder = b.add(f"{self.name}.recorder", ThreadStateRecorder(self._threads))
+        b.sample(recorder.states, states)
+        sampled = recorder.states
+        payload = [(f"thread{t}", sampled[2 * t:2 * t + 2], False) for t in range(self._threads)]
+        _build_trace(b, self.name, "thread_states", self._depth, self._mode,
+                     [("change", recorder.record)], payload, b.connect)

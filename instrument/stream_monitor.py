@@ -1,0 +1,61 @@
+"""Stream monitors: how a valid/ready stream spends its cycles."""
+
+from amaranth.hdl import Module
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from .saturating import add_saturating, count_layout
+
+__all__ = ["StreamMonitor", "STREAM_CATEGORIES"]
+
+#: The categories a stream's cycle falls in, exactly one per cycle.
+STREAM_CATEGORIES = ("transferring", "blocking", "idle")
+
+
+class StreamMonitor(wiring.Component):
+    """Count the cycles a stream spends transferring, blocking and idle.
+
+    A cycle is *transferring* when ``valid & ready``, *blocking* when ``valid & ~ready`` (the
+    producer waits for the consumer) and *idle* when ``~valid``.
+
+    Parameters
+    ----------
+    bits : int
+        Width of each count; they saturate and set their overflow flags.
+
+    Members
+    -------
+    enable, clear : In(1)
+        As for :class:`~instrument.event_counter.EventCounter`.
+    valid, ready : In(1)
+        The stream's handshake.
+    transferring, blocking, idle : Out(count_layout(bits))
+    """
+
+    def __init__(self, bits=32):
+        layout = count_layout(bits)
+        self._bits = bits
+        super().__init__({
+            "enable": In(1),
+            "clear": In(1),
+            "valid": In(1),
+            "ready": In(1),
+            **{category: Out(layout) for category in STREAM_CATEGORIES},
+        })
+
+    @property
+    def bits(self):
+        return self._bits
+
+    def elaborate(self, platform):
+        m = Module()
+        with m.If(self.clear):
+            m.d.sync += [getattr(self, category).as_value().eq(0) for category in STREAM_CATEGORIES]
+        with m.Elif(self.enable):
+            with m.If(~self.valid):
+                add_saturating(m, self.idle, 1)
+            with m.Elif(self.ready):
+                add_saturating(m, self.transferring, 1)
+            with m.Else():
+                add_saturating(m, self.blocking, 1)
+        return m

@@ -1,0 +1,95 @@
+"""The figures of one PE run: what the roofline and the reports are made of."""
+
+from dataclasses import dataclass
+
+from .readout import HMMReadout
+
+__all__ = ["CycleData"]
+
+# Figures a PE's HMM measures (see instrument.pe_probes), by CycleData field.
+_HMM_FIELDS = {
+    "cycles": "busy_cycles",
+    "bytes_read": "bytes_read",
+    "bytes_written": "bytes_written",
+    "ops": "ops",
+    "total_cycles": "cycles",
+    "rd_req_wait_cycles": "stream.rd_req.blocking",
+    "rd_data_wait_cycles": "rd_latency.wait_cycles",
+    "wr_req_wait_cycles": "stream.wr_req.blocking",
+}
+
+
+@dataclass(frozen=True)
+class CycleData:
+    """The figures of one run of a PE.
+
+    ``cycles`` counts the cycles ``busy`` was high, from the cycle after ``start`` to the cycle
+    ``done`` was high, both included. ``outputs`` counts elements written.
+
+    With an HMM (``measured_by == "hmm"``) every figure was read through the HMM's port and the
+    wait figures and ``hmm`` (every value by name) are there; without one the testbench
+    observed ``cycles`` and the memory model counted the traffic, and those are ``None``.
+    ``total_cycles`` counts every cycle the HMM observed (from reset to the readout).
+    """
+    cycles: int
+    outputs: int
+    bytes_read: int
+    bytes_written: int
+    ops: int
+    measured_by: str = "testbench"
+    total_cycles: int | None = None
+    rd_req_wait_cycles: int | None = None
+    rd_data_wait_cycles: int | None = None
+    wr_req_wait_cycles: int | None = None
+    hmm: HMMReadout | None = None
+
+    @classmethod
+    def from_readout(cls, readout, *, element_bytes):
+        """The figures of a PE's HMM readout (``element_bytes``: bytes per written element)."""
+        figures = {name: readout[value] for name, value in _HMM_FIELDS.items()}
+        return cls(outputs=figures["bytes_written"] // element_bytes, measured_by="hmm",
+                   hmm=readout, **figures)
+
+    @property
+    def ci(self):
+        """Computational intensity, ops per byte read or written."""
+        moved = self.bytes_read + self.bytes_written
+        return self.ops / moved if moved else 0.0
+
+    @property
+    def ops_per_cycle(self):
+        return self.ops / self.cycles if self.cycles else 0.0
+
+    @property
+    def outputs_per_cycle(self):
+        return self.outputs / self.cycles if self.cycles else 0.0
+
+    @property
+    def saturated(self):
+        """Names of HMM values that saturated (their figures are lower bounds)."""
+        return self.hmm.saturated if self.hmm else []
+
+    def to_json(self):
+        obj = {
+            "cycles": self.cycles,
+            "outputs": self.outputs,
+            "bytes_read": self.bytes_read,
+            "bytes_written": self.bytes_written,
+            "ops": self.ops,
+            "ci": self.ci,
+            "ops_per_cycle": self.ops_per_cycle,
+            "outputs_per_cycle": self.outputs_per_cycle,
+            "measured_by": self.measured_by,
+        }
+        if self.hmm is not None:
+            obj.update({name: getattr(self, name) for name in _HMM_FIELDS if name not in obj})
+            obj["hmm"] = self.hmm.to_json()
+        return obj
+
+    @classmethod
+    def from_json(cls, obj):
+        fields = {name: obj[name] for name in ("cycles", "outputs", "bytes_read", "bytes_written",
+                                               "ops", "measured_by")}
+        fields.update({name: obj.get(name) for name in _HMM_FIELDS if name not in fields})
+        hmm = HMMReadout.from_json(obj["hmm"]) if "hmm" in obj else None
+        return cls(**fields, hmm=hmm)

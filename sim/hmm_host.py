@@ -1,0 +1,191 @@
+"""The host side of an HMM port, in a simulation testbench.
+
+:class:`HMMHost` drives an HMM's control and readout port the way a host bridge would — strobes,
+addresses and data on the port's signals, nothing else — and decodes what it reads with the
+layout manifest (:class:`instrument.HMMLayout`) into an :class:`~sim.readout.HMMReadout`.
+"""
+
+from instrument import COMMANDS, READ_LATENCY_CYCLES, REGISTERS, STATUS_BITS
+from instrument.layout import Field
+
+from .readout import HMMReadout
+
+__all__ = ["HMMHost", "HMMError"]
+
+
+class HMMError(RuntimeError):
+    """The HMM answered something a host cannot accept (wrong layout, tables read while running)."""
+
+
+class HMMHost:
+    """Drive an HMM port from an async testbench.
+
+    Parameters
+    ----------
+    ctx : SimulatorContext
+        The testbench's context.
+    port : interface of PortSignature
+        The HMM's port, for example ``instrumented.hmm``.
+    layout : HMMLayout
+    """
+
+    def __init__(self, ctx, port, layout):
+        self._ctx = ctx
+        self._port = port
+        self._layout = layout
+
+    @property
+    def port(self):
+        return self._port
+
+    @property
+    def layout(self):
+        return self._layout
+
+    async def write(self, addr, value):
+        ctx, port = self._ctx, self._port
+        ctx.set(port.addr, addr)
+        ctx.set(port.wdata, value)
+        ctx.set(port.write, 1)
+        await ctx.tick()
+        ctx.set(port.write, 0)
+
+    async def read(self, addrs):
+        """The words at ``addrs``, read back to back."""
+        ctx, port = self._ctx, self._port
+        addrs = list(addrs)
+        words = []
+        for cycle in range(len(addrs) + READ_LATENCY_CYCLES - 1):
+            if cycle < len(addrs):
+                ctx.set(port.addr, addrs[cycle])
+            ctx.set(port.read, cycle < len(addrs))
+            await ctx.tick()
+            if cycle >= READ_LATENCY_CYCLES - 1:
+                if not ctx.get(port.rvalid):
+                    raise HMMError(f"the HMM did not answer the read of {addrs[len(words)]:#x}")
+                words.append(ctx.get(port.rdata))
+        ctx.set(port.read, 0)
+        return words
+
+    async def command(self, *names):
+        """Execute commands together (``"clear"``, ``"run"``, ``"freeze"``, ``"snapshot"``) and
+        wait until they have taken effect."""
+        bits = 0
+        for name in names:
+            if name not in COMMANDS:
+                raise ValueError(f"command must be one of {', '.join(COMMANDS)}, not {name!r}")
+            bits |= COMMANDS[name]
+        await self.write(REGISTERS["control"], bits)
+        while (await self.status())["busy"]:
+            pass
+
+    async def status(self):
+        """``{"running": bool, "busy": bool}``."""
+        word, = await self.read([REGISTERS["control"]])
+        return {name: bool(word >> bit & 1) for name, bit in STATUS_BITS.items()}
+
+    async def check_layout(self):
+        """Raise HMMError unless the HMM answers this layout's id."""
+        word, = await self.read([REGISTERS["layout_id"]])
+        if word != self._layout.layout_id:
+            raise HMMError(f"the HMM's layout id is {word:#x}, the manifest's "
+                           f"{self._layout.layout_id:#x}: wrong manifest")
+
+    async def read_snapshot(self):
+        """``(values, overflow)`` of the last snapshot."""
+        layout = self._layout
+        words = await self.read(range(layout.snapshot_base,
+                                      layout.snapshot_base + layout.snapshot_words))
+        return layout.decode_snapshot(words)
+
+    async def read_values(self, names):
+        """``{name: value}`` of some snapshot fields, reading only the words that hold them."""
+        layout = self._layout
+        fields = [layout.snapshot_field(name) for name in names]
+        wanted = sorted({w for f in fields
+                         for w in range(f.offset // layout.word_bits,
+                                        (f.offset + f.total_bits - 1) // layout.word_bits + 1)})
+        words = dict(zip(wanted, await self.read(layout.snapshot_base + w for w in wanted)))
+        padded = [words.get(w, 0) for w in range(layout.snapshot_words)]
+        return {f.name: f.decode(padded, layout.word_bits)[0] for f in fields}
+
+    async def read_table(self, table):
+        """``[(count, overflow), ...]`` of a table, one per label. The HMM must be frozen."""
+        if (await self.status())["running"]:
+            raise HMMError(f"table {table.name!r} can only be read while the HMM is frozen")
+        word_bits = self._layout.word_bits
+        n = table.entry_words(word_bits)
+        addrs = [table.address(entry, w) for entry in range(len(table.labels)) for w in range(n)]
+        words = await self.read(addrs)
+        count = Field("count", 0, table.bits, overflow=True)
+        return [count.decode(words[i * n:(i + 1) * n], word_bits) for i in range(len(table.labels))]
+
+    async def read_records(self, trace, first, count):
+        """Records ``first .. first + count - 1`` (record indices, modulo ``2 * depth``)."""
+        word_bits = self._layout.word_bits
+        n = trace.entry_words(word_bits)
+        slots = [(first + i) % trace.depth for i in range(count)]
+        words = await self.read([trace.address(slot, w) for slot in slots for w in range(n)])
+        return [trace.decode_record(words[i * n:(i + 1) * n], word_bits) for i in range(count)]
+
+    async def read_trace(self, trace, values=None):
+        """The records in a trace now, oldest first, from a snapshot's ``values``.
+
+        In ``stop`` mode these are the records not consumed yet; in ``wrap`` mode the newest
+        ``depth`` records.
+        """
+        if values is None:
+            await self.command("snapshot")
+            values = await self.read_values([trace.written, trace.dropped])
+        written = values[trace.written]
+        period = 2 * trace.depth
+        if trace.mode == "stop":
+            consumed, = await self.read([trace.consumed_register])
+            count = (written - consumed) % period
+            first = consumed
+        else:
+            dropped = values[trace.dropped]
+            full = dropped > 0 or written == trace.depth
+            count = trace.depth if full else written
+            first = (written - count) % period
+        return await self.read_records(trace, first, count)
+
+    async def drain(self, trace):
+        """Take the unread records of a ``stop``-mode trace, while the design runs.
+
+        Returns ``(records, dropped)``: the records, oldest first, and the drop count of the
+        snapshot they were read under.
+        """
+        if trace.mode != "stop":
+            raise ValueError(f"only stop-mode traces can be drained, {trace.name!r} wraps")
+        await self.command("snapshot")
+        values = await self.read_values([trace.written, trace.dropped])
+        records = await self.read_trace(trace, values)
+        await self.write(trace.consumed_register, values[trace.written])
+        return records, values[trace.dropped]
+
+    async def read_all(self, *, freeze=True):
+        """Everything: freeze with a snapshot, then read every value, table and trace. With
+        ``freeze=False`` the HMM must be frozen already (tables are only read frozen); a new
+        snapshot is taken.
+
+        Returns
+        -------
+        HMMReadout
+        """
+        await self.check_layout()
+        if freeze:
+            await self.command("freeze", "snapshot")
+        else:
+            await self.command("snapshot")
+        values, overflow = await self.read_snapshot()
+        tables = {}
+        for table in self._layout.tables:
+            entries = await self.read_table(table)
+            tables[table.name] = {label: count for label, (count, _) in zip(table.labels, entries)}
+            for name, (count, flag) in zip(table.entry_names, entries):
+                values[name] = count
+                overflow[name] = flag
+        traces = {trace.name: await self.read_trace(trace, values) for trace in self._layout.traces}
+        return HMMReadout(self._layout.layout_id, values, overflow, tables, traces,
+                          self._layout.groups)

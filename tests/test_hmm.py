@@ -1,0 +1,382 @@
+"""An HMM on a small design, read through its port like a host, against an observer that samples
+the design's signals in the testbench and a model of the port's documented timing."""
+
+import json
+
+import pytest
+from amaranth.hdl import Cat, Elaboratable, Module, Mux, Signal
+from amaranth.sim import Simulator
+
+from instrument import HMM, HMMLayout, probe
+from sim import HMMError, HMMHost
+
+
+class Stimulus(Elaboratable):
+    """Pseudo-random activity: two events, a level, a 4-state machine that dwells, two threads."""
+
+    def __init__(self):
+        self.now = Signal(32)
+        self.a = Signal()
+        self.b = Signal()
+        self.level = Signal(4)
+        self.state = Signal(2)
+        self.threads = Signal(4)
+
+    def elaborate(self, platform):
+        m = Module()
+        lfsr = Signal(32, init=0xACE1)
+        m.d.sync += [
+            lfsr.eq(Mux(lfsr[0], (lfsr >> 1) ^ 0x80200003, lfsr >> 1)),
+            self.now.eq(self.now + 1),
+        ]
+        m.d.comb += [
+            self.a.eq(lfsr[0] | lfsr[1]),
+            self.b.eq(lfsr[2] & lfsr[3]),
+            self.level.eq(lfsr[4:8]),
+        ]
+        with m.If(lfsr[8:11] == 0):
+            m.d.sync += self.state.eq(lfsr[11:13])
+        with m.If(lfsr[13:17] == 0):
+            m.d.sync += self.threads.eq(lfsr[17:21])
+        return m
+
+
+def toy_probes(s, *, trace_depth=8, trace_mode="stop"):
+    return [
+        probe.Count("a", s.a),
+        probe.Count("a_b", s.a, s.b),
+        probe.Accumulate("level_when_a", (s.level, s.a)),
+        probe.Stream("s", s.a, s.b),
+        probe.Profile("p", s.state, ["S0", "S1", "S2", "S3"]),
+        probe.Histogram("h", s.level, s.b, bins=4, bin_width=2),
+        probe.Trace("t", {"b": s.b, "high": s.level > 12}, {"level": s.level},
+                    depth=trace_depth, mode=trace_mode),
+        probe.Sampler("samples", ["a", "cycles"], period=5, depth=4),
+        probe.ThreadStates("threads", s.threads, threads=2, depth=4, mode="stop"),
+    ]
+
+
+def simulate(host_program, *, counter_bits=32, word_bits=32, **probe_options):
+    """Run the stimulus with an HMM; ``host_program(host, now)`` drives the port.
+
+    Returns ``(samples, hmm)``: the observer's per-cycle samples, by cycle number, and the HMM.
+    """
+    stimulus = Stimulus()
+    hmm = HMM(toy_probes(stimulus, **probe_options), counter_bits=counter_bits,
+              word_bits=word_bits)
+    top = Module()
+    top.submodules.stimulus = stimulus
+    top.submodules.hmm = hmm
+    sim = Simulator(top)
+    sim.add_clock(1e-8)
+    samples = {}
+
+    async def observer(ctx):
+        s = stimulus
+        async for _, _, now, a, b, level, state, threads in ctx.tick().sample(
+                s.now, s.a, s.b, s.level, s.state, s.threads):
+            samples[now] = dict(a=a, b=b, level=level, state=state, threads=threads)
+
+    async def host(ctx):
+        await host_program(HMMHost(ctx, hmm.port, hmm.layout), lambda: ctx.get(stimulus.now),
+                           ctx)
+
+    sim.add_testbench(observer, background=True)
+    sim.add_testbench(host)
+    sim.run()
+    return samples, hmm
+
+
+class Timeline:
+    """Which cycles an HMM counts, from the cycles commands were written in (the port's
+    documented timing): a freeze in cycle c counts c; a run in c counts from c + 1; a clear in c
+    counts nothing up to c + 2 and nothing while the tables are swept after that."""
+
+    def __init__(self, sweep_cycles):
+        self.sweep_cycles = sweep_cycles
+        self.events = []
+
+    def command(self, cycle, *names):
+        self.events.append((cycle, names))
+
+    def counted(self, first, last):
+        """Counted cycles in ``first .. last``, and the last clear before ``last``."""
+        running, blocked_until, start = True, -1, 0
+        cycles = []
+        events = sorted(self.events)
+        for t in range(0, last + 1):
+            for cycle, names in events:
+                if cycle == t - 1:
+                    if "freeze" in names:
+                        running = False
+                    elif "run" in names:
+                        running = True
+                if cycle == t - 1 and "clear" in names:
+                    blocked_until = t + 1 + self.sweep_cycles
+                    start = t + 1
+            if running and t > blocked_until and t >= first:
+                cycles.append(t)
+        return [t for t in cycles if t >= start]
+
+
+async def freeze_and_read(host, now):
+    """Freeze with a snapshot, read everything; returns the freeze's cycle and the readout."""
+    cycle = now()
+    await host.command("freeze", "snapshot")
+    return cycle, await host.read_all(freeze=False)
+
+
+def saturate(value, bits):
+    top = (1 << bits) - 1
+    return min(value, top), value > top
+
+
+def expected_values(samples, cycles, bits=32):
+    """Every counter's (value, overflow) over ``cycles``, from the observer's samples."""
+    picked = [samples[t] for t in cycles]
+    raw = {
+        "cycles": len(picked),
+        "a": sum(s["a"] for s in picked),
+        "a_b": sum(s["a"] + s["b"] for s in picked),
+        "level_when_a": sum(s["level"] for s in picked if s["a"]),
+        "s.transferring": sum(s["a"] and s["b"] for s in picked),
+        "s.blocking": sum(s["a"] and not s["b"] for s in picked),
+        "s.idle": sum(not s["a"] for s in picked),
+        "h.count": sum(s["b"] for s in picked),
+        "h.sum": sum(s["level"] for s in picked if s["b"]),
+    }
+    values = {name: saturate(value, bits + (4 if name == "h.sum" else 0))
+              for name, value in raw.items()}
+    levels = [s["level"] for s in picked if s["b"]]
+    values["h.min"] = (min(levels) if levels else 15, None)
+    values["h.max"] = (max(levels) if levels else 0, None)
+    for i, name in enumerate(["S0", "S1", "S2", "S3"]):
+        values[f"p.{name}"] = saturate(sum(s["state"] == i for s in picked), bits)
+    for b, label in enumerate(["0-1", "2-3", "4-5", "6-7", ">=8"]):
+        values[f"h.bins.{label}"] = saturate(
+            sum(1 for level in levels if min(level // 2, 4) == b), bits)
+    return values
+
+
+def check(readout, expected):
+    for name, (value, flag) in expected.items():
+        assert readout.values[name] == value, name
+        if flag is not None:
+            assert readout.overflow[name] == flag, name
+
+
+def test_values_follow_freeze_run_snapshot_and_clear():
+    timeline = Timeline(sweep_cycles=5)     # the histogram's 5 bins take longest to sweep
+    readouts = {}
+
+    async def program(host, now, ctx):
+        await host.check_layout()
+        await ctx.tick().repeat(40)
+        timeline.command(now(), "snapshot")
+        await host.command("snapshot")                    # while running
+        readouts["running"] = (timeline.events[-1][0], await host.read_snapshot())
+        await ctx.tick().repeat(30)
+        timeline.command(now(), "freeze", "snapshot")
+        await host.command("freeze", "snapshot")
+        assert await host.status() == {"running": False, "busy": False}
+        readouts["frozen"] = (timeline.events[-1][0], await host.read_all(freeze=False))
+        await ctx.tick().repeat(20)                      # frozen: nothing counts
+        timeline.command(now(), "run")
+        await host.command("run")
+        await ctx.tick().repeat(25)
+        timeline.command(now(), "clear")
+        await host.command("clear")
+        await ctx.tick().repeat(35)
+        readouts["cleared"] = await freeze_and_read(host, now)
+
+    samples, hmm = simulate(program)
+    cycle, (values, overflow) = readouts["running"]
+    expected = expected_values(samples, timeline.counted(0, cycle))
+    for name in ("cycles", "a", "a_b", "level_when_a", "s.transferring", "h.count", "h.sum"):
+        assert values[name] == expected[name][0], name
+    # One snapshot describes one set of cycles: the stream's categories add up to them.
+    assert values["s.transferring"] + values["s.blocking"] + values["s.idle"] == values["cycles"]
+
+    cycle, readout = readouts["frozen"]
+    check(readout, expected_values(samples, timeline.counted(0, cycle)))
+    cycle, readout = readouts["cleared"]
+    counted = timeline.counted(0, cycle)
+    cleared = timeline.events[-1][0]
+    assert counted[0] == cleared + 3 + 5     # after the clear strobe and the 5-word sweep
+    check(readout, expected_values(samples, counted))
+    assert readout.fsms()["p"] == {s: readout.values[f"p.{s}"] for s in ["S0", "S1", "S2", "S3"]}
+    assert readout.streams()["s"]["idle"] == readout.values["s.idle"]
+
+
+def test_narrow_counters_saturate_and_raise_their_flags():
+    result = {}
+
+    async def program(host, now, ctx):
+        await ctx.tick().repeat(150)
+        result["cycle"], result["readout"] = await freeze_and_read(host, now)
+
+    samples, hmm = simulate(program, counter_bits=6)
+    expected = expected_values(samples, Timeline(5).counted(0, result["cycle"]), bits=6)
+    check(result["readout"], expected)
+    saturated = [name for name, (_, flag) in expected.items() if flag]
+    assert "cycles" in saturated and "a" in saturated and "s.transferring" not in saturated
+    assert set(saturated) <= set(result["readout"].saturated)
+
+
+def test_a_narrower_port_reads_the_same_values():
+    readouts = []
+
+    async def program(host, now, ctx):
+        await ctx.tick().repeat(80)
+        readouts.append(await freeze_and_read(host, now))
+
+    simulate(program)
+    samples, hmm = simulate(program, word_bits=16)
+    assert hmm.layout.word_bits == 16 and hmm.layout.table("p").stride_words == 4
+    (cycle32, wide), (cycle16, narrow) = readouts
+    assert cycle32 == cycle16
+    assert narrow.values == wide.values and narrow.overflow == wide.overflow
+    assert narrow.traces == wide.traces
+
+
+def observed_records(samples, counted, kind):
+    """The records a trace should hold, from the observer: (timestamp, ...) per counted cycle."""
+    records = []
+    for timestamp, t in enumerate(counted):
+        s = samples[t]
+        if kind == "t":
+            events = [name for name, fired in (("b", s["b"]), ("high", s["level"] > 12)) if fired]
+            if events:
+                records.append({"timestamp": timestamp, "events": events, "level": s["level"]})
+    return records
+
+
+def drained_correctly(drained, observed, dropped):
+    """``drained`` is ``observed`` with exactly ``dropped`` records missing."""
+    assert len(observed) - len(drained) == dropped
+    it = iter(observed)
+    assert all(any(record == candidate for candidate in it) for record in drained)
+
+
+@pytest.mark.parametrize("drain_every", [3, 40])
+def test_stop_trace_drained_while_running_loses_only_counted_drops(drain_every):
+    drained, state = [], {}
+
+    async def program(host, now, ctx):
+        trace = host.layout.trace("t")
+        for _ in range(12):
+            await ctx.tick().repeat(drain_every)
+            records, dropped = await host.drain(trace)
+            drained.extend(records)
+            state["dropped"] = dropped
+        state["cycle"] = now()
+        await host.command("freeze")
+        records, state["dropped"] = await host.drain(trace)
+        drained.extend(records)
+
+    samples, hmm = simulate(program, trace_depth=64 if drain_every == 3 else 8)
+    observed = observed_records(samples, Timeline(5).counted(0, state["cycle"]), "t")
+    drained_correctly(drained, observed, state["dropped"])
+    if drain_every == 40:
+        assert state["dropped"] > 0        # an 8-deep buffer overflows between rare drains
+    else:
+        assert state["dropped"] == 0 and len(drained) > 50
+
+
+def test_wrap_trace_keeps_the_newest_records_and_counts_the_rest():
+    result = {}
+
+    async def program(host, now, ctx):
+        await ctx.tick().repeat(100)
+        result["cycle"], result["readout"] = await freeze_and_read(host, now)
+
+    samples, hmm = simulate(program, trace_mode="wrap")
+    observed = observed_records(samples, Timeline(5).counted(0, result["cycle"]), "t")
+    readout = result["readout"]
+    assert readout.traces["t"] == observed[-8:]
+    assert readout.values["t.dropped"] == len(observed) - 8
+
+
+def test_sampler_records_chosen_counters_every_period():
+    result = {}
+
+    async def program(host, now, ctx):
+        await ctx.tick().repeat(60)
+        result["cycle"], result["readout"] = await freeze_and_read(host, now)
+
+    samples, hmm = simulate(program)
+    counted = Timeline(5).counted(0, result["cycle"])
+    records = result["readout"].traces["samples"]
+    periods = len(counted) // 5
+    assert len(records) == 4 and result["readout"].values["samples.dropped"] == periods - 4
+    for record in records:
+        t = record["timestamp"]                       # counted cycles before this sample
+        assert t % 5 == 4
+        assert record["cycles"] == t and not record["cycles.overflow"]
+        assert record["a"] == sum(samples[c]["a"] for c in counted[:t])
+
+
+def test_thread_states_drained_while_running_follow_every_change():
+    drained, state = [], {}
+
+    async def program(host, now, ctx):
+        trace = host.layout.trace("threads")
+        for _ in range(20):
+            await ctx.tick().repeat(10)
+            records, state["dropped"] = await host.drain(trace)
+            drained.extend(records)
+        state["cycle"] = now()
+        await host.command("freeze")
+        records, state["dropped"] = await host.drain(trace)
+        drained.extend(records)
+
+    samples, hmm = simulate(program)
+    counted = Timeline(5).counted(0, state["cycle"])
+    observed, last = [], None
+    for timestamp, t in enumerate(counted):
+        threads = samples[t]["threads"]
+        if threads != last:
+            observed.append({"timestamp": timestamp, "events": ["change"],
+                             "thread0": threads & 3, "thread1": threads >> 2})
+            last = threads
+    assert len(observed) > 5
+    drained_correctly(drained, observed, state["dropped"])
+
+
+def test_layout_round_trips_and_a_wrong_manifest_is_refused():
+    stimulus = Stimulus()
+    layout = HMM(toy_probes(stimulus)).layout
+    again = HMMLayout.from_json(json.loads(json.dumps(layout.to_json())))
+    assert again == layout and again.layout_id == layout.layout_id
+    other = HMM([probe.Count("a", stimulus.a)]).layout
+    assert other.layout_id != layout.layout_id
+    tampered = layout.to_json()
+    tampered["snapshot"]["fields"][0]["bits"] += 1
+    with pytest.raises(ValueError, match="layout_id"):
+        HMMLayout.from_json(tampered)
+
+    async def program(host, now, ctx):
+        await HMMHost(ctx, host.port, other).check_layout()
+
+    with pytest.raises(HMMError, match="wrong manifest"):
+        simulate(program)
+
+
+def test_tables_cannot_be_read_while_running():
+    async def program(host, now, ctx):
+        await host.read_table(host.layout.table("p"))
+
+    with pytest.raises(HMMError, match="frozen"):
+        simulate(program)
+
+
+def test_probe_names_must_be_unique_and_well_formed():
+    s = Stimulus()
+    with pytest.raises(ValueError, match="named 'a'"):
+        HMM([probe.Count("a", s.a), probe.Count("a", s.b)])
+    with pytest.raises(ValueError, match="dotted words"):
+        probe.Count("a b", s.a)
+    with pytest.raises(ValueError, match="1-bit condition"):
+        HMM([probe.Count("x", s.level)])
+    with pytest.raises(ValueError, match="design view"):
+        HMM([probe.Count("x", "sub.sig")])
