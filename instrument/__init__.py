@@ -3,7 +3,7 @@ control and readout, and automatic attachment to any Amaranth design.
 
 Parts (each a ``wiring.Component``): :class:`CycleCounter`, :class:`EventCounter`,
 :class:`StreamMonitor`, :class:`StateProfiler`, :class:`Histogram`, :class:`LatencyHistogram`,
-:class:`TraceBuffer`, :class:`PeriodicSampler`, :class:`ThreadStateRecorder`. Probes
+:class:`TraceBuffer`, :class:`PeriodicSampler`, :class:`ChangeRecorder`. Probes
 (:mod:`instrument.probe`) describe measurements; :class:`HMM` builds them behind one port
 (:mod:`instrument.port`, which also gives the timing of commands) and describes them in an
 :class:`HMMLayout`; :func:`attach` puts an HMM on any design, finding its state machines and
@@ -12,6 +12,7 @@ streams by itself.
 
 from . import probe
 from .attach import Instrumented, attach
+from .change_recorder import ChangeRecorder
 from .cycle_counter import CycleCounter
 from .discover import DesignView, FSMInfo, StreamInfo
 from .event_counter import EventCounter
@@ -22,17 +23,16 @@ from .layout import COMMANDS, READ_LATENCY_CYCLES, REGISTERS, STATUS_BITS, HMMLa
 from .pe_probes import pe_probes
 from .periodic_sampler import PeriodicSampler
 from .port import PROTOCOL, PortSignature
+from .probe import THREAD_STATES
 from .saturating import add_saturating, count_layout, saturating_sum
 from .state_profiler import StateProfiler
 from .stream_monitor import STREAM_CATEGORIES, StreamMonitor
-from .thread_states import THREAD_STATES, ThreadStateRecorder
 from .trace_buffer import TRACE_MODES, TraceBuffer
 
 __all__ = [
-    "COMMANDS", "CycleCounter", "DesignView", "EventCounter", "FSMInfo", "HMM", "HMMLayout",
-    "Histogram", "Instrumented", "LatencyHistogram", "PROTOCOL", "PeriodicSampler", "PortSignature",
-    "READ_LATENCY_CYCLES", "REGISTERS", "STATUS_BITS", "STREAM_CATEGORIES", "StateProfiler",
-    "StreamInfo", "StreamMonitor", "THREAD_STATES", "TRACE_MODES", "ThreadStateRecorder",
-    "TraceBuffer", "add_saturating", "attach", "count_layout", "pe_probes", "probe",
-    "saturating_sum",
+    "COMMANDS", "ChangeRecorder", "CycleCounter", "DesignView", "EventCounter", "FSMInfo", "HMM",
+    "HMMLayout", "Histogram", "Instrumented", "LatencyHistogram", "PROTOCOL", "PeriodicSampler",
+    "PortSignature", "READ_LATENCY_CYCLES", "REGISTERS", "STATUS_BITS", "STREAM_CATEGORIES",
+    "StateProfiler", "StreamInfo", "StreamMonitor", "THREAD_STATES", "TRACE_MODES", "TraceBuffer",
+    "add_saturating", "attach", "count_layout", "pe_probes", "probe", "saturating_sum",
 ]

@@ -62,7 +62,8 @@ class _Builder:
         self.links = []          # (part port, value of another part): combinational
         self.fields = []         # (name, value, has overflow flag)
         self.tables = []         # (name, kind, part, labels)
-        self.traces = []         # (name, kind, part, events, payload [(name, bits, overflow)])
+        self.traces = []         # (name, kind, part, events, payload [(name, bits, overflow)],
+        #                           labels [(payload name, names by code)])
         self.groups = []
         self._names = set()
         self.timestamp = None
@@ -125,9 +126,10 @@ class _Builder:
         self._claim(name)
         self.tables.append((name, kind, part, tuple(labels)))
 
-    def trace(self, name, kind, part, events, payload):
+    def trace(self, name, kind, part, events, payload, labels=()):
         self._claim(name)
-        self.traces.append((name, kind, part, tuple(events), tuple(payload)))
+        self.traces.append((name, kind, part, tuple(events), tuple(payload),
+                            tuple((field, tuple(names)) for field, names in labels)))
 
     def group(self, kind, name, **roles):
         self.groups.append(Group(kind, name, tuple(roles.items())))
@@ -193,7 +195,7 @@ class HMM(wiring.Component):
             return _pow2(-(-len(part.rdata.as_value()) // word_bits))
 
         tables = [_Region(len(labels), stride(part), part) for _, _, part, labels in b.tables]
-        traces = [_Region(part.depth, stride(part), part) for _, _, part, _, _ in b.traces]
+        traces = [_Region(part.depth, stride(part), part) for _, _, part, *_ in b.traces]
 
         # Registers first (control at 0), then regions aligned to their power-of-two sizes so
         # the read decoder compares high address bits only.
@@ -208,7 +210,8 @@ class HMM(wiring.Component):
             TableLayout(name, kind, region.base, region.stride, part.bits, labels)
             for (name, kind, part, labels), region in zip(b.tables, tables))
         trace_layouts = []
-        for k, ((name, kind, part, events, payload), region) in enumerate(zip(b.traces, traces)):
+        for k, ((name, kind, part, events, payload, labels), region) in enumerate(
+                zip(b.traces, traces)):
             offset = part.timestamp_bits + len(events)
             payload_fields = []
             for field_name, bits, overflow in payload:
@@ -217,7 +220,7 @@ class HMM(wiring.Component):
             trace_layouts.append(TraceLayout(
                 name, kind, region.base, region.stride, part.depth, part.mode, part.timestamp_bits,
                 events, tuple(payload_fields), consumed_base + k, f"{name}.written",
-                f"{name}.dropped"))
+                f"{name}.dropped", labels))
         details.setdefault("counter_bits", b.counter_bits)
         layout = HMMLayout(word_bits, addr_bits, snapshot.base, tuple(fields), table_layouts,
                            tuple(trace_layouts), tuple(b.groups), details)
@@ -257,8 +260,8 @@ class HMM(wiring.Component):
         m.submodules.control = fan_out
 
         consumed = [Signal(len(part.consumed), name=f"consumed{k}")
-                    for k, (_, _, part, _, _) in enumerate(b.traces)]
-        for register, (_, _, part, _, _) in zip(consumed, b.traces):
+                    for k, (_, _, part, *_) in enumerate(b.traces)]
+        for register, (_, _, part, *_) in zip(consumed, b.traces):
             fan_out.d.comb += part.consumed.eq(register)
 
         with m.If(port.write):

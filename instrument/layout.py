@@ -98,9 +98,13 @@ class TableLayout:
 
 @dataclass(frozen=True)
 class TraceLayout:
-    """A trace buffer: ``depth`` records of timestamp, one bit per event, and payload fields."""
+    """A trace buffer: ``depth`` records of timestamp, one bit per event, and payload fields.
+
+    ``labels`` names the codes of some payload fields: ``((field name, (name of code 0, name of
+    code 1, ...)), ...)``, for example a state machine's states.
+    """
     name: str
-    kind: str              # "trace", "sampler" or "thread_states"
+    kind: str              # "trace", "sampler", "changes" or "thread_states"
     base: int
     stride_words: int
     depth: int
@@ -111,6 +115,7 @@ class TraceLayout:
     consumed_register: int
     written: str           # snapshot field names
     dropped: str
+    labels: tuple = ()
 
     @property
     def pointer_bits(self):
@@ -145,14 +150,16 @@ class TraceLayout:
                 "timestamp_bits": self.timestamp_bits, "events": list(self.events),
                 "payload": [f.to_json() for f in self.payload],
                 "consumed_register": self.consumed_register, "written": self.written,
-                "dropped": self.dropped}
+                "dropped": self.dropped,
+                "labels": {field: list(names) for field, names in self.labels}}
 
     @classmethod
     def from_json(cls, obj):
         return cls(obj["name"], obj["kind"], obj["base"], obj["stride_words"], obj["depth"],
                    obj["mode"], obj["timestamp_bits"], tuple(obj["events"]),
                    tuple(Field.from_json(f) for f in obj["payload"]), obj["consumed_register"],
-                   obj["written"], obj["dropped"])
+                   obj["written"], obj["dropped"],
+                   tuple((field, tuple(names)) for field, names in obj["labels"].items()))
 
 
 @dataclass(frozen=True)
@@ -162,7 +169,7 @@ class Group:
     Kinds: ``counter`` (role ``value``), ``stream`` (``transferring``, ``blocking``, ``idle``),
     ``profile`` (``table``), ``histogram`` (``count``, ``sum``, ``min``, ``max``, ``table``),
     ``latency`` (``histogram`` group name, ``wait_cycles``, ``untracked``), ``trace``,
-    ``sampler`` and ``thread_states`` (``trace``).
+    ``sampler``, ``changes`` and ``thread_states`` (``trace``).
     """
     kind: str
     name: str

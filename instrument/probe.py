@@ -21,12 +21,15 @@ from .histogram import Histogram as HistogramPart
 from .latency_histogram import LatencyHistogram
 from .periodic_sampler import PeriodicSampler
 from .state_profiler import StateProfiler
+from .change_recorder import ChangeRecorder
 from .stream_monitor import STREAM_CATEGORIES, StreamMonitor
-from .thread_states import ThreadStateRecorder
 from .trace_buffer import TRACE_MODES, TraceBuffer
 
 __all__ = ["Probe", "Count", "Accumulate", "Profile", "Stream", "Histogram", "Latency", "Trace",
-           "Sampler", "ThreadStates"]
+           "Sampler", "Changes", "ThreadStates", "THREAD_STATES"]
+
+#: The state of a hardware thread, by its 2-bit code (see :class:`ThreadStates`).
+THREAD_STATES = ("idle", "running", "critical", "spinning")
 
 
 def _positive_int(name, value):
@@ -253,9 +256,11 @@ def _trace_options(name, depth, mode):
     return depth, mode
 
 
-def _build_trace(b, name, kind, depth, mode, triggers, payload, drive, timestamp_bits=None):
+def _build_trace(b, name, kind, depth, mode, triggers, payload, drive, timestamp_bits=None,
+                 labels=()):
     """A TraceBuffer fed by ``triggers`` ([(name, 1-bit value)]) and ``payload``
-    ([(name, value, overflow)]) through ``drive`` (``b.sample`` or ``b.connect``)."""
+    ([(name, value, overflow)]) through ``drive`` (``b.sample`` or ``b.connect``); ``labels``
+    ([(payload name, names by code)]) go into the layout."""
     timestamp_bits = timestamp_bits or b.counter_bits
     part = b.add(name, TraceBuffer(depth, timestamp_bits=timestamp_bits, triggers=len(triggers),
                                    payload_bits=sum(len(v) for _, v, _ in payload), mode=mode,
@@ -267,7 +272,7 @@ def _build_trace(b, name, kind, depth, mode, triggers, payload, drive, timestamp
     b.plain(f"{name}.written", part.written)
     b.count(f"{name}.dropped", part.dropped)
     b.trace(name, kind, part, [n for n, _ in triggers],
-            [(n, len(v) - overflow, overflow) for n, v, overflow in payload])
+            [(n, len(v) - overflow, overflow) for n, v, overflow in payload], labels)
     b.group(kind, name, trace=name)
     return part
 
@@ -337,9 +342,72 @@ class Sampler(Probe):
                      [("sample", timer.sample)], payload, b.connect)
 
 
-class ThreadStates(Probe):
-    """A record of every thread's state (2 bits each: idle, running, critical, spinning) and a
-    timestamp whenever any thread's state changes.
+class Changes(Probe):
+    """A record of chosen values and a timestamp whenever any of them changes, so the records
+    alone give every value in every cycle (see :mod:`instrument.change_recorder`).
+
+    Parameters
+    ----------
+    name : str
+    values : dict of str to expression
+        The values recorded side by side, each a payload field of the records.
+    labels : dict of str to sequence of str
+        Names of the codes of some values, by code (a state machine's state names in encoding
+        order); the layout keeps them so a host can name what it reads.
+    depth : int
+        Records the buffer holds, a power of two.
+    mode : str
+        ``"stop"`` (drained by the host while running, drops counted) or ``"wrap"``.
+    """
+
+    kind = "changes"
+
+    def __init__(self, name, values, *, labels=None, depth, mode="stop"):
+        super().__init__(name)
+        self._values = _named(name, "values", values)
+        if not self._values:
+            raise ValueError(f"{name}: changes need at least one value")
+        labels = dict(labels or {})
+        fields = [n for n, _ in self._values]
+        for field, names in labels.items():
+            if field not in fields:
+                raise ValueError(f"{name}: labels name {field!r}, which is not one of the values "
+                                 f"({', '.join(fields)})")
+            if isinstance(names, str) or not all(isinstance(n, str) for n in names):
+                raise ValueError(f"{name}: labels of {field!r} must be a sequence of names, "
+                                 f"not {names!r}")
+        self._labels = {field: tuple(names) for field, names in labels.items()}
+        self._depth, self._mode = _trace_options(name, depth, mode)
+
+    def _resolve(self, b):
+        """``[(field, value)]`` of the recorded values."""
+        return [(n, b.resolve(v, self.name)) for n, v in self._values]
+
+    def build(self, b):
+        values = self._resolve(b)
+        for field, value in values:
+            names = self._labels.get(field, ())
+            if len(names) > 1 << len(value):
+                raise ValueError(f"{self.name}: a {len(value)}-bit value {field!r} cannot take "
+                                 f"{len(names)} labelled codes")
+        recorder = b.add(f"{self.name}.recorder",
+                         ChangeRecorder(sum(len(value) for _, value in values)))
+        b.sample(recorder.value, Cat(*(value for _, value in values)))
+        payload, offset = [], 0
+        for field, value in values:
+            payload.append((field, recorder.value[offset:offset + len(value)], False))
+            offset += len(value)
+        _build_trace(b, self.name, self.kind, self._depth, self._mode,
+                     [("change", recorder.record)], payload, b.connect,
+                     labels=[(field, self._labels[field]) for field, _ in values
+                             if field in self._labels])
+
+
+class ThreadStates(Changes):
+    """A record of every thread's state and a timestamp whenever any thread's state changes.
+
+    Thread ``t``'s state is the record's field ``thread<t>``, 2 bits: idle 0, running 1,
+    critical 2 (holds a lock), spinning 3 (waits for one), labelled by :data:`THREAD_STATES`.
 
     Parameters
     ----------
@@ -353,20 +421,20 @@ class ThreadStates(Probe):
         ``"stop"`` (drained by the host while running, drops counted) or ``"wrap"``.
     """
 
-    def __init__(self, name, states, *, threads, depth, mode="stop"):
-        super().__init__(name)
-        self._states = states
-        self._threads = _positive_int("threads", threads)
-        self._depth, self._mode = _trace_options(name, depth, mode)
+    kind = "thread_states"
 
-    def build(self, b):
-        states = b.resolve(self._states, self.name)
-        if len(states) != 2 * self._threads:
-            raise ValueError(f"{self.name}: states must be {2 * self._threads} bits for "
-                             f"{self._threads} threads, not {len(states)}")
-        recorder = b.add(f"{self.name}.recorder", ThreadStateRecorder(self._threads))
-        b.sample(recorder.states, states)
-        sampled = recorder.states
-        payload = [(f"thread{t}", sampled[2 * t:2 * t + 2], False) for t in range(self._threads)]
-        _build_trace(b, self.name, "thread_states", self._depth, self._mode,
-                     [("change", recorder.record)], payload, b.connect)
+    def __init__(self, name, states, *, threads, depth, mode="stop"):
+        threads = _positive_int("threads", threads)
+        fields = [f"thread{t}" for t in range(threads)]
+        # Every field stands for the packed states until build() takes its slice.
+        super().__init__(name, [(field, states) for field in fields],
+                         labels={field: THREAD_STATES for field in fields}, depth=depth,
+                         mode=mode)
+
+    def _resolve(self, b):
+        states = b.resolve(self._values[0][1], self.name)
+        threads = len(self._values)
+        if len(states) != 2 * threads:
+            raise ValueError(f"{self.name}: states must be {2 * threads} bits for {threads} "
+                             f"threads, not {len(states)}")
+        return [(field, states[2 * t:2 * t + 2]) for t, (field, _) in enumerate(self._values)]

@@ -7,7 +7,7 @@ import pytest
 from amaranth.hdl import Cat, Elaboratable, Module, Mux, Signal
 from amaranth.sim import Simulator
 
-from instrument import HMM, HMMLayout, probe
+from instrument import HMM, THREAD_STATES, HMMLayout, probe
 from sim import HMMError, HMMHost
 
 
@@ -53,6 +53,8 @@ def toy_probes(s, *, trace_depth=8, trace_mode="stop"):
                     depth=trace_depth, mode=trace_mode),
         probe.Sampler("samples", ["a", "cycles"], period=5, depth=4),
         probe.ThreadStates("threads", s.threads, threads=2, depth=4, mode="stop"),
+        probe.Changes("changes", {"state": s.state, "high": s.level > 12},
+                      labels={"state": ["S0", "S1", "S2", "S3"]}, depth=8, mode="wrap"),
     ]
 
 
@@ -341,6 +343,44 @@ def test_thread_states_drained_while_running_follow_every_change():
             last = threads
     assert len(observed) > 5
     drained_correctly(drained, observed, state["dropped"])
+
+
+def test_changes_keep_the_newest_records_of_every_change_with_labelled_codes():
+    result = {}
+
+    async def program(host, now, ctx):
+        await ctx.tick().repeat(120)
+        result["cycle"], result["readout"] = await freeze_and_read(host, now)
+
+    samples, hmm = simulate(program)
+    observed, last = [], None
+    for timestamp, t in enumerate(Timeline(5).counted(0, result["cycle"])):
+        values = (samples[t]["state"], int(samples[t]["level"] > 12))
+        if values != last:
+            observed.append({"timestamp": timestamp, "events": ["change"],
+                             "state": values[0], "high": values[1]})
+            last = values
+    readout = result["readout"]
+    assert len(observed) > 8
+    assert readout.traces["changes"] == observed[-8:]
+    assert readout.values["changes.dropped"] == len(observed) - 8
+    layout = hmm.layout
+    assert layout.trace("changes").labels == (("state", ("S0", "S1", "S2", "S3")),)
+    assert layout.trace("threads").labels == (("thread0", THREAD_STATES),
+                                              ("thread1", THREAD_STATES))
+    assert THREAD_STATES == ("idle", "running", "critical", "spinning")
+
+
+def test_changes_check_their_labels():
+    s = Stimulus()
+    with pytest.raises(ValueError, match="labels name 'other'"):
+        probe.Changes("c", {"state": s.state}, labels={"other": ["A"]}, depth=4)
+    with pytest.raises(ValueError, match="a 2-bit value 'state' cannot take 5"):
+        HMM([probe.Changes("c", {"state": s.state}, labels={"state": list("ABCDE")}, depth=4)])
+    with pytest.raises(ValueError, match="sequence of names"):
+        probe.Changes("c", {"state": s.state}, labels={"state": "ABCD"}, depth=4)
+    with pytest.raises(ValueError, match="states must be 6 bits for 3 threads, not 4"):
+        HMM([probe.ThreadStates("t", s.threads, threads=3, depth=4)])
 
 
 def test_layout_round_trips_and_a_wrong_manifest_is_refused():

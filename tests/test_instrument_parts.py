@@ -5,8 +5,8 @@ import random
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from instrument import (CycleCounter, EventCounter, Histogram, LatencyHistogram, PeriodicSampler,
-                        StateProfiler, StreamMonitor, ThreadStateRecorder, TraceBuffer)
+from instrument import (ChangeRecorder, CycleCounter, EventCounter, Histogram, LatencyHistogram,
+                        PeriodicSampler, StateProfiler, StreamMonitor, TraceBuffer)
 from sim.stimulus import run_cycles
 
 FAST = settings(max_examples=8, deadline=None)
@@ -231,16 +231,16 @@ def test_periodic_sampler_pulses_every_period_enabled_cycles(seed, period):
         assert out[cycle][0] == int(e and counted % period == 0), f"cycle {cycle}"
 
 
-def test_thread_state_recorder_asks_for_a_record_on_every_change():
+def test_change_recorder_asks_for_a_record_on_every_change():
     rng = random.Random(3)
-    dut = ThreadStateRecorder(3)
+    dut = ChangeRecorder(6)
     states, state = [], 0
     for _ in range(80):
         if rng.random() < 0.3:
             state ^= 1 << (2 * rng.randrange(3) + rng.randrange(2))
         states.append(state)
     enable = [int(rng.random() < 0.9) for _ in states]
-    out = run_cycles(dut, [[(dut.states, s), (dut.enable, e)] for s, e in zip(states, enable)],
+    out = run_cycles(dut, [[(dut.value, s), (dut.enable, e)] for s, e in zip(states, enable)],
                      [dut.record])
     last = None
     for cycle, (s, e) in enumerate(zip(states, enable)):
