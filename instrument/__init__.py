@@ -20,8 +20,9 @@ from .histogram import Histogram
 from .hmm import HMM
 from .latency_histogram import LatencyHistogram
 from .layout import COMMANDS, READ_LATENCY_CYCLES, REGISTERS, STATUS_BITS, HMMLayout
-from .pe_probes import pe_probes
+from .pe_probes import job_probe, pe_probes, traffic_probes
 from .periodic_sampler import PeriodicSampler
+from .pipeline_probes import pipeline_probes
 from .port import PROTOCOL, PortSignature
 from .probe import THREAD_STATES
 from .saturating import add_saturating, count_layout, saturating_sum
@@ -34,5 +35,6 @@ __all__ = [
     "HMMLayout", "Histogram", "Instrumented", "LatencyHistogram", "PROTOCOL", "PeriodicSampler",
     "PortSignature", "READ_LATENCY_CYCLES", "REGISTERS", "STATUS_BITS", "STREAM_CATEGORIES",
     "StateProfiler", "StreamInfo", "StreamMonitor", "THREAD_STATES", "TRACE_MODES", "TraceBuffer",
-    "add_saturating", "attach", "count_layout", "pe_probes", "probe", "saturating_sum",
+    "add_saturating", "attach", "count_layout", "job_probe", "pe_probes", "pipeline_probes",
+    "probe", "saturating_sum", "traffic_probes",
 ]

@@ -63,7 +63,7 @@ class _Builder:
         self.fields = []         # (name, value, has overflow flag)
         self.tables = []         # (name, kind, part, labels)
         self.traces = []         # (name, kind, part, events, payload [(name, bits, overflow)],
-        #                           labels [(payload name, names by code)])
+        #                           labels [(payload name, names by code)], period)
         self.groups = []
         self._names = set()
         self.timestamp = None
@@ -126,10 +126,10 @@ class _Builder:
         self._claim(name)
         self.tables.append((name, kind, part, tuple(labels)))
 
-    def trace(self, name, kind, part, events, payload, labels=()):
+    def trace(self, name, kind, part, events, payload, labels=(), period=None):
         self._claim(name)
         self.traces.append((name, kind, part, tuple(events), tuple(payload),
-                            tuple((field, tuple(names)) for field, names in labels)))
+                            tuple((field, tuple(names)) for field, names in labels), period))
 
     def group(self, kind, name, **roles):
         self.groups.append(Group(kind, name, tuple(roles.items())))
@@ -210,7 +210,7 @@ class HMM(wiring.Component):
             TableLayout(name, kind, region.base, region.stride, part.bits, labels)
             for (name, kind, part, labels), region in zip(b.tables, tables))
         trace_layouts = []
-        for k, ((name, kind, part, events, payload, labels), region) in enumerate(
+        for k, ((name, kind, part, events, payload, labels, period), region) in enumerate(
                 zip(b.traces, traces)):
             offset = part.timestamp_bits + len(events)
             payload_fields = []
@@ -220,7 +220,7 @@ class HMM(wiring.Component):
             trace_layouts.append(TraceLayout(
                 name, kind, region.base, region.stride, part.depth, part.mode, part.timestamp_bits,
                 events, tuple(payload_fields), consumed_base + k, f"{name}.written",
-                f"{name}.dropped", labels))
+                f"{name}.dropped", labels, period))
         details.setdefault("counter_bits", b.counter_bits)
         layout = HMMLayout(word_bits, addr_bits, snapshot.base, tuple(fields), table_layouts,
                            tuple(trace_layouts), tuple(b.groups), details)

@@ -101,7 +101,8 @@ class TraceLayout:
     """A trace buffer: ``depth`` records of timestamp, one bit per event, and payload fields.
 
     ``labels`` names the codes of some payload fields: ``((field name, (name of code 0, name of
-    code 1, ...)), ...)``, for example a state machine's states.
+    code 1, ...)), ...)``, for example a state machine's states. A sampler's ``period`` is the
+    number of cycles between its records (``None`` for other traces).
     """
     name: str
     kind: str              # "trace", "sampler", "changes" or "thread_states"
@@ -116,6 +117,7 @@ class TraceLayout:
     written: str           # snapshot field names
     dropped: str
     labels: tuple = ()
+    period: int | None = None
 
     @property
     def pointer_bits(self):
@@ -151,7 +153,8 @@ class TraceLayout:
                 "payload": [f.to_json() for f in self.payload],
                 "consumed_register": self.consumed_register, "written": self.written,
                 "dropped": self.dropped,
-                "labels": {field: list(names) for field, names in self.labels}}
+                "labels": {field: list(names) for field, names in self.labels},
+                "period": self.period}
 
     @classmethod
     def from_json(cls, obj):
@@ -159,7 +162,8 @@ class TraceLayout:
                    obj["mode"], obj["timestamp_bits"], tuple(obj["events"]),
                    tuple(Field.from_json(f) for f in obj["payload"]), obj["consumed_register"],
                    obj["written"], obj["dropped"],
-                   tuple((field, tuple(names)) for field, names in obj["labels"].items()))
+                   tuple((field, tuple(names)) for field, names in obj["labels"].items()),
+                   obj["period"])
 
 
 @dataclass(frozen=True)

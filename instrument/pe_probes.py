@@ -16,11 +16,14 @@ Any component with the PE port contract of ``kernels/pe.py`` (``ctrl.busy``, ``r
 ``rd_latency``
     A histogram of read-response latency; ``rd_latency.wait_cycles`` counts the cycles the PE
     waits for read data (reads outstanding, no response).
+
+:func:`traffic_probes` are the first three alone, for PEs that count their operations
+otherwise; :func:`job_probe` timestamps the start and end of every job.
 """
 
-from .probe import Accumulate, Count, Latency, Stream
+from .probe import Accumulate, Count, Latency, Stream, Trace
 
-__all__ = ["pe_probes"]
+__all__ = ["pe_probes", "traffic_probes", "job_probe"]
 
 
 def _lanes(mask):
@@ -53,15 +56,37 @@ def pe_probes(pe, *, ops_per_element=None, max_outstanding_reads=None, latency_b
     rd, rsp, wr = pe.rd_req, pe.rd_rsp, pe.wr_req
     rd_done = rd.valid & rd.ready
     wr_done = wr.valid & wr.ready
-    written = _lanes(wr.payload.mask)
     return [
-        Count("busy_cycles", pe.ctrl.busy),
-        Accumulate("bytes_read", (_lanes(rd.payload.mask) * pe.rd_beat.element_bytes, rd_done)),
-        Accumulate("bytes_written", (written * pe.wr_beat.element_bytes, wr_done)),
-        Accumulate("ops", (written * ops_per_element, wr_done)),
+        *traffic_probes(pe),
+        Accumulate("ops", (_lanes(wr.payload.mask) * ops_per_element, wr_done)),
         Stream("stream.rd_req", rd.valid, rd.ready),
         Stream("stream.rd_rsp", rsp.valid, rsp.ready),
         Stream("stream.wr_req", wr.valid, wr.ready),
         Latency("rd_latency", rd_done, rsp.valid & rsp.ready, depth=max_outstanding_reads,
                 bins=latency_bins, bin_width=latency_bin_width),
     ]
+
+
+def traffic_probes(pe):
+    """``busy_cycles``, ``bytes_read`` and ``bytes_written`` of a PE (see the module)."""
+    rd, wr = pe.rd_req, pe.wr_req
+    return [
+        Count("busy_cycles", pe.ctrl.busy),
+        Accumulate("bytes_read", (_lanes(rd.payload.mask) * pe.rd_beat.element_bytes,
+                                  rd.valid & rd.ready)),
+        Accumulate("bytes_written", (_lanes(wr.payload.mask) * pe.wr_beat.element_bytes,
+                                     wr.valid & wr.ready)),
+    ]
+
+
+def job_probe(pe, *, depth=2):
+    """A trace ``job`` of the cycles a PE's job starts (``start``) and ends (``done``), so a host
+    can place the job on the timestamps of the HMM's other traces.
+
+    Parameters
+    ----------
+    pe : PE component
+    depth : int
+        Records kept (two per job), a power of two.
+    """
+    return Trace("job", {"start": pe.ctrl.start, "done": pe.ctrl.done}, depth=depth)

@@ -257,10 +257,10 @@ def _trace_options(name, depth, mode):
 
 
 def _build_trace(b, name, kind, depth, mode, triggers, payload, drive, timestamp_bits=None,
-                 labels=()):
+                 labels=(), period=None):
     """A TraceBuffer fed by ``triggers`` ([(name, 1-bit value)]) and ``payload``
     ([(name, value, overflow)]) through ``drive`` (``b.sample`` or ``b.connect``); ``labels``
-    ([(payload name, names by code)]) go into the layout."""
+    ([(payload name, names by code)]) and a sampler's ``period`` go into the layout."""
     timestamp_bits = timestamp_bits or b.counter_bits
     part = b.add(name, TraceBuffer(depth, timestamp_bits=timestamp_bits, triggers=len(triggers),
                                    payload_bits=sum(len(v) for _, v, _ in payload), mode=mode,
@@ -272,7 +272,7 @@ def _build_trace(b, name, kind, depth, mode, triggers, payload, drive, timestamp
     b.plain(f"{name}.written", part.written)
     b.count(f"{name}.dropped", part.dropped)
     b.trace(name, kind, part, [n for n, _ in triggers],
-            [(n, len(v) - overflow, overflow) for n, v, overflow in payload], labels)
+            [(n, len(v) - overflow, overflow) for n, v, overflow in payload], labels, period)
     b.group(kind, name, trace=name)
     return part
 
@@ -339,7 +339,7 @@ class Sampler(Probe):
         timer = b.add(f"{self.name}.timer", PeriodicSampler(self._period))
         payload = [(v, *b.counter_value(v, self.name)) for v in self._values]
         _build_trace(b, self.name, "sampler", self._depth, self._mode,
-                     [("sample", timer.sample)], payload, b.connect)
+                     [("sample", timer.sample)], payload, b.connect, period=self._period)
 
 
 class Changes(Probe):

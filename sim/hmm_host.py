@@ -33,6 +33,7 @@ class HMMHost:
         self._ctx = ctx
         self._port = port
         self._layout = layout
+        self._drained = {}       # trace name -> records taken off the HMM by drain()
 
     @property
     def port(self):
@@ -154,7 +155,8 @@ class HMMHost:
         """Take the unread records of a ``stop``-mode trace, while the design runs.
 
         Returns ``(records, dropped)``: the records, oldest first, and the drop count of the
-        snapshot they were read under.
+        snapshot they were read under. The host keeps them too: :meth:`read_all` returns every
+        record a trace ever held, drained or not.
         """
         if trace.mode != "stop":
             raise ValueError(f"only stop-mode traces can be drained, {trace.name!r} wraps")
@@ -162,12 +164,35 @@ class HMMHost:
         values = await self.read_values([trace.written, trace.dropped])
         records = await self.read_trace(trace, values)
         await self.write(trace.consumed_register, values[trace.written])
+        self._drained.setdefault(trace.name, []).extend(records)
         return records, values[trace.dropped]
+
+    async def read_when_done(self, finished, *, drain_interval_cycles=None, poll_cycles=16):
+        """Wait for a job as a host does, then read everything (:meth:`read_all`).
+
+        While ``finished()`` is false, the host drains every ``stop``-mode trace and then waits
+        ``drain_interval_cycles`` cycles, again and again; with ``None`` it does not drain and
+        looks at ``finished()`` every ``poll_cycles`` cycles. Records that find a trace full are
+        dropped and counted.
+
+        Returns
+        -------
+        HMMReadout
+        """
+        stop_traces = [trace for trace in self._layout.traces if trace.mode == "stop"]
+        while not finished():
+            if drain_interval_cycles is None:
+                await self._ctx.tick().repeat(poll_cycles)
+                continue
+            for trace in stop_traces:
+                await self.drain(trace)
+            await self._ctx.tick().repeat(drain_interval_cycles)
+        return await self.read_all()
 
     async def read_all(self, *, freeze=True):
         """Everything: freeze with a snapshot, then read every value, table and trace. With
         ``freeze=False`` the HMM must be frozen already (tables are only read frozen); a new
-        snapshot is taken.
+        snapshot is taken. A ``stop``-mode trace's records begin with those :meth:`drain` took.
 
         Returns
         -------
@@ -186,6 +211,8 @@ class HMMHost:
             for name, (count, flag) in zip(table.entry_names, entries):
                 values[name] = count
                 overflow[name] = flag
-        traces = {trace.name: await self.read_trace(trace, values) for trace in self._layout.traces}
+        traces = {trace.name: [*self._drained.get(trace.name, ()),
+                               *await self.read_trace(trace, values)]
+                  for trace in self._layout.traces}
         return HMMReadout(self._layout.layout_id, values, overflow, tables, traces,
                           self._layout.groups)

@@ -1,50 +1,62 @@
-"""The host of a multithreaded pipeline: it starts the threads and waits for them.
+"""The host of a multithreaded pipeline: it starts the threads, drains the profile, waits.
 
-:func:`run_threads` latches the run-time parameters with ``ctrl.start``, then starts thread 0,
-1, ... on the pipeline's ``launch`` stream, one every ``launch_delay_cycles`` (a host's software
-takes that long per thread it starts), and waits for ``ctrl.done``, while
-:class:`~sim.memory.MemoryServer` serves the memory ports.
-
-Until the hardware recorder of ``instrument/`` reads them out, the run observes the pipeline's
-probe signals from the testbench, once per cycle: the thread states (kept as a
-:class:`StateTimeline` of changes), the per-thread stall bits and the operations performed.
+:func:`run_threads` runs one job on a :class:`kernels.pipeline.Pipeline` with the profiling HMM
+of :func:`instrument.pipeline_probes` attached from outside (:func:`instrument_pipeline`). The
+host latches the run-time parameters with ``ctrl.start``, starts thread 0, 1, ... on the
+pipeline's ``launch`` stream, one every ``launch_delay_cycles`` (a host's software takes that
+long per thread it starts), and waits for ``ctrl.done``, while :class:`~sim.memory.MemoryServer`
+serves the memory ports. Meanwhile it drains the HMM's thread-state and sample traces through the
+HMM's port every ``drain_interval_cycles``, as a real host would, and reads everything through
+that port at the end: every figure of the returned :class:`ThreadRun` comes from the hardware.
 """
 
-from collections import Counter
 from contextlib import nullcontext
 from dataclasses import dataclass
 
 from amaranth.sim import Simulator
 
-from kernels.pipeline import ThreadState
+from instrument import THREAD_STATES, HMMLayout, Instrumented, attach, pipeline_probes
 
+from .hmm_host import HMMHost
 from .memory import MemoryModel, MemoryServer
+from .readout import HMMReadout
 
-__all__ = ["HostModel", "StateTimeline", "ThreadRun", "run_threads", "STATE_NAMES"]
+__all__ = ["HostModel", "StateTimeline", "ThreadRun", "instrument_pipeline", "run_threads",
+           "STATE_NAMES"]
 
 #: Thread state names by their 2-bit code.
-STATE_NAMES = tuple(state.name.lower() for state in sorted(ThreadState, key=lambda s: s.value))
+STATE_NAMES = THREAD_STATES
 
 
 @dataclass(frozen=True)
 class HostModel:
-    """How the host starts threads.
+    """How the host starts threads and drains the profile.
 
     Parameters
     ----------
     launch_delay_cycles : int
         Cycles the host's software takes to start one thread: thread ``t`` is offered on the
         ``launch`` stream from cycle ``t * launch_delay_cycles`` of the job on.
+    drain_interval_cycles : int or None
+        Cycles the host waits between two drains of the HMM's traces while the job runs
+        (a drain itself takes a few cycles per record); ``None``: it reads them only at the end.
     """
     launch_delay_cycles: int = 20
+    drain_interval_cycles: int | None = 64
 
     def __post_init__(self):
         delay = self.launch_delay_cycles
         if isinstance(delay, bool) or not isinstance(delay, int) or delay < 0:
             raise ValueError(f"launch_delay_cycles must be an integer >= 0, not {delay!r}")
+        interval = self.drain_interval_cycles
+        if interval is not None and (isinstance(interval, bool) or not isinstance(interval, int)
+                                     or interval < 1):
+            raise ValueError(f"drain_interval_cycles must be a positive integer or None, "
+                             f"not {interval!r}")
 
     def to_json(self):
-        return {"launch_delay_cycles": self.launch_delay_cycles}
+        return {"launch_delay_cycles": self.launch_delay_cycles,
+                "drain_interval_cycles": self.drain_interval_cycles}
 
 
 @dataclass(frozen=True)
@@ -79,7 +91,7 @@ class StateTimeline:
     def first_cycle_not_idle(self, thread):
         """The cycle the thread starts running (None if it never does)."""
         for cycle, states in self.changes:
-            if states[thread] != ThreadState.IDLE.value:
+            if states[thread] != STATE_NAMES.index("idle"):
                 return cycle
         return None
 
@@ -90,10 +102,15 @@ class StateTimeline:
 
 @dataclass(frozen=True)
 class ThreadRun:
-    """The figures of one job on a multithreaded pipeline.
+    """The figures of one job on a multithreaded pipeline, as its HMM measured them.
 
     ``cycles`` counts the cycles ``busy`` was high, from the cycle after ``start`` to the cycle
-    ``done`` was high, both included; every per-cycle figure covers the same cycles.
+    ``done`` was high, both included; every per-cycle figure covers the same cycles, and cycle 0
+    of ``timeline`` is the first of them, cycle ``job_start_cycle`` of the HMM's timestamps.
+    ``launch_cycles`` are the job cycles the host started each thread in.
+    ``state_records_dropped`` and ``samples_dropped`` count the records the HMM's buffers had to
+    drop because the host did not drain them in time (the timeline misses those changes);
+    ``readout`` holds everything the host read, decoded with ``layout``.
     """
     cycles: int
     ops: int
@@ -102,6 +119,36 @@ class ThreadRun:
     launch_cycles: tuple
     stall_cycles: tuple
     timeline: StateTimeline
+    job_start_cycle: int
+    sample_period_cycles: int
+    state_records_dropped: int
+    samples_dropped: int
+    readout: HMMReadout
+    layout: HMMLayout
+
+    @classmethod
+    def from_readout(cls, readout, layout, *, launch_cycles):
+        """The figures of a readout of :func:`instrument.pipeline_probes` and its layout."""
+        start = next(r["timestamp"] for r in readout.traces["job"] if "start" in r["events"])
+        first, cycles = start + 1, readout["busy_cycles"]
+        threads = len(launch_cycles)
+        changes = []
+        for record in readout.traces["thread_states"]:
+            cycle = max(0, record["timestamp"] - first)
+            states = tuple(record[f"thread{t}"] for t in range(threads))
+            if cycle >= cycles:
+                break
+            if changes and changes[-1][0] == cycle:
+                changes.pop()
+            changes.append((cycle, states))
+        return cls(
+            cycles=cycles, ops=readout["ops"], bytes_read=readout["bytes_read"],
+            bytes_written=readout["bytes_written"], launch_cycles=tuple(launch_cycles),
+            stall_cycles=tuple(readout[f"stall_cycles.thread{t}"] for t in range(threads)),
+            timeline=StateTimeline(threads, cycles, tuple(changes)), job_start_cycle=first,
+            sample_period_cycles=layout.trace("samples").period,
+            state_records_dropped=readout["thread_states.dropped"],
+            samples_dropped=readout["samples.dropped"], readout=readout, layout=layout)
 
     @property
     def threads(self):
@@ -122,6 +169,7 @@ class ThreadRun:
 
     def to_json(self):
         return {
+            "measured_by": "hmm",
             "cycles": self.cycles,
             "ops": self.ops,
             "bytes_read": self.bytes_read,
@@ -134,21 +182,38 @@ class ThreadRun:
                 for thread, (launch, stalls, percent) in enumerate(
                     zip(self.launch_cycles, self.stall_cycles, self.state_percent()))
             ],
+            "job_start_cycle": self.job_start_cycle,
+            "sample_period_cycles": self.sample_period_cycles,
+            "state_records": len(self.readout.traces["thread_states"]),
+            "state_records_dropped": self.state_records_dropped,
+            "samples": len(self.readout.traces["samples"]),
+            "samples_dropped": self.samples_dropped,
             "timeline": self.timeline.to_json(),
         }
 
 
-def _unpack_states(packed, threads):
-    return tuple((packed >> (2 * t)) & 3 for t in range(threads))
+def instrument_pipeline(pe, *, sample_period=64, state_depth=1024, sample_depth=64,
+                        word_bits=64, **options):
+    """``pe`` with the profiling HMM of :func:`instrument.pipeline_probes`.
+
+    The HMM's port is ``word_bits`` wide: at 64 bits a thread-state record of up to 15 threads is
+    one word, so draining the trace takes one read per record. ``options`` go to
+    :func:`instrument.attach`.
+    """
+    probes = pipeline_probes(pe, sample_period=sample_period, state_depth=state_depth,
+                             sample_depth=sample_depth)
+    return attach(pe, probes, word_bits=word_bits, **options)
 
 
 def run_threads(pe, storage, *, params, host=HostModel(), memory=MemoryModel(), max_cycles=None,
-                vcd=None, progress=None):
+                vcd=None, progress=None, monitors=()):
     """Run one job on a :class:`kernels.pipeline.Pipeline` with every one of its threads.
 
     Parameters
     ----------
-    pe : Pipeline
+    pe : Pipeline or Instrumented Pipeline
+        A bare pipeline gets :func:`instrument_pipeline` with its defaults; an instrumented one
+        must carry :func:`instrument.pipeline_probes`.
     storage : list of int
         Memory contents (modified in place by the PE's writes).
     params : dict of str to int
@@ -161,27 +226,37 @@ def run_threads(pe, storage, *, params, host=HostModel(), memory=MemoryModel(), 
         Write a waveform here.
     progress : function or None
         Called with the cycles simulated so far, every 1024 cycles.
+    monitors : sequence of async functions
+        Background testbenches (each takes the simulator context) that run alongside from the
+        first cycle: observers, for example.
 
     Returns
     -------
     ThreadRun
     """
+    design = pe if isinstance(pe, Instrumented) else instrument_pipeline(pe)
+    pe = design.design
+    try:
+        for name in ("job", "thread_states", "samples"):
+            design.layout.trace(name)
+    except KeyError:
+        raise ValueError("the pipeline's HMM must carry instrument.pipeline_probes()") from None
     threads = pe.threads
     delay = host.launch_delay_cycles
     server = MemoryServer(memory, storage, [pe])
-    sim = Simulator(pe)
+    sim = Simulator(design)
     sim.add_clock(1e-8)
     sim.add_process(server.process())
-    observed = {}
+    job = {"finished": False, "launch_cycles": []}
 
-    async def testbench(ctx):
+    async def software(ctx):
         for name, value in params.items():
             ctx.set(getattr(pe.ctrl, name), value)
         ctx.set(pe.ctrl.start, 1)
         await ctx.tick()
         ctx.set(pe.ctrl.start, 0)
 
-        launch_cycles = []
+        launch_cycles = job["launch_cycles"]
         offered = False
 
         def offer(cycle):
@@ -193,54 +268,37 @@ def run_threads(pe, storage, *, params, host=HostModel(), memory=MemoryModel(), 
                 offered = True
 
         cycle = 0
-        ops = 0
-        stalls = Counter()
-        changes = []
-        last = None
         offer(0)
-        async for _, _, busy, done, ready, states, stall, performed in ctx.tick().sample(
-                pe.ctrl.busy, pe.ctrl.done, pe.launch.ready, pe.thread_state.as_value(),
-                pe.stall, pe.ops_performed):
+        async for _, _, busy, done, ready in ctx.tick().sample(pe.ctrl.busy, pe.ctrl.done,
+                                                               pe.launch.ready):
             if not busy:
                 raise RuntimeError("the pipeline is not busy after start")
             if offered and ready:
                 launch_cycles.append(cycle)
                 offered = False
                 ctx.set(pe.launch.valid, 0)
-            if states != last:
-                changes.append((cycle, _unpack_states(states, threads)))
-                last = states
-            stalls[stall] += 1
-            ops += performed
             cycle += 1
             if done:
                 break
             if progress is not None and not cycle % 1024:
                 progress(cycle)
             if max_cycles is not None and cycle > max_cycles:
-                raise RuntimeError(f"the pipeline was still busy after {max_cycles} cycles; thread "
-                                   f"states {[STATE_NAMES[s] for s in _unpack_states(states, threads)]}")
+                raise RuntimeError(f"the pipeline was still busy after {max_cycles} cycles")
             offer(cycle)
-        observed.update(cycles=cycle, ops=ops, stalls=stalls, changes=changes,
-                        launch_cycles=launch_cycles)
+        job["finished"] = True
 
-    sim.add_testbench(testbench)
+    async def profile(ctx):
+        hmm = HMMHost(ctx, design.hmm, design.layout)
+        job["readout"] = await hmm.read_when_done(
+            lambda: job["finished"], drain_interval_cycles=host.drain_interval_cycles)
+
+    sim.add_testbench(software)
+    sim.add_testbench(profile)
+    for monitor in monitors:
+        sim.add_testbench(monitor, background=True)
     with sim.write_vcd(vcd) if vcd else nullcontext():
         sim.run()
 
-    stall_cycles = [0] * threads
-    for bits, count in observed["stalls"].items():
-        for t in range(threads):
-            if bits >> t & 1:
-                stall_cycles[t] += count
-    traffic = server.traffic()
-    launches = observed["launch_cycles"]
-    return ThreadRun(
-        cycles=observed["cycles"],
-        ops=observed["ops"],
-        bytes_read=traffic.bytes_read,
-        bytes_written=traffic.bytes_written,
-        launch_cycles=tuple(launches + [None] * (threads - len(launches))),
-        stall_cycles=tuple(stall_cycles),
-        timeline=StateTimeline(threads, observed["cycles"], tuple(observed["changes"])),
-    )
+    launches = job["launch_cycles"]
+    return ThreadRun.from_readout(job["readout"], design.layout,
+                                  launch_cycles=launches + [None] * (threads - len(launches)))

@@ -43,7 +43,7 @@ def test_run_pi_reports_the_value(tmp_path, capsys):
     assert report["result_matches_numpy_model"] is True
     assert abs(report["pi"] - np.pi) < 0.01
     assert [t["launch_cycle"] for t in report["threads"]] == [0, 5, 10, 15]
-    assert report["host"] == {"launch_delay_cycles": 5}
+    assert report["host"] == {"launch_delay_cycles": 5, "drain_interval_cycles": 64}
 
 
 @pytest.mark.parametrize("argv, message", [

@@ -1,0 +1,66 @@
+"""The profile of a multithreaded stage-controlled pipeline, from its probe points alone.
+
+Any PE (``kernels/pe.py``) that also exposes the probe points of ``kernels/pipeline`` —
+``thread_state`` (2 bits per thread: idle 0, running 1, critical 2, spinning 3), ``stall`` (1 bit
+per thread) and ``ops_performed`` (operations this cycle) — gets:
+
+``thread_states``
+    A record of every thread's state and a timestamp whenever any thread's state changes
+    (:class:`~instrument.probe.ThreadStates`), in a ``stop``-mode trace the host drains while the
+    pipeline runs; records that find it full are counted in ``thread_states.dropped``.
+``samples``
+    Every ``sample_period`` cycles, the running totals ``stall_cycles.thread<t>`` (cycles thread
+    ``t`` stalled), ``ops`` (operations performed), ``bytes_read`` and ``bytes_written`` (bytes
+    requested at the memory ports), in a ``stop``-mode trace drained likewise.
+``job``
+    The cycles the job starts and ends (:func:`~instrument.pe_probes.job_probe`).
+``busy_cycles``, ``bytes_read``, ``bytes_written``, ``ops``, ``stall_cycles.thread<t>``
+    The totals (:func:`~instrument.pe_probes.traffic_probes`).
+
+A sampled counter is named ``<figure>.<field>`` when it belongs to the thread whose state is
+field ``<field>`` of the ``thread_states`` records.
+"""
+
+from amaranth.hdl import Const, Value
+
+from .pe_probes import job_probe, traffic_probes
+from .probe import Accumulate, Count, Sampler, ThreadStates
+
+__all__ = ["pipeline_probes"]
+
+
+def _power_of_two(name, value):
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1 or value & (value - 1):
+        raise ValueError(f"{name} must be a power of two, not {value!r}")
+    return value
+
+
+def pipeline_probes(pe, *, sample_period=64, state_depth=1024, sample_depth=64):
+    """Probes that profile a multithreaded pipeline (see the module).
+
+    Parameters
+    ----------
+    pe : PE component with the pipeline's probe points
+    sample_period : int
+        Cycles between samples, at least 1.
+    state_depth : int
+        Thread-state records the buffer holds, a power of two.
+    sample_depth : int
+        Samples the buffer holds, a power of two.
+    """
+    if isinstance(sample_period, bool) or not isinstance(sample_period, int) or sample_period < 1:
+        raise ValueError(f"sample_period must be a positive integer, not {sample_period!r}")
+    _power_of_two("state_depth", state_depth)
+    _power_of_two("sample_depth", sample_depth)
+    stall = Value.cast(pe.stall)
+    threads = len(stall)
+    stalls = [Count(f"stall_cycles.thread{t}", stall[t]) for t in range(threads)]
+    ops = Accumulate("ops", (pe.ops_performed, Const(1, 1)))
+    totals = [*traffic_probes(pe), ops, *stalls]
+    sampled = [probe.name for probe in (*stalls, ops)] + ["bytes_read", "bytes_written"]
+    return [
+        *totals,
+        job_probe(pe),
+        ThreadStates("thread_states", pe.thread_state, threads=threads, depth=state_depth),
+        Sampler("samples", sampled, period=sample_period, depth=sample_depth, mode="stop"),
+    ]
