@@ -9,7 +9,12 @@ fragment runs as it would alone, and an HMM watches its signals:
 * a state profiler per state machine (``fsm.<path>``),
 * transferring / blocking / idle counters per stream (``stream.<path>``),
 * every probe given (:mod:`instrument.probe`): custom events over the design's signals. A probe
-  named like an automatic one (``stream.rd_req``) replaces it.
+  named like an automatic one (``stream.rd_req``) replaces it;
+* on request, a ``timeline``: a record of every state machine's state and every stream's category
+  (:data:`~instrument.stream_monitor.STREAM_CATEGORIES`) whenever any of them changes
+  (:class:`~instrument.probe.Changes`; the fields are named like the profiles, ``fsm.<path>`` and
+  ``stream.<path>``, and labelled with the state and category names), so a host can draw them
+  over time.
 
 The HMM only reads the design's signals, so the design's behaviour, outputs and cycle count are
 unchanged.
@@ -22,7 +27,8 @@ from amaranth.lib.wiring import In
 from .discover import DesignView
 from .hmm import HMM
 from .port import PortSignature
-from .probe import Profile, Stream
+from .probe import Changes, Profile, Stream
+from .stream_monitor import STREAM_CATEGORIES, stream_category
 
 __all__ = ["Instrumented", "attach"]
 
@@ -52,6 +58,9 @@ class Instrumented(wiring.Component):
         Passed to the design's ``elaborate``.
     fsms, streams : bool
         Profile every state machine; count every stream's categories.
+    timeline_depth : int or None
+        Records of the ``timeline`` trace (a power of two, ``stop`` mode: the host drains it while
+        the design runs); ``None`` for no timeline.
     counter_bits, word_bits : int
         See :class:`~instrument.hmm.HMM`.
 
@@ -64,15 +73,15 @@ class Instrumented(wiring.Component):
     """
 
     def __init__(self, design, probes=(), *, platform=None, fsms=True, streams=True,
-                 counter_bits=32, word_bits=32):
+                 timeline_depth=None, counter_bits=32, word_bits=32):
         signature = getattr(design, "signature", None)
         members = dict(signature.members) if isinstance(signature, wiring.Signature) else {}
         if "hmm" in members:
             raise ValueError("the design already has a member named 'hmm'")
         self._design = design
         self._probes = tuple(probes)
-        self._options = dict(fsms=fsms, streams=streams, counter_bits=counter_bits,
-                             word_bits=word_bits)
+        self._options = dict(fsms=fsms, streams=streams, timeline_depth=timeline_depth,
+                             counter_bits=counter_bits, word_bits=word_bits)
         self._platform = platform
         self._elaborated = self._assemble(platform)
         self._layout = self._elaborated[1].layout
@@ -112,15 +121,33 @@ class Instrumented(wiring.Component):
         if options["streams"]:
             probes += [Stream(f"stream.{s.name}", s.valid, s.ready) for s in view.streams
                        if f"stream.{s.name}" not in given]
+        probes += self._probes
+        if options["timeline_depth"] is not None:
+            probes.append(self._timeline(view, options["timeline_depth"]))
         details = {
             "fsms": {fsm.name: list(fsm.states) for fsm in view.fsms},
             "streams": {s.name: {"valid": s.valid.name, "ready": s.ready.name}
                         for s in view.streams},
             "skipped": skipped,
         }
-        hmm = HMM([*probes, *self._probes], view=view, counter_bits=options["counter_bits"],
+        hmm = HMM(probes, view=view, counter_bits=options["counter_bits"],
                   word_bits=options["word_bits"], details=details)
         return fragment, hmm, view
+
+    @staticmethod
+    def _timeline(view, depth):
+        values, labels = {}, {}
+        for fsm in view.fsms:
+            if fsm.domain == "sync":
+                values[f"fsm.{fsm.name}"] = fsm.signal
+                labels[f"fsm.{fsm.name}"] = fsm.states
+        for s in view.streams:
+            values[f"stream.{s.name}"] = stream_category(s.valid, s.ready)
+            labels[f"stream.{s.name}"] = STREAM_CATEGORIES
+        if not values:
+            raise ValueError("timeline_depth: the design has no state machine and no stream to "
+                             "record")
+        return Changes("timeline", values, labels=labels, depth=depth)
 
     def elaborate(self, platform):
         if self._elaborated is not None and platform is self._platform:

@@ -1,15 +1,21 @@
 """Stream monitors: how a valid/ready stream spends its cycles."""
 
-from amaranth.hdl import Module
+from amaranth.hdl import Module, Mux
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from .saturating import add_saturating, count_layout
 
-__all__ = ["StreamMonitor", "STREAM_CATEGORIES"]
+__all__ = ["StreamMonitor", "STREAM_CATEGORIES", "stream_category"]
 
 #: The categories a stream's cycle falls in, exactly one per cycle.
 STREAM_CATEGORIES = ("transferring", "blocking", "idle")
+
+
+def stream_category(valid, ready):
+    """The category of a stream's cycle as a 2-bit code, the index in :data:`STREAM_CATEGORIES`."""
+    return Mux(valid & ready, STREAM_CATEGORIES.index("transferring"),
+               Mux(valid, STREAM_CATEGORIES.index("blocking"), STREAM_CATEGORIES.index("idle")))
 
 
 class StreamMonitor(wiring.Component):

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 from amaranth.sim import Simulator
 
-from instrument import Instrumented, attach, pe_probes
+from instrument import Instrumented, attach, job_probe, pe_probes
 
 from .cycle_data import CycleData
 from .hmm_host import HMMHost
@@ -42,15 +42,23 @@ class WindowRun:
     memory: MemoryModel
 
 
-def instrument_pe(pe, **options):
+def instrument_pe(pe, *, timeline_depth=None, **options):
     """``pe`` with the HMM every build gets: PE figures (:func:`instrument.pe_probes`), a state
-    profile per state machine and counters per stream. ``options`` go to
-    :func:`instrument.attach`."""
-    return attach(pe, pe_probes(pe), **options)
+    profile per state machine and counters per stream.
+
+    With ``timeline_depth``, also the ``timeline`` of every state machine's state and stream's
+    category over time (see :func:`instrument.attach`) and the ``job`` trace
+    (:func:`instrument.job_probe`) that places the job on its timestamps. ``options`` go to
+    :func:`instrument.attach`.
+    """
+    probes = pe_probes(pe)
+    if timeline_depth is not None:
+        probes.append(job_probe(pe))
+    return attach(pe, probes, timeline_depth=timeline_depth, **options)
 
 
 def run_pe(pe, storage, *, params, memory=MemoryModel(), vcd=None, max_cycles=None,
-           record_addresses=False, monitors=(), progress=None):
+           record_addresses=False, monitors=(), progress=None, drain_interval_cycles=None):
     """Run one job on a PE.
 
     Parameters
@@ -73,6 +81,9 @@ def run_pe(pe, storage, *, params, memory=MemoryModel(), vcd=None, max_cycles=No
         the first cycle: observers, for example.
     progress : callable or None
         Called with the cycles simulated so far, every few thousand cycles.
+    drain_interval_cycles : int or None
+        While the job runs, the host drains the HMM's ``stop``-mode traces through its port and
+        then waits this many cycles, again and again (``None``: it reads them after the job).
     """
     design = pe
     if isinstance(pe, Instrumented):
@@ -81,7 +92,7 @@ def run_pe(pe, storage, *, params, memory=MemoryModel(), vcd=None, max_cycles=No
     sim = Simulator(design)
     sim.add_clock(1e-8)
     sim.add_process(server.process())
-    result = {}
+    result = {"finished": False}
 
     async def host(ctx):
         for name, value in params.items():
@@ -99,10 +110,15 @@ def run_pe(pe, storage, *, params, memory=MemoryModel(), vcd=None, max_cycles=No
             if max_cycles is not None and cycles > max_cycles:
                 raise RuntimeError(f"the PE was still busy after {max_cycles} cycles")
         result["cycles"] = cycles
-        if design is not pe:
-            result["readout"] = await HMMHost(ctx, design.hmm, design.layout).read_all()
+        result["finished"] = True
+
+    async def hmm_host(ctx):
+        result["readout"] = await HMMHost(ctx, design.hmm, design.layout).read_when_done(
+            lambda: result["finished"], drain_interval_cycles=drain_interval_cycles)
 
     sim.add_testbench(host)
+    if design is not pe:
+        sim.add_testbench(hmm_host)
     for monitor in monitors:
         sim.add_testbench(monitor, background=True)
     with sim.write_vcd(vcd) if vcd else nullcontext():
@@ -130,7 +146,7 @@ def check_image(image, pe):
 
 
 def run_window_filter(pe, image, *, memory=MemoryModel(), vcd=None, record_addresses=False,
-                      instrument=True, monitors=(), progress=None):
+                      instrument=True, monitors=(), progress=None, drain_interval_cycles=None):
     """Filter ``image`` with a :class:`kernels.WindowFilter` in simulation.
 
     The input frame is placed at element address 0 and the output frame right after it.
@@ -142,6 +158,8 @@ def run_window_filter(pe, image, *, memory=MemoryModel(), vcd=None, record_addre
         Attach the default HMM (:func:`instrument_pe`) to a bare ``pe``; with ``False`` a bare
         ``pe`` runs alone and the figures come from the testbench and the memory model.
     monitors : sequence of async functions
+        See :func:`run_pe`.
+    drain_interval_cycles : int or None
         See :func:`run_pe`.
 
     Returns
@@ -163,7 +181,7 @@ def run_window_filter(pe, image, *, memory=MemoryModel(), vcd=None, record_addre
               * (memory.latency_cycles + memory.jitter_cycles + 2))
     run = run_pe(design, storage, params={"src_base": 0, "dst_base": dst_base}, memory=memory,
                  vcd=vcd, max_cycles=budget, record_addresses=record_addresses,
-                 monitors=monitors, progress=progress)
+                 monitors=monitors, progress=progress, drain_interval_cycles=drain_interval_cycles)
     out = np.array(storage[dst_base:], dtype=np.int64).reshape(out_h, out_w)
     t = run.traffic
     if run.readout is not None:

@@ -11,6 +11,7 @@ from hypothesis import given, settings, strategies as st
 from scipy import ndimage
 
 from kernels import WindowFilter
+from instrument import STREAM_CATEGORIES
 from sim import CycleData, MemoryModel, instrument_pe, run_window_filter
 
 RANDOM_MEMORY = MemoryModel(latency_cycles=3, jitter_cycles=4, backpressure=0.25, seed=7)
@@ -221,3 +222,54 @@ def test_cycle_data_round_trips_through_json():
     bare = run_window_filter(pe, image(8, 6), instrument=False).figures
     assert CycleData.from_json(json.loads(json.dumps(bare.to_json()))) == bare
     assert "hmm" not in bare.to_json() and bare.hmm is None
+
+
+def timeline_records(inst, rows):
+    """The timeline records of ``rows`` (the observer's samples of every FSM state and stream
+    handshake): a record in the first cycle and in every cycle where any of them changed."""
+    fields = [f"fsm.{fsm.name}" for fsm in inst.view.fsms]
+    fields += [f"stream.{s.name}" for s in inst.view.streams]
+    records, last = [], None
+    for cycle, row in enumerate(rows):
+        values = [row[f"fsm.{fsm.name}"] for fsm in inst.view.fsms]
+        for s in inst.view.streams:
+            valid, ready = row[f"{s.name}.valid"], row[f"{s.name}.ready"]
+            category = "transferring" if valid and ready else "blocking" if valid else "idle"
+            values.append(STREAM_CATEGORIES.index(category))
+        if values != last:
+            records.append({"timestamp": cycle, "events": ["change"], **dict(zip(fields, values))})
+            last = values
+    return records
+
+
+@pytest.mark.parametrize("depth, drain_interval", [(64, 4), (16, None), (16, 60)])
+def test_timeline_records_every_state_and_stream_category_change(depth, drain_interval):
+    pe = WindowFilter("max", (3, 3), width=8, height=6, buffer="line")
+    inst = instrument_pe(pe, timeline_depth=depth)
+    observer = Observer(inst)
+    observer.signals.update({f"fsm.{fsm.name}": fsm.signal for fsm in inst.view.fsms})
+    for s in inst.view.streams:
+        observer.signals.update({f"{s.name}.valid": s.valid, f"{s.name}.ready": s.ready})
+    run = run_window_filter(inst, image(8, 6), memory=RANDOM_MEMORY, monitors=[observer.watch],
+                            drain_interval_cycles=drain_interval)
+    readout = run.figures.hmm
+    observed = timeline_records(inst, observer.counted())
+    recorded, dropped = readout.traces["timeline"], readout["timeline.dropped"]
+    assert len(observed) - len(recorded) == dropped
+    if drain_interval is None:
+        assert recorded == observed[:depth] and dropped > 0
+    elif depth == 64:
+        assert recorded == observed and dropped == 0
+    else:
+        assert dropped > 0
+        remaining = iter(observed)
+        assert all(any(record == candidate for candidate in remaining) for record in recorded)
+    trace = inst.layout.trace("timeline")
+    assert dict(trace.labels)["fsm.ctrl"] == ("IDLE", "RUN", "DONE")
+    assert dict(trace.labels)["stream.rd_req"] == STREAM_CATEGORIES
+    start = next(i for i, row in enumerate(observer.rows) if row["busy"]) - 1
+    assert readout.traces["job"][0] == {"timestamp": start, "events": ["start"]}
+    # Recording the timeline leaves the figures as they are.
+    check_every_value(readout, inst.layout, {**observer.values(), **{
+        name: readout.values[name] for name in readout.values
+        if name.startswith(("timeline.", "job."))}})
