@@ -1,4 +1,5 @@
-"""``hwgen run``: run a multithreaded-pipeline program in simulation and summarise its threads."""
+"""``hwgen run``: run a multithreaded-pipeline program in simulation, profile its threads with
+the hardware measurement module, summarise them and export the traces."""
 
 import json
 import time
@@ -7,10 +8,13 @@ from pathlib import Path
 from tqdm import tqdm
 
 from kernels.pipeline import Pipeline
-from sim import STATE_NAMES, HostModel, run_threads
+from sim import STATE_NAMES, HostModel, instrument_pipeline, run_threads
 
 from ..errors import HwgenError
+from ..outputs import check_file_option, write_files
 from ..programs import PROGRAMS, GemmJob, PiJob
+from ..timeline import Timeline
+from ..trace_export import add_trace_options, check_trace_options, trace_files
 from ..versions import tool_versions
 from .sim import add_memory_options, memory_from_args
 
@@ -19,10 +23,12 @@ __all__ = ["register"]
 
 def register(subparsers):
     parser = subparsers.add_parser(
-        "run", help="run a multithreaded-pipeline program and summarise its threads",
+        "run", help="run a multithreaded-pipeline program, profile its threads, export traces",
         description="Simulate a program on the multithreaded stage-controlled pipeline against a "
-                    "memory model, check its result against a numpy model, and report cycles, "
-                    "the share of time each thread spent in each state, ops and bytes per cycle.")
+                    "memory model with the hardware measurement module attached, check its "
+                    "result against a numpy model, and report what the hardware recorded: "
+                    "cycles, the share of time each thread spent in each state, ops and bytes "
+                    "per cycle; optionally as Paraver and Perfetto traces.")
     parser.add_argument("program", metavar="PROGRAM", help=f"one of: {', '.join(PROGRAMS)}")
     group = parser.add_argument_group("program options")
     group.add_argument("--variant", default=None, metavar="V",
@@ -42,6 +48,19 @@ def register(subparsers):
                        help="fixed-point fraction bits (default: gemm 0 = integers, pi 20)")
     group.add_argument("--launch-delay", type=int, default=HostModel().launch_delay_cycles,
                        metavar="CYCLES", help="host cycles to start one thread (default: %(default)s)")
+    profile = parser.add_argument_group("profile")
+    profile.add_argument("--sample-period", type=int, default=64, metavar="P",
+                         help="cycles between samples of stall cycles, ops and bytes "
+                              "(default: %(default)s)")
+    profile.add_argument("--trace-depth", type=int, default=1024, metavar="RECORDS",
+                         help="thread-state records the HMM buffers, a power of two "
+                              "(default: %(default)s)")
+    profile.add_argument("--drain-interval", type=int, default=HostModel().drain_interval_cycles,
+                         metavar="CYCLES",
+                         help="cycles the host waits between drains of the HMM's traces while "
+                              "the program runs; 0: read them only at the end, so records that "
+                              "do not fit are dropped (default: %(default)s)")
+    add_trace_options(parser)
     parser.add_argument("--json", metavar="FILE", default=None,
                         help="write the run's figures as JSON (default: none)")
     parser.add_argument("--vcd", metavar="FILE", default=None,
@@ -77,55 +96,83 @@ def job_from_args(args):
                  frac_bits=20 if args.frac_bits is None else args.frac_bits)
 
 
-def _simulate(job, pe, memory, host, vcd, quiet):
+def _host_from_args(args):
+    if args.launch_delay < 0:
+        raise HwgenError(f"--launch-delay must be an integer >= 0, not {args.launch_delay}")
+    if args.drain_interval < 0:
+        raise HwgenError(f"--drain-interval must be an integer >= 0, not {args.drain_interval}")
+    return HostModel(launch_delay_cycles=args.launch_delay,
+                     drain_interval_cycles=args.drain_interval or None)
+
+
+def _profiled(job, args):
+    """The job's pipeline with the profiling HMM the options describe."""
+    if args.sample_period < 1:
+        raise HwgenError(f"--sample-period must be a positive integer, not {args.sample_period}")
+    depth = args.trace_depth
+    if depth < 1 or depth & (depth - 1):
+        raise HwgenError(f"--trace-depth must be a power of two, not {depth}")
+    return instrument_pipeline(Pipeline(job.program), sample_period=args.sample_period,
+                               state_depth=depth)
+
+
+def _simulate(job, design, memory, host, vcd, quiet):
     storage, params = job.memory()
     budget = job.cycle_budget(memory, host)
     if quiet:
-        return storage, run_threads(pe, storage, params=params, host=host, memory=memory,
+        return storage, run_threads(design, storage, params=params, host=host, memory=memory,
                                     max_cycles=budget, vcd=vcd)
     with tqdm(desc="simulating", unit=" cycles", leave=False) as bar:
         def progress(cycles):
             bar.update(cycles - bar.n)
-        return storage, run_threads(pe, storage, params=params, host=host, memory=memory,
+        return storage, run_threads(design, storage, params=params, host=host, memory=memory,
                                     max_cycles=budget, vcd=vcd, progress=progress)
 
 
 def run(args):
-    for option, path in (("--json", args.json), ("--vcd", args.vcd)):
-        if path is not None and not Path(path).resolve().parent.is_dir():
-            raise HwgenError(f"{option}: folder of {path!r} does not exist")
-    if args.launch_delay < 0:
-        raise HwgenError(f"--launch-delay must be an integer >= 0, not {args.launch_delay}")
+    check_file_option("--json", args.json)
+    check_file_option("--vcd", args.vcd)
+    tracing = check_trace_options(args)
+    host = _host_from_args(args)
     job = job_from_args(args)
     memory = memory_from_args(args)
-    host = HostModel(launch_delay_cycles=args.launch_delay)
-    pe = Pipeline(job.program)
+    design = _profiled(job, args)
 
     started = time.perf_counter()
     try:
-        storage, result = _simulate(job, pe, memory, host, args.vcd, args.quiet)
+        storage, result = _simulate(job, design, memory, host, args.vcd, args.quiet)
     except RuntimeError as error:
         raise HwgenError(f"{job.describe()}: {error}") from None
     elapsed = time.perf_counter() - started
     matches = job.matches(storage)
 
+    stem = f"{job.name}-{job.parameters()['variant']}"
+    files = {}
+    if tracing:
+        timeline = Timeline.from_readout(job.describe(), result.readout, result.layout)
+        files.update(trace_files(args, timeline, stem))
     report = {
         "tool_versions": tool_versions(),
         "program": job.name,
         "parameters": job.parameters(),
         "memory": memory.to_json(),
         "host": host.to_json(),
-        "stages": list(pe.stage_names),
+        "stages": list(design.design.stage_names),
         "result_matches_numpy_model": matches,
         **result.to_json(),
+        "trace_time_unit": "clock cycle, counted by the HMM from its start",
+        "trace_files": sorted(str(path) for path in files),
         "simulation_seconds": elapsed,
     }
     if isinstance(job, PiJob):
         report["pi"] = job.value(storage)
     if args.json:
-        Path(args.json).write_text(json.dumps(report, indent=2) + "\n")
+        files[Path(args.json)] = json.dumps(report, indent=2) + "\n"
+    write_files(files)
     if not args.quiet:
         print(summary(job, result, memory, matches, storage, elapsed))
+        for path in files:
+            print(f"  wrote {path}")
     if not matches:
         raise HwgenError(f"{job.describe()}: the result does not match the numpy model")
     return 0
@@ -147,5 +194,16 @@ def summary(job, result, memory, matches, storage, elapsed):
         lines.append(f"  {thread:6}  {result.launch_cycles[thread]:6}  "
                      + "  ".join(f"{percent[name]:10.1f}" for name in STATE_NAMES)
                      + f"  {result.stall_cycles[thread]:12}")
+    readout = result.readout
+    lines.append(
+        f"  measured by the HMM: {len(readout.traces['thread_states'])} thread-state records, "
+        f"{len(readout.traces['samples'])} samples every {result.sample_period_cycles} cycles; "
+        f"traces count clock cycles from the HMM's start, the job ran in cycles "
+        f"{result.job_start_cycle}..{result.job_start_cycle + result.cycles - 1}")
+    if result.state_records_dropped or result.samples_dropped:
+        lines.append(f"  DROPPED by the HMM (the host drained too slowly): "
+                     f"{result.state_records_dropped} thread-state records, "
+                     f"{result.samples_dropped} samples; the state percentages miss those "
+                     f"changes")
     lines.append(f"  simulated in {elapsed:.1f} s ({result.cycles / elapsed:.0f} cycles/s)")
     return "\n".join(lines)

@@ -9,11 +9,14 @@ import numpy as np
 
 from tqdm import tqdm
 
-from sim import MemoryModel, check_image, run_window_filter
+from sim import MemoryModel, check_image, instrument_pe, run_window_filter
 
 from ..errors import HwgenError
 from ..imageio import read_image
-from ..options import add_kernel_options, window_filter_from_args
+from ..options import add_kernel_options, design_name, window_filter_from_args
+from ..outputs import check_file_option, write_files
+from ..timeline import Timeline
+from ..trace_export import add_trace_options, check_trace_options, trace_files
 from ..versions import tool_versions
 from .build import add_instrument_option
 
@@ -68,14 +71,30 @@ def register(subparsers):
     parser.add_argument("--vcd", metavar="FILE", default=None,
                         help="write a waveform (with the HMM's signals when instrumented)")
     add_instrument_option(parser)
+    group = add_trace_options(parser)
+    group.add_argument("--timeline-depth", type=int, default=4096, metavar="RECORDS",
+                       help="records of the HMM's timeline of FSM states and stream categories, "
+                            "a power of two; made only for --paraver or --perfetto")
+    group.add_argument("--drain-interval", type=int, default=64, metavar="CYCLES",
+                       help="cycles the host waits between drains of the timeline while the "
+                            "kernel runs; 0: read it only at the end, so records that do not fit "
+                            "are dropped")
     add_memory_options(parser)
     parser.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
     parser.set_defaults(func=run)
 
 
-def _check_writable(option, path):
-    if path is not None and not Path(path).resolve().parent.is_dir():
-        raise HwgenError(f"{option}: folder of {path!r} does not exist")
+def _timeline_options(args):
+    """``(timeline depth, drain interval)`` for a traced run; checks the options."""
+    if not args.instrument:
+        raise HwgenError("--paraver and --perfetto export what the HMM records: drop "
+                         "--no-instrument")
+    depth = args.timeline_depth
+    if depth < 1 or depth & (depth - 1):
+        raise HwgenError(f"--timeline-depth must be a power of two, not {depth}")
+    if args.drain_interval < 0:
+        raise HwgenError(f"--drain-interval must be an integer >= 0, not {args.drain_interval}")
+    return depth, args.drain_interval or None
 
 
 def _write_image(path, image, pixel_bits):
@@ -93,7 +112,10 @@ def _write_image(path, image, pixel_bits):
 
 def run(args):
     for option, path in (("--output", args.output), ("--json", args.json), ("--vcd", args.vcd)):
-        _check_writable(option, path)
+        check_file_option(option, path)
+    tracing = check_trace_options(args)
+    if tracing:
+        timeline_depth, drain_interval = _timeline_options(args)
     if args.output and Path(args.output).suffix.lower() not in (".npy", ".png", ".pgm"):
         raise HwgenError(f"--output must end in .npy, .png or .pgm, not {Path(args.output).name!r}")
     image = read_image(args.input) if args.input else None
@@ -106,11 +128,14 @@ def run(args):
         image = check_image(image, pe)
     except ValueError as error:
         raise HwgenError(f"--input: {error}") from None
+    design, drain = pe, None
+    if tracing:
+        design, drain = instrument_pe(pe, timeline_depth=timeline_depth), drain_interval
     with tqdm(total=pe.ideal_cycles(), unit="cycle", unit_scale=True, disable=args.quiet,
               leave=False, desc="simulating") as bar:
         started = time.perf_counter()
-        result = run_window_filter(pe, image, memory=memory, vcd=args.vcd,
-                                   instrument=args.instrument,
+        result = run_window_filter(design, image, memory=memory, vcd=args.vcd,
+                                   instrument=args.instrument, drain_interval_cycles=drain,
                                    progress=lambda cycles: bar.update(cycles - bar.n))
         elapsed = time.perf_counter() - started
 
@@ -128,13 +153,21 @@ def run(args):
                                 and figures.bytes_written == model.bytes_written),
         "simulation_seconds": elapsed,
     }
+    files = {}
+    if tracing:
+        timeline = Timeline.from_readout(_title(args.kernel, pe), figures.hmm, design.layout)
+        files.update(trace_files(args, timeline, design_name(args.kernel, pe)))
+        report["timeline"] = {"records": len(figures.hmm.traces["timeline"]),
+                              "records_dropped": figures.hmm["timeline.dropped"],
+                              "time_unit": "clock cycle, counted by the HMM from its start",
+                              "files": sorted(str(path) for path in files)}
+    if args.json:
+        files[Path(args.json)] = json.dumps(report, indent=2) + "\n"
+    write_files(files)
     if args.output:
         _write_image(args.output, result.image, pe.pixel_bits)
-    if args.json:
-        Path(args.json).write_text(json.dumps(report, indent=2) + "\n")
     if not args.quiet:
-        print(f"{args.kernel} {pe.rows}x{pe.cols} {pe.mask_name}, buffer {pe.buffer}, unroll "
-              f"{pe.unroll}, {pe.width}x{pe.height}: {figures.cycles} cycles "
+        print(f"{_title(args.kernel, pe)}: {figures.cycles} cycles "
               f"({figures.outputs_per_cycle:.3f} outputs/cycle, {figures.ops_per_cycle:.3f} ops/cycle)")
         print(f"  read {figures.bytes_read} B, wrote {figures.bytes_written} B, ops {figures.ops}, "
               f"CI {figures.ci:.3f} ops/byte; fetch model "
@@ -142,8 +175,21 @@ def run(args):
         if figures.hmm is not None:
             for line in hmm_summary(figures):
                 print(f"  {line}")
+        if tracing:
+            timeline = report["timeline"]
+            dropped = timeline["records_dropped"]
+            print(f"  timeline: {timeline['records']} records of FSM states and stream categories"
+                  + (f", {dropped} DROPPED (drain faster or deepen --timeline-depth)"
+                     if dropped else ""))
+            for path in timeline["files"]:
+                print(f"  wrote {path}")
         print(f"  simulated in {elapsed:.1f} s ({figures.cycles / elapsed:.0f} cycles/s)")
     return 0
+
+
+def _title(kernel, pe):
+    return (f"{kernel} {pe.rows}x{pe.cols} {pe.mask_name}, buffer {pe.buffer}, unroll "
+            f"{pe.unroll}, {pe.width}x{pe.height}")
 
 
 def hmm_summary(figures):

@@ -1,0 +1,53 @@
+"""The trace-export options of the commands that simulate (``--paraver``, ``--perfetto``,
+``--clock-mhz``) and the files they ask for."""
+
+import json
+import math
+from pathlib import Path
+
+from .errors import HwgenError
+from .outputs import check_file_option, check_folder_option
+from .paraver import paraver_files
+from .perfetto import perfetto_trace
+
+__all__ = ["add_trace_options", "check_trace_options", "trace_files", "DEFAULT_CLOCK_MHZ"]
+
+#: The clock that turns cycles into the microseconds of a Perfetto trace unless told otherwise.
+DEFAULT_CLOCK_MHZ = 100.0
+
+
+def add_trace_options(parser):
+    group = parser.add_argument_group(
+        "trace export", "traces of what the hardware measurement module recorded over time; "
+                        "time is counted in clock cycles from the HMM's start")
+    group.add_argument("--paraver", metavar="DIR", default=None,
+                       help="write a Paraver trace (NAME.prv, .pcf, .row) into DIR, made if "
+                            "missing; Paraver shows cycles as ns (default: %(default)s)")
+    group.add_argument("--perfetto", metavar="FILE", default=None,
+                       help="write a Chrome/Perfetto JSON trace for ui.perfetto.dev or "
+                            "chrome://tracing (default: %(default)s)")
+    group.add_argument("--clock-mhz", type=float, default=DEFAULT_CLOCK_MHZ, metavar="MHZ",
+                       help="clock that turns cycles into the microseconds of the Perfetto trace "
+                            "(default: %(default)s)")
+    return group
+
+
+def check_trace_options(args):
+    """Validate the trace options before anything runs; True when a trace is asked for."""
+    check_folder_option("--paraver", args.paraver)
+    check_file_option("--perfetto", args.perfetto)
+    if not (math.isfinite(args.clock_mhz) and args.clock_mhz > 0):
+        raise HwgenError(f"--clock-mhz must be a positive number, not {args.clock_mhz:g}")
+    return args.paraver is not None or args.perfetto is not None
+
+
+def trace_files(args, timeline, stem):
+    """``{path: text}`` of the traces the options ask for; Paraver's files are ``<stem>.*``."""
+    files = {}
+    if args.paraver is not None:
+        for suffix, text in paraver_files(timeline, clock_mhz=args.clock_mhz).items():
+            files[Path(args.paraver) / f"{stem}{suffix}"] = text
+    if args.perfetto is not None:
+        trace = perfetto_trace(timeline, clock_mhz=args.clock_mhz)
+        files[Path(args.perfetto)] = json.dumps(trace) + "\n"
+    return files
