@@ -101,7 +101,7 @@ class Accumulate(Probe):
     def build(self, b):
         pairs = [(b.resolve(v, self.name), b.resolve(ok, self.name, width=1))
                  for v, ok in self._sources]
-        amount_bits = max(len(v) for v, _ in pairs)
+        amount_bits = max(1, *(len(v) for v, _ in pairs))     # a 0-bit value adds 0
         part = b.add(self.name, EventCounter(b.counter_bits, sources=len(pairs),
                                              amount_bits=amount_bits))
         for i, (value, valid) in enumerate(pairs):

@@ -1,7 +1,9 @@
-"""What the thread states and figures of the programs show, as measured in simulation.
+"""What the thread states and figures of the programs show, as the hardware recorded them.
 
 The figures come from runs of the programs with the host's default launch delay on an ideal
-memory; the relations below are the ones a profile of these programs should reveal.
+memory, profiled by the HMM attached to the pipeline (thread-state records and counters drained
+and read through its port, none dropped); the relations below are the ones a profile of these
+programs should reveal.
 """
 
 import pytest
@@ -24,6 +26,7 @@ def gemm_runs():
         storage = [(i * 7 + 3) % 101 for i in range(2 * n)] + [0] * n
         runs[variant] = run_threads(Pipeline(gemm(variant, dim=DIM, threads=THREADS)), storage,
                                     params={"a_base": 0, "b_base": n, "c_base": 2 * n})
+        assert runs[variant].state_records_dropped == 0
     return runs
 
 
@@ -56,9 +59,11 @@ def test_blocked_beats_vector(gemm_runs):
 
 
 def run_pi(steps):
-    return run_threads(Pipeline(pi_series(threads=THREADS)), [0],
-                       params={"steps": steps, "step": pi_step(steps), "result": 0},
-                       host=HostModel())
+    run = run_threads(Pipeline(pi_series(threads=THREADS)), [0],
+                      params={"steps": steps, "step": pi_step(steps), "result": 0},
+                      host=HostModel())
+    assert run.state_records_dropped == 0
+    return run
 
 
 def all_running(run):
