@@ -1,9 +1,10 @@
-"""The worked example in docs/pipeline.md runs as written."""
+"""The worked examples in docs/ run as written."""
 
 import re
 from pathlib import Path
 
-DOC = Path(__file__).resolve().parent.parent / "docs" / "pipeline.md"
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+DOC = DOCS / "pipeline.md"
 
 
 def test_pipeline_guide_example_runs(capsys):
@@ -13,3 +14,12 @@ def test_pipeline_guide_example_runs(capsys):
     for block in blocks:
         exec(compile(block, str(DOC), "exec"), namespace)
     assert "cycles;" in capsys.readouterr().out
+
+
+def test_traces_guide_example_runs(capsys):
+    doc = DOCS / "traces.md"
+    (block,) = re.findall(r"```python\n(.*?)```", doc.read_text(), re.DOTALL)
+    namespace = {}
+    exec(compile(block, str(doc), "exec"), namespace)
+    assert set(namespace["files"]) == {".prv", ".pcf", ".row"}
+    assert namespace["trace"]["traceEvents"] and namespace["run"].state_records_dropped == 0
