@@ -48,7 +48,7 @@ def _event_types(timeline):
         counters.setdefault(counter.name, COUNTER_TYPE_BASE + len(counters) + 1)
     for marker in timeline.markers:
         trace, _, event = marker.name.partition(" ")
-        kind, values = markers.setdefault(trace, (MARKER_TYPE_BASE + len(markers) + 1, {}))
+        _, values = markers.setdefault(trace, (MARKER_TYPE_BASE + len(markers) + 1, {}))
         values.setdefault(event, len(values) + 1)
     return counters, markers
 

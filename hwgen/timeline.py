@@ -146,9 +146,9 @@ class Timeline:
                 figure, _, owner = field.name.rpartition(".")
                 row = row_of.get(owner) if figure else None
                 points, before, last = [], 0, 0
-                totals = [(r["timestamp"], r[field.name], r[f"{field.name}.overflow"])
+                totals = [(r["timestamp"], r[field.name], r.get(f"{field.name}.overflow"))
                           for r in records]
-                totals.append((end, readout[field.name], readout.overflow[field.name]))
+                totals.append((end, readout[field.name], readout.overflow.get(field.name)))
                 for cycle, total, overflow in totals:
                     if overflow:
                         saturated.append(field.name)
@@ -172,10 +172,6 @@ class Timeline:
         dropped = tuple((trace.name, readout[trace.dropped]) for trace in layout.traces)
         return cls(name, end, tuple(states), tuple(rows), tuple(counters), tuple(markers),
                    period, dropped, tuple(saturated))
-
-    @property
-    def records_dropped(self):
-        return sum(count for _, count in self.dropped)
 
     def to_json(self):
         return {

@@ -7,7 +7,8 @@ Parts (each a ``wiring.Component``): :class:`CycleCounter`, :class:`EventCounter
 (:mod:`instrument.probe`) describe measurements; :class:`HMM` builds them behind one port
 (:mod:`instrument.port`, which also gives the timing of commands) and describes them in an
 :class:`HMMLayout`; :func:`attach` puts an HMM on any design, finding its state machines and
-streams by itself.
+streams by itself (and, on request, recording their states over time). :func:`pe_probes` and
+:func:`pipeline_probes` are the measurements of a PE and the profile of a multithreaded pipeline.
 """
 
 from . import probe

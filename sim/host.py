@@ -131,7 +131,7 @@ class ThreadRun:
         """The figures of a readout of :func:`instrument.pipeline_probes` and its layout."""
         start = next(r["timestamp"] for r in readout.traces["job"] if "start" in r["events"])
         first, cycles = start + 1, readout["busy_cycles"]
-        threads = len(launch_cycles)
+        threads = len(layout.trace("thread_states").payload)
         changes = []
         for record in readout.traces["thread_states"]:
             cycle = max(0, record["timestamp"] - first)

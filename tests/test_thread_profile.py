@@ -6,7 +6,8 @@ observer saw, and records the host could not drain in time must be counted exact
 
 import pytest
 
-from kernels.pipeline import Pipeline
+from instrument import THREAD_STATES, attach
+from kernels.pipeline import Pipeline, ThreadState
 from kernels.programs import gemm, pi_series, pi_step
 from sim import HostModel, MemoryModel, instrument_pipeline, run_threads
 
@@ -148,7 +149,11 @@ def test_slow_draining_loses_only_counted_records():
 
 
 def test_run_threads_needs_the_pipeline_profile():
-    from instrument import attach
     pe, storage, params = gemm_job("naive")
     with pytest.raises(ValueError, match="pipeline_probes"):
         run_threads(attach(pe), storage, params=params)
+
+
+def test_the_recorder_names_the_pipeline_s_state_codes():
+    assert {state.value: state.name.lower() for state in ThreadState} == dict(
+        enumerate(THREAD_STATES))
