@@ -1,6 +1,5 @@
 """``hwgen sim``: run a kernel in Amaranth's simulator against the memory model."""
 
-import argparse
 import json
 import time
 from pathlib import Path
@@ -56,8 +55,7 @@ def memory_from_args(args):
 def register(subparsers):
     parser = subparsers.add_parser(
         "sim", help="simulate a kernel on an image and report its figures",
-        description="Simulate a window-filter PE in Amaranth's simulator against a memory model.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+        description="Simulate a window-filter PE in Amaranth's simulator against a memory model.")
     add_kernel_options(parser)
     parser.add_argument("--input", metavar="IMG", default=None,
                         help="input image: .npy 2-D integer array or 8-bit grey PNG/PGM "
