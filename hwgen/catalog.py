@@ -27,8 +27,9 @@ class KernelInfo:
                                                   "none: <= W-M+1"},
             "buffer": {"default": "smart", "allowed": list(BUFFERS)},
             "pipeline": {"default": True, "allowed": [True, False]},
-            "tree_stages": {"default": "a register every two comparator levels (pipelined) / 0",
-                            "allowed": "0..tree levels"},
+            "tree_stages": {"default": "lean (pipelined) / 0",
+                            "allowed": "lean (a register every two comparator levels), fast "
+                                       "(every level), or 0..tree levels"},
             "credits": {"default": "latency + 8, power of two (pipelined) / 1",
                         "allowed": ">= 1"},
         }

@@ -21,7 +21,6 @@ def make_parser():
     parser = _Parser(
         prog="hwgen",
         description="Generate instrumented FPGA accelerators and measure them.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"hwgen {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser,

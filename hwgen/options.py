@@ -5,7 +5,7 @@ import re
 import hashlib
 
 from kernels import BUFFERS, MASK_SHAPES
-from kernels.window import default_credits, default_tree_stages
+from kernels.window import TREE_POLICIES, default_credits
 
 from .catalog import KERNELS, make_window_filter
 from .errors import HwgenError
@@ -20,6 +20,16 @@ def parse_size(text, option="--size"):
     if not match:
         raise HwgenError(f"{option} must be NxM with positive integers, such as 3x3, not {text!r}")
     return int(match[1]), int(match[2])
+
+
+def _tree_stages(text):
+    if text in TREE_POLICIES:
+        return text
+    try:
+        return int(text)
+    except ValueError:
+        raise HwgenError(f"--tree-stages must be {', '.join(TREE_POLICIES)} or a number, "
+                         f"not {text!r}") from None
 
 
 def add_kernel_options(parser):
@@ -43,9 +53,11 @@ def add_kernel_options(parser):
                        help="image height (default: the input image's, else 512)")
     group.add_argument("--no-pipeline", dest="pipeline", action="store_false",
                        help="run one step at a time instead of pipelining (default: pipelined)")
-    group.add_argument("--tree-stages", type=int, default=None, metavar="S",
-                       help="registers in the reduction tree (default: one every two comparator "
-                            "levels when pipelined, none otherwise)")
+    group.add_argument("--tree-stages", type=_tree_stages, default=None,
+                       metavar="|".join([*TREE_POLICIES, "S"]),
+                       help="registers in the reduction tree: lean (a register every two "
+                            "comparator levels), fast (one every level) or a number (default: "
+                            "lean when pipelined, 0 otherwise)")
     group.add_argument("--credits", type=int, default=None, metavar="C",
                        help="steps in flight at most (default: datapath latency + 8, rounded "
                             "up to a power of two)")
@@ -80,7 +92,10 @@ def design_name(kernel, pe):
              f"p{pe.pixel_bits}", f"{pe.width}x{pe.height}"]
     if not pe.pipeline:
         parts.append("nopipe")
-    if pe.tree_stages != default_tree_stages(pe.tree_levels, pe.pipeline):
+    default_policy = "lean" if pe.pipeline else None
+    if pe.tree_policy is not None and pe.tree_policy != default_policy:
+        parts.append(pe.tree_policy)
+    elif pe.tree_policy is None and (pe.pipeline or pe.tree_stages):
         parts.append(f"t{pe.tree_stages}")
     if pe.credits != default_credits(pe.datapath_latency, pe.pipeline):
         parts.append(f"c{pe.credits}")

@@ -22,10 +22,10 @@ def add_trace_options(parser):
                         "time is counted in clock cycles from the HMM's start")
     group.add_argument("--paraver", metavar="DIR", default=None,
                        help="write a Paraver trace (NAME.prv, .pcf, .row) into DIR, made if "
-                            "missing; Paraver shows cycles as ns (default: %(default)s)")
+                            "missing; Paraver shows cycles as ns (default: none)")
     group.add_argument("--perfetto", metavar="FILE", default=None,
                        help="write a Chrome/Perfetto JSON trace for ui.perfetto.dev or "
-                            "chrome://tracing (default: %(default)s)")
+                            "chrome://tracing (default: none)")
     group.add_argument("--clock-mhz", type=float, default=DEFAULT_CLOCK_MHZ, metavar="MHZ",
                        help="clock that turns cycles into the microseconds of the Perfetto trace "
                             "(default: %(default)s)")

@@ -30,7 +30,8 @@ from .separable import ColumnPatterns
 from .smart_buffer import SmartBufferStrategy
 from .walk import AffineWalk
 
-__all__ = ["BUFFERS", "WindowFilter", "WindowTraffic", "default_credits", "default_tree_stages", "dilation", "erosion"]
+__all__ = ["BUFFERS", "TREE_POLICIES", "WindowFilter", "WindowTraffic", "default_credits", "dilation",
+           "erosion", "policy_tree_stages"]
 
 BUFFERS = {
     "none": DirectStrategy,
@@ -112,10 +113,11 @@ class WindowFilter(wiring.Component):
         ``"none"``, ``"smart"`` or ``"line"``.
     pipeline : bool
         Overlap steps (one step per cycle at best). ``False`` runs one step at a time.
-    tree_stages : int or None
+    tree_stages : int, str or None
         Registers in the reduction (column trees then cross-column trees), 0 to
-        :attr:`tree_levels`, splitting it evenly; the output FIFO registers the result. Default:
-        at most two comparator levels between registers when pipelined, none otherwise.
+        :attr:`tree_levels`, splitting it evenly; the output FIFO registers the result. Or a
+        policy: ``"lean"``, at most two comparator levels between registers, or ``"fast"``,
+        one. Default: ``"lean"`` when pipelined, 0 otherwise.
     credits : int or None
         Steps in flight at most (the output FIFO depth). Default: enough for the datapath
         latency plus 8 cycles of memory latency when pipelined, 1 otherwise.
@@ -160,12 +162,18 @@ class WindowFilter(wiring.Component):
 
         levels = self.tree_levels
         if tree_stages is None:
-            tree_stages = default_tree_stages(levels, pipeline)
+            tree_stages = "lean" if pipeline else 0
+        if tree_stages in TREE_POLICIES:
+            self._tree_policy = tree_stages
+            tree_stages = policy_tree_stages(tree_stages, levels)
+        else:
+            self._tree_policy = None
         if isinstance(tree_stages, bool) or not isinstance(tree_stages, int):
-            raise TypeError(f"tree_stages must be an integer, not {tree_stages!r}")
+            raise TypeError(f"tree_stages must be an integer or one of "
+                            f"{', '.join(TREE_POLICIES)}, not {tree_stages!r}")
         if not 0 <= tree_stages <= levels:
             raise ValueError(f"tree_stages must be between 0 and {levels} for this window and "
-                             f"buffer, not {tree_stages}")
+                             f"buffer, or one of {', '.join(TREE_POLICIES)}, not {tree_stages}")
         self._tree_stages = tree_stages
 
         self._strategy = BUFFERS[buffer](self)
@@ -203,6 +211,7 @@ class WindowFilter(wiring.Component):
     buffer = property(lambda self: self._buffer)
     pipeline = property(lambda self: self._pipeline)
     tree_stages = property(lambda self: self._tree_stages)
+    tree_policy = property(lambda self: self._tree_policy, doc="The policy that chose tree_stages, if any.")
     credits = property(lambda self: self._credits)
     addr_width = property(lambda self: self._addr_width)
     column_patterns = property(lambda self: self._patterns)
@@ -278,7 +287,7 @@ class WindowFilter(wiring.Component):
 
         Pipelined, beats issue back to back: every beat plus the datapath latency and three cycles
         of fill, write and done. Not pipelined, a step that writes a result takes
-        ``beats + 2 + latency`` cycles and a step that writes nothing ``beats + 1 + latency``.
+        ``beats + 3 + latency`` cycles and a step that writes nothing ``beats + 2 + latency``.
         """
         s = self._strategy
         beats = s.beats_per_step
@@ -286,7 +295,7 @@ class WindowFilter(wiring.Component):
         if self._pipeline:
             return s.steps() * beats + latency + 3
         writing = s.writing_steps()
-        return writing * (beats + 2 + latency) + (s.steps() - writing) * (beats + 1 + latency) + 1
+        return writing * (beats + 3 + latency) + (s.steps() - writing) * (beats + 2 + latency)
 
     def hardware_ops(self):
         """Comparators the datapath instantiates (fewer than the algorithmic ops thanks to reuse)."""
@@ -315,6 +324,7 @@ class WindowFilter(wiring.Component):
             "pipeline": self._pipeline,
             "tree_levels": self.tree_levels,
             "tree_stages": self._tree_stages,
+            "tree_policy": self._tree_policy,
             "credits": self._credits,
             "addr_width": self._addr_width,
             "datapath_latency": self.datapath_latency,
@@ -379,16 +389,20 @@ class WindowFilter(wiring.Component):
             wr_walk.next.eq(wr_done),
         ]
 
-        # A credit returns when its result is written, or dropped for producing no output.
+        # A credit returns when its result is written, or dropped for producing no output; the
+        # returns count a cycle later, which keeps the write handshake off the fetch decision.
         issued = rd_walk.next & step_start
-        dropped = out_valid & ~out_emit
-        m.d.sync += outstanding.eq(outstanding + issued - dropped - wr_done)
+        returned = Signal(range(3))
+        m.d.sync += [
+            returned.eq((out_valid & ~out_emit) + wr_done),
+            outstanding.eq(outstanding + issued - returned),
+        ]
 
         with m.FSM(name="ctrl"):
             with m.State("IDLE"):
                 with m.If(self.ctrl.start):
                     m.d.comb += restart.eq(1)
-                    m.d.sync += outstanding.eq(0)
+                    m.d.sync += [outstanding.eq(0), returned.eq(0)]
                     m.next = "RUN"
             with m.State("RUN"):
                 m.d.comb += running.eq(1)
@@ -401,9 +415,15 @@ class WindowFilter(wiring.Component):
         return m
 
 
-def default_tree_stages(levels, pipeline):
-    """Registers that leave at most two comparator levels between registers when pipelined."""
-    return max(0, -(-levels // 2) - 1) if pipeline else 0
+#: Register placements by name: at most two comparator levels between registers (``lean``, for
+#: 6-input-LUT fabrics), or one (``fast``, what 4-input-LUT fabrics need for the same clock).
+TREE_POLICIES = {"lean": 2, "fast": 1}
+
+
+def policy_tree_stages(policy, levels):
+    """Registers a named policy puts into a reduction of ``levels`` comparator levels."""
+    per_stage = TREE_POLICIES[policy]
+    return max(0, -(-levels // per_stage) - 1)
 
 
 def default_credits(latency, pipeline):

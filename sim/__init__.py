@@ -2,16 +2,20 @@
 host, and the cycle data that comes out."""
 
 from .cycle_data import CycleData
-from .harness import PERun, WindowRun, check_image, instrument_pe, run_pe, run_window_filter
+from .harness import (PERun, WindowRun, check_image, instrument_pe, run_pe, run_pes,
+                      run_window_filter)
 from .hmm_host import HMMError, HMMHost
 from .host import (STATE_NAMES, HostModel, StateTimeline, ThreadRun, instrument_pipeline,
                    run_threads)
 from .memory import MemoryModel, MemoryServer, PortTraffic
 from .readout import HMMReadout
 from .stimulus import run_cycles
+from .system import SystemRun, frame_layout, run_window_system, window_system
 
 __all__ = [
     "CycleData", "HMMError", "HMMHost", "HMMReadout", "HostModel", "MemoryModel", "MemoryServer",
     "PERun", "PortTraffic", "STATE_NAMES", "StateTimeline", "ThreadRun", "WindowRun",
-    "check_image", "instrument_pe", "instrument_pipeline", "run_cycles", "run_pe", "run_threads", "run_window_filter",
+    "SystemRun", "check_image", "frame_layout", "instrument_pe", "instrument_pipeline",
+    "run_cycles", "run_pe", "run_pes", "run_threads", "run_window_filter", "run_window_system",
+    "window_system",
 ]

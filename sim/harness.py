@@ -12,6 +12,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass
 
 import numpy as np
+from amaranth.hdl import Module
 from amaranth.sim import Simulator
 
 from instrument import Instrumented, attach, job_probe, pe_probes
@@ -20,7 +21,8 @@ from .cycle_data import CycleData
 from .hmm_host import HMMHost
 from .memory import MemoryModel, MemoryServer
 
-__all__ = ["PERun", "WindowRun", "instrument_pe", "run_pe", "run_window_filter", "check_image"]
+__all__ = ["PERun", "WindowRun", "check_image", "instrument_pe", "run_pe", "run_pes",
+           "run_window_filter"]
 
 
 @dataclass
@@ -85,46 +87,85 @@ def run_pe(pe, storage, *, params, memory=MemoryModel(), vcd=None, max_cycles=No
         While the job runs, the host drains the HMM's ``stop``-mode traces through its port and
         then waits this many cycles, again and again (``None``: it reads them after the job).
     """
-    design = pe
-    if isinstance(pe, Instrumented):
-        pe = design.design
-    server = MemoryServer(memory, storage, [pe], record_addresses=record_addresses)
-    sim = Simulator(design)
+    (run,) = run_pes([pe], storage, params=[params], memory=memory, vcd=vcd,
+                     max_cycles=max_cycles, record_addresses=record_addresses,
+                     monitors=monitors, progress=progress,
+                     drain_interval_cycles=drain_interval_cycles)
+    return run
+
+
+def run_pes(pes, storage, *, params, memory=MemoryModel(), vcd=None, max_cycles=None,
+            record_addresses=False, monitors=(), progress=None, drain_interval_cycles=None):
+    """Run one job on each of several PEs at once; they share one memory and its bandwidth.
+
+    Every PE is started in the same cycle; the simulation ends when all are done (and their
+    HMMs, if they have one, are read). Arguments are those of :func:`run_pe`, with ``pes`` and
+    ``params`` lists of the same length.
+
+    Returns
+    -------
+    list of PERun
+        One per PE, in order.
+    """
+    if len(pes) != len(params):
+        raise ValueError(f"give one params dict per PE: {len(pes)} PEs, {len(params)} dicts")
+    designs = list(pes)
+    bare = [d.design if isinstance(d, Instrumented) else d for d in designs]
+    server = MemoryServer(memory, storage, bare, record_addresses=record_addresses)
+    if len(designs) == 1:
+        top = designs[0]
+    else:
+        top = Module()
+        for index, design in enumerate(designs):
+            top.submodules[f"pe{index}"] = design
+    sim = Simulator(top)
     sim.add_clock(1e-8)
     sim.add_process(server.process())
-    result = {"finished": False}
+    cycles = [0] * len(bare)
+    readouts = [None] * len(bare)
+    finished = []
 
     async def host(ctx):
-        for name, value in params.items():
-            ctx.set(getattr(pe.ctrl, name), value)
-        ctx.set(pe.ctrl.start, 1)
+        for pe, values in zip(bare, params):
+            for name, value in values.items():
+                ctx.set(getattr(pe.ctrl, name), value)
+            ctx.set(pe.ctrl.start, 1)
         await ctx.tick()
-        ctx.set(pe.ctrl.start, 0)
-        cycles = 0
-        async for _, _, busy, done in ctx.tick().sample(pe.ctrl.busy, pe.ctrl.done):
-            cycles += busy
-            if done:
+        for pe in bare:
+            ctx.set(pe.ctrl.start, 0)
+        running = set(range(len(bare)))
+        elapsed = 0
+        sampled = [s for pe in bare for s in (pe.ctrl.busy, pe.ctrl.done)]
+        async for _, _, *values in ctx.tick().sample(*sampled):
+            elapsed += 1
+            for index in list(running):
+                cycles[index] += values[2 * index]
+                if values[2 * index + 1]:
+                    running.discard(index)
+            if not running:
                 break
-            if progress is not None and not cycles & 0xFFF:
-                progress(cycles)
-            if max_cycles is not None and cycles > max_cycles:
-                raise RuntimeError(f"the PE was still busy after {max_cycles} cycles")
-        result["cycles"] = cycles
-        result["finished"] = True
+            if progress is not None and not elapsed & 0xFFF:
+                progress(elapsed)
+            if max_cycles is not None and elapsed > max_cycles:
+                raise RuntimeError(f"a PE was still busy after {max_cycles} cycles")
+        finished.append(True)
 
-    async def hmm_host(ctx):
-        result["readout"] = await HMMHost(ctx, design.hmm, design.layout).read_when_done(
-            lambda: result["finished"], drain_interval_cycles=drain_interval_cycles)
+    def hmm_host(index, design):
+        async def read(ctx):
+            readouts[index] = await HMMHost(ctx, design.hmm, design.layout).read_when_done(
+                lambda: bool(finished), drain_interval_cycles=drain_interval_cycles)
+        return read
 
     sim.add_testbench(host)
-    if design is not pe:
-        sim.add_testbench(hmm_host)
+    for index, design in enumerate(designs):
+        if isinstance(design, Instrumented):
+            sim.add_testbench(hmm_host(index, design))
     for monitor in monitors:
         sim.add_testbench(monitor, background=True)
     with sim.write_vcd(vcd) if vcd else nullcontext():
         sim.run()
-    return PERun(cycles=result["cycles"], storage=storage, traffic=server.traffic(),
-                 readout=result.get("readout"))
+    return [PERun(cycles=cycles[i], storage=storage, traffic=server.traffic(i),
+                  readout=readouts[i]) for i in range(len(bare))]
 
 
 def check_image(image, pe):

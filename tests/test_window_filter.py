@@ -199,8 +199,8 @@ def test_pipelined_filters_take_one_step_per_cycle(buffer, unroll):
 def test_unpipelined_initiation_interval(buffer, unroll, size):
     """Without pipelining a step waits for the previous result: the documented interval.
 
-    A step that writes a result takes beats + 2 + datapath latency cycles, a step that writes
-    nothing (window not complete yet) beats + 1 + latency; the DONE cycle adds one.
+    A step that writes a result takes beats + 3 + datapath latency cycles, a step that writes
+    nothing (window not complete yet) beats + 2 + latency.
     """
     height, width = 8, 12
     n, m = size
@@ -218,7 +218,7 @@ def test_unpipelined_initiation_interval(buffer, unroll, size):
         beats, writing = 1, out_h * (per_row - first)
         silent = height * per_row - writing
     latency = pe.datapath_latency
-    expected = writing * (beats + 2 + latency) + silent * (beats + 1 + latency) + 1
+    expected = writing * (beats + 3 + latency) + silent * (beats + 2 + latency)
     image = np.random.default_rng(1).integers(0, 256, (height, width))
     assert run_window_filter(pe, image).figures.cycles == expected
 

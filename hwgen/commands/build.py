@@ -1,6 +1,5 @@
 """``hwgen build``: a window filter to Verilog, RTLIL and a manifest."""
 
-import argparse
 import time
 from pathlib import Path
 
@@ -25,8 +24,7 @@ def register(subparsers):
     parser = subparsers.add_parser(
         "build", help="generate Verilog, RTLIL and a manifest for a kernel",
         description="Generate a window-filter PE as Verilog (<top>.v), RTLIL (<top>.il) and "
-                    "manifest.json.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+                    "manifest.json.")
     add_kernel_options(parser)
     parser.add_argument("--out", metavar="DIR", default=None,
                         help="output folder (default: build/<kernel>-<parameters>)")

@@ -1,6 +1,5 @@
 """``hwgen sim``: run a kernel in Amaranth's simulator against the memory model."""
 
-import argparse
 import json
 import time
 from pathlib import Path
@@ -59,8 +58,7 @@ def memory_from_args(args):
 def register(subparsers):
     parser = subparsers.add_parser(
         "sim", help="simulate a kernel on an image and report its figures",
-        description="Simulate a window-filter PE in Amaranth's simulator against a memory model.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+        description="Simulate a window-filter PE in Amaranth's simulator against a memory model.")
     add_kernel_options(parser)
     parser.add_argument("--input", metavar="IMG", default=None,
                         help="input image: .npy 2-D integer array or 8-bit grey PNG/PGM "
@@ -74,11 +72,12 @@ def register(subparsers):
     group = add_trace_options(parser)
     group.add_argument("--timeline-depth", type=int, default=4096, metavar="RECORDS",
                        help="records of the HMM's timeline of FSM states and stream categories, "
-                            "a power of two; made only for --paraver or --perfetto")
+                            "a power of two; made only for --paraver or --perfetto "
+                            "(default: %(default)s)")
     group.add_argument("--drain-interval", type=int, default=64, metavar="CYCLES",
                        help="cycles the host waits between drains of the timeline while the "
                             "kernel runs; 0: read it only at the end, so records that do not fit "
-                            "are dropped")
+                            "are dropped (default: %(default)s)")
     add_memory_options(parser)
     parser.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
     parser.set_defaults(func=run)
