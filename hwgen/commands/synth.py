@@ -36,11 +36,15 @@ def register(subparsers):
     parser.add_argument("--seeds", type=int, default=3, metavar="N",
                         help="place-and-route seeds; Fmax is their median (default: %(default)s)")
     parser.add_argument("--target-mhz", type=float, default=None, metavar="MHZ",
-                        help="nextpnr's target frequency (default: "
-                             + ", ".join(f"{f} {v:g}" for f, v in DEFAULT_TARGET_MHZ.items()) + ")")
+                        help="nextpnr's target frequency; None takes the family's: "
+                             + ", ".join(f"{f} {v:g}" for f, v in DEFAULT_TARGET_MHZ.items())
+                             + " (default: %(default)s)")
+    parser.add_argument("--no-fmax", dest="fmax", action="store_false",
+                        help="synthesize only, without place and route (Fmax measured where "
+                             "nextpnr supports the family: %(default)s)")
     parser.add_argument("--json", metavar="FILE", default=None, help="write the result as JSON")
     parser.add_argument("--no-cache", dest="cache", action="store_false",
-                        help="run the tools even if a cached result exists (default: use the cache)")
+                        help="run the tools even if a cached result exists (cache used: %(default)s)")
     parser.add_argument("-q", "--quiet", action="store_true",
                         help="no progress bar and no summary")
     parser.set_defaults(func=run)
@@ -51,7 +55,7 @@ def run(args):
     pe = window_filter_from_args(args)
     name = design_name(args.kernel, pe)
     result = synthesize(pe, args.board, name=name, seeds=args.seeds, target_mhz=args.target_mhz,
-                        use_cache=args.cache, progress=not args.quiet)
+                        fmax=args.fmax, use_cache=args.cache, progress=not args.quiet)
     if args.json:
         report = {"tool_versions": tool_versions(), "kernel": args.kernel,
                   "parameters": pe.parameters(), **result.to_json()}
@@ -75,6 +79,6 @@ def summary(result):
                      f"target {result.target_mhz:g} MHz")
         if result.critical_path:
             lines.append(f"  critical path: {result.critical_path[0]}")
-    elif result.target_mhz is None:
-        lines.append("  Fmax: no place and route for this family here")
+    else:
+        lines.append("  Fmax: not measured (no place and route for this family here, or --no-fmax)")
     return "\n".join(lines)
