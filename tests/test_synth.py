@@ -9,7 +9,7 @@ from hwgen.cli import main
 from hwgen.estimate import estimate
 from hwgen.synth import SynthResult, cell_resources, synthesize
 
-from .test_estimate import Registers
+from designs import Registers
 
 
 def test_cell_counts_become_resources():

@@ -5,7 +5,7 @@ import json
 from pathlib import Path
 
 from ..estimate import estimate
-from ..options import add_kernel_options, design_name, window_filter_from_args
+from ..options import add_kernel_options, design_name, resolve_board, window_filter_from_args
 from ..versions import tool_versions
 from .synth import add_board_option, check_json_path
 
@@ -28,9 +28,10 @@ def register(subparsers):
 
 def run(args):
     check_json_path(args.json)
+    board = resolve_board(args.board)
     pe = window_filter_from_args(args)
     name = design_name(args.kernel, pe)
-    result = estimate(pe, args.board, name=name)
+    result = estimate(pe, board, name=name)
     if args.json:
         report = {"tool_versions": tool_versions(), "kernel": args.kernel,
                   "parameters": pe.parameters(), **result.to_json()}

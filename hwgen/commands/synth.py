@@ -5,8 +5,8 @@ import json
 from pathlib import Path
 
 from ..errors import HwgenError
-from ..options import add_kernel_options, design_name, window_filter_from_args
-from ..synth import DEFAULT_TARGET_MHZ, synthesize
+from ..options import add_kernel_options, design_name, resolve_board, window_filter_from_args
+from ..synth import DEFAULT_TARGET_MHZ, synth_command, synthesize
 from ..versions import tool_versions
 
 __all__ = ["register", "add_board_option", "check_json_path"]
@@ -52,9 +52,11 @@ def register(subparsers):
 
 def run(args):
     check_json_path(args.json)
+    board = resolve_board(args.board)
+    synth_command(board)   # a board without an open flow fails before anything is built
     pe = window_filter_from_args(args)
     name = design_name(args.kernel, pe)
-    result = synthesize(pe, args.board, name=name, seeds=args.seeds, target_mhz=args.target_mhz,
+    result = synthesize(pe, board, name=name, seeds=args.seeds, target_mhz=args.target_mhz,
                         fmax=args.fmax, use_cache=args.cache, progress=not args.quiet)
     if args.json:
         report = {"tool_versions": tool_versions(), "kernel": args.kernel,
