@@ -270,7 +270,7 @@ def _critical_path(report):
             f"{len(nets)} nets)", *nets)
 
 
-def _place_and_route(board, work, seeds, target_mhz, progress):
+def _place_and_route(board, work, seeds, target_mhz, progress, port_bits):
     variable, default, _ = _pnr_args(board, 1, target_mhz)
     tool = _tool(variable, default)
 
@@ -279,8 +279,12 @@ def _place_and_route(board, work, seeds, target_mhz, progress):
         code, output = _run(tool, args, work, "place and route")
         report = work / f"report{seed}.json"
         if code != 0 or not report.exists():
-            raise HwgenError(f"place and route on {board.name} (seed {seed}) failed: "
-                             f"{_first_error(output)}")
+            error = _first_error(output)
+            if board.family == "ice40" and "sb_io" in error.lower():
+                error += (f" (nextpnr-ice40 has no out-of-context mode: each of the design's "
+                          f"{port_bits} port bits needs a pin of the {board.toolchain.package} "
+                          f"package)")
+            raise HwgenError(f"place and route on {board.name} (seed {seed}) failed: {error}")
         report = json.loads(report.read_text())
         fmax = [clock["achieved"] for clock in report.get("fmax", {}).values()]
         return (min(fmax) if fmax else None), _critical_path(report)
@@ -370,7 +374,8 @@ def synthesize(design, board, *, name="top", seeds=3, ports=None, target_mhz=Non
         counts = cell_resources(board.family, cells)
         _check_fits(board, counts)
         started = time.perf_counter()
-        runs = _place_and_route(board, work, seeds, target_mhz, progress) if pnr else {}
+        runs = (_place_and_route(board, work, seeds, target_mhz, progress,
+                                 stat["design"].get("num_port_bits")) if pnr else {})
         pnr_seconds = time.perf_counter() - started
 
     fmax = {seed: f for seed, (f, _) in runs.items() if f is not None}

