@@ -316,7 +316,7 @@ def _key(rtlil, board, seeds, target_mhz, versions):
 
 
 def synthesize(design, board, *, name="top", seeds=3, ports=None, target_mhz=None, fmax=True,
-               use_cache=True, progress=False):
+               require_fit=True, use_cache=True, progress=False):
     """Synthesize ``design`` for ``board`` (and place and route it on ECP5 / iCE40).
 
     Parameters
@@ -335,6 +335,9 @@ def synthesize(design, board, *, name="top", seeds=3, ports=None, target_mhz=Non
         nextpnr's ``--freq``; default :data:`DEFAULT_TARGET_MHZ` of the family.
     fmax : bool
         Place and route (where the family can) to measure Fmax; ``False`` synthesizes only.
+    require_fit : bool
+        Raise when the design needs more of a resource than one device has; ``False`` reports
+        the figures anyway (only without place and route, which cannot place such a design).
     use_cache : bool
         Read and write the result cache.
     progress : bool
@@ -361,8 +364,10 @@ def synthesize(design, board, *, name="top", seeds=3, ports=None, target_mhz=Non
     key = _key(rtlil, board, seeds, target_mhz, versions)
     cached = cache_dir() / f"{key}.json"
     if use_cache and cached.exists():
-        data = json.loads(cached.read_text())
-        return SynthResult.from_json({**data, "name": name}, cached=True)
+        result = SynthResult.from_json({**json.loads(cached.read_text()), "name": name}, cached=True)
+        if require_fit:
+            _check_fits(board, result.resources())
+        return result
 
     with tempfile.TemporaryDirectory(prefix="hwgen-synth-") as work:
         work = Path(work)
@@ -372,7 +377,8 @@ def synthesize(design, board, *, name="top", seeds=3, ports=None, target_mhz=Non
         cells = primitive_cells(stat["design"])
         synth_seconds = time.perf_counter() - started
         counts = cell_resources(board.family, cells)
-        _check_fits(board, counts)
+        if require_fit or pnr:
+            _check_fits(board, counts)
         started = time.perf_counter()
         runs = (_place_and_route(board, work, seeds, target_mhz, progress,
                                  stat["design"].get("num_port_bits")) if pnr else {})

