@@ -159,8 +159,10 @@ def count_primitives(design, ports=None):
                 continue
             if op == "m":
                 (sel,), a, b = inputs
-                minmax = sel.is_cell and sel.cell in absorbed
-                kinds["minmax" if minmax else "mux", len(a)] += 1
+                if sel.is_cell and sel.cell in absorbed:
+                    kinds["minmax", len(a)] += 1
+                else:
+                    _select(kinds, list(a), list(b))
             elif op in ("+", "-"):
                 constant = len(inputs) == 1 or any(_const(v) for v in inputs)
                 kinds["add_const" if constant else "add", width] += 1
@@ -213,6 +215,23 @@ def count_primitives(design, ports=None):
     return kinds, memories, unmodelled
 
 
+def _select(kinds, previous, chosen):
+    """Count a bitwise 2:1 choice between nets: constant against constant is a wire of the
+    condition, a constant against a signal an and/or gate, two signals a multiplexer."""
+    gates = muxes = 0
+    for old, new in zip(previous, chosen):
+        if old.is_const and new.is_const:
+            continue
+        if old.is_const or new.is_const:
+            gates += 1
+        else:
+            muxes += 1
+    if gates:
+        kinds["and", gates] += 1
+    if muxes:
+        kinds["mux", muxes] += 1
+
+
 def _assignments(cells, cell, ff_index, kinds):
     """Multiplexers of an assignment list; a register's hold and reset cost nothing."""
     assignments = list(cell.assignments)
@@ -220,6 +239,7 @@ def _assignments(cells, cell, ff_index, kinds):
     if ff_index is not None and assignments and _const(assignments[-1].value) \
             and assignments[-1].start == 0 and len(assignments[-1].value) == width:
         assignments.pop()               # synchronous reset
+    current = list(cell.default)
     # A default that is a register's own output (directly, or through the comb logic that
     # computes its next state) is a hold: Yosys makes it the register's clock enable.
     first = cell.default[0]
@@ -227,9 +247,14 @@ def _assignments(cells, cell, ff_index, kinds):
         net.is_cell and net.cell == first.cell and net.bit == first.bit + bit
         for bit, net in enumerate(cell.default))
     if holds and assignments:
-        assignments.pop(0)              # clock enable (the first assignment's condition)
+        enabled = assignments.pop(0)    # clock enable (the first assignment's condition)
+        current[enabled.start:enabled.start + len(enabled.value)] = list(enabled.value)
     for assignment in assignments:
-        kinds["mux", len(assignment.value)] += 1
+        bits = slice(assignment.start, assignment.start + len(assignment.value))
+        _select(kinds, current[bits], list(assignment.value))
+        # After the choice a bit is a function of the condition: no longer a constant.
+        current[bits] = [new if old == new else cell.default[0] if not cell.default[0].is_const
+                         else assignment.cond for old, new in zip(current[bits], assignment.value)]
 
 
 @dataclass(frozen=True)
