@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from tqdm import tqdm  # noqa: E402
 
 from hwgen.catalog import make_window_filter  # noqa: E402
-from hwgen.options import design_name  # noqa: E402
+from hwgen.options import board_tree_policy, design_name, resolve_board  # noqa: E402
 from hwgen.synth import synthesize  # noqa: E402
 from hwgen.versions import tool_versions  # noqa: E402
 
@@ -35,15 +35,15 @@ VITIS = {1: {"lut": 392, "ff": 411, "bram18": 3, "bram18_target": 2},
          8: {"lut": 1249, "ff": 657, "bram18": 6, "bram18_target": 4}}
 
 
-def pe(unroll, width, height):
+def pe(unroll, width, height, board):
+    """The line PE as `hwgen synth --board` builds it: the board's register policy."""
     return make_window_filter("dilation", size=(3, 3), mask="rect", pixel_bits=8, width=width,
                               height=height, unroll=unroll, buffer="line", pipeline=True,
-                              tree_stages=None, credits=None)
+                              tree_stages=board_tree_policy(resolve_board(board)), credits=None)
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--fmax-width", type=int, default=512, help="image width of the Fmax designs")
     parser.add_argument("--height", type=int, default=512, help="image height of every design")
     parser.add_argument("--seeds", type=int, default=3, help="nextpnr seeds per Fmax design")
@@ -55,7 +55,7 @@ def main(argv=None):
     jobs += [("area", u, 1920, "alveo-u280") for u in (1, 8)]
     results = {}
     for kind, unroll, width, board in tqdm(jobs, desc="synthesis", disable=args.quiet):
-        design = pe(unroll, width, args.height)
+        design = pe(unroll, width, args.height, board)
         results[kind, unroll] = synthesize(design, board, seeds=args.seeds,
                                            name=design_name("dilation", design))
 

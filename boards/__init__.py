@@ -8,10 +8,10 @@ JSON file of the same form (see ``docs/boards.md``)::
     board = get_board("my-board.toml")      # or a board file
 """
 
-from .board import (BoardError, Board, FAMILIES, Link, Resources, Toolchain, XILINX_FAMILIES,
-                    load_board)
+from .board import (BoardError, Board, FAMILIES, Link, Resources, TargetPlatform, Toolchain,
+                    XILINX_FAMILIES, load_board)
 from .costs import COSTS_DIR, cost_families, cost_table
 from .registry import builtin_boards, get_board
 
-__all__ = ["Board", "BoardError", "FAMILIES", "Link", "Resources", "Toolchain", "XILINX_FAMILIES",
-           "COSTS_DIR", "builtin_boards", "cost_families", "cost_table", "get_board", "load_board"]
+__all__ = ["Board", "BoardError", "FAMILIES", "Link", "Resources", "TargetPlatform", "Toolchain",
+           "XILINX_FAMILIES", "COSTS_DIR", "builtin_boards", "cost_families", "cost_table", "get_board", "load_board"]

@@ -301,6 +301,17 @@ class Board:
     def family(self):
         return self.toolchain.family
 
+    def elaboration_platform(self):
+        """What a design sees as ``platform`` in ``elaborate()`` when it is built for this board.
+
+        Designs pick vendor primitives by ``platform.family``, named as Amaranth's vendor
+        platforms name it for Lattice parts (``"ecp5"``, ``"ice40"``); other boards give their
+        toolchain family. Passing a real Amaranth platform of the same part works the same way.
+        """
+        return TargetPlatform(family=self.family, device=self.device,
+                              package=self.toolchain.package,
+                              speed=self.toolchain.speed_grade)
+
     def to_json(self):
         """Plain data, as written to a board file (``links`` a list)."""
         data = asdict(self)
@@ -317,6 +328,15 @@ class Board:
         _check(isinstance(links, list) and links, "board.links must be a non-empty list of links")
         links = tuple(Link(**_table(f"links[{i}]", Link, link)) for i, link in enumerate(links))
         return cls(**{**top, "toolchain": toolchain, "resources": resources, "links": links})
+
+
+@dataclass(frozen=True)
+class TargetPlatform:
+    """The part a design is elaborated for, out of context (no pins, no clocks)."""
+    family: str
+    device: str
+    package: str | None = None
+    speed: str | None = None
 
 
 def load_board(path):

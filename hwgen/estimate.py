@@ -63,6 +63,9 @@ LUT_GROUPS = {
 }
 _GROUP_OF = {kind: group for group, kinds in LUT_GROUPS.items() for kind in kinds}
 
+#: Vendor block-RAM primitives a design may instantiate itself; each is one block of its family.
+BLOCK_PRIMITIVES = {"DP16KD"}
+
 _COMPARE = {"u<", "u>", "u<=", "u>=", "s<", "s>", "s<=", "s>="}
 _FREE = {"~", "u", "s"}   # inversion and sign/zero extension
 _UNMODELLED = {"*", "<<", "u>>", "s>>", "u//", "s//", "u%", "s%"}
@@ -75,10 +78,11 @@ class _LeanEmitter(NetlistEmitter):
         pass
 
 
-def _netlist(design, ports):
+def _netlist(design, ports, platform):
     """The design's netlist with nets resolved; what ``build_netlist`` does, less debug info,
     combinational-cycle checks and port directions (a third of its time)."""
-    prepared = Fragment.get(design, None).prepare(ports=_ports(design, ports), hierarchy=("top",))
+    prepared = Fragment.get(design, platform).prepare(ports=_ports(design, ports),
+                                                      hierarchy=("top",))
     netlist = nir.Netlist()
     _LeanEmitter(netlist, prepared).emit_fragment(prepared.fragment, None)
     netlist.resolve_all_nets()
@@ -117,20 +121,23 @@ def _live_cells(netlist):
     return live
 
 
-def count_primitives(design, ports=None):
-    """Count the primitives of ``design`` as Yosys would keep them.
+def count_primitives(design, ports=None, platform=None):
+    """Count the primitives of ``design``, elaborated for ``platform``, as Yosys would keep them.
 
     Returns
     -------
-    (Counter, list, Counter)
+    (Counter, list, Counter, Counter)
         ``{(kind, width): count}``, the memories as ``(depth, width, read)`` with ``read`` either
-        ``"sync"`` or ``"async"``, and ``{description: count}`` of cells that are not modelled.
+        ``"sync"`` or ``"async"``, ``{type: count}`` of vendor block-RAM primitives the design
+        instantiates itself (:data:`BLOCK_PRIMITIVES`), and ``{description: count}`` of cells
+        that are not modelled.
     """
-    netlist = _netlist(design, ports)
+    netlist = _netlist(design, ports, platform)
     cells = netlist.cells
     live = _live_cells(netlist)
     kinds = Counter()
     unmodelled = Counter()
+    instances = Counter()
     memories = []
     absorbed = set()   # comparisons folded into a minmax
     # Next-state logic of registers: AssignmentList index -> the FlipFlop that reads it.
@@ -210,9 +217,11 @@ def count_primitives(design, ports=None):
             memories.append((cell.depth, cell.width, read))
         elif isinstance(cell, (nir.SyncReadPort, nir.AsyncReadPort, nir.SyncWritePort)):
             continue
+        elif isinstance(cell, nir.Instance) and cell.type in BLOCK_PRIMITIVES:
+            instances[cell.type] += 1
         else:
             unmodelled[type(cell).__name__] += 1
-    return kinds, memories, unmodelled
+    return kinds, memories, instances, unmodelled
 
 
 def _select(kinds, previous, chosen):
@@ -329,12 +338,14 @@ def lut_groups(table, kinds, memories):
     return groups
 
 
-def price(table, kinds, memories):
+def price(table, kinds, memories, instances=()):
     """Total cost ``{resource: value}`` of counted primitives under a cost table.
 
-    LUTs are the isolated costs per group times the table's calibration factors (1 without).
+    LUTs are the isolated costs per group times the table's calibration factors (1 without);
+    each instantiated block-RAM primitive is one block.
     """
     total = dict.fromkeys(RESOURCES, 0.0)
+    total["bram"] += sum(instances.values()) if instances else 0
     for (kind, width), count in kinds.items():
         entry = table["operators"][kind]
         for resource in RESOURCES:
@@ -362,8 +373,9 @@ def estimate(design, board, *, name="top", ports=None):
         table = cost_table(family)
     except BoardError as error:
         raise HwgenError(str(error)) from None
-    kinds, memories, unmodelled = count_primitives(design, ports)
-    total = price(table, kinds, memories)
+    kinds, memories, instances, unmodelled = count_primitives(
+        design, ports, platform=board.elaboration_platform())
+    total = price(table, kinds, memories, instances)
     return Estimate(
         name=name, board=board.name, cost_family=family, proxy=board.family == "intel",
         lut=round(total["lut"]), ff=round(total["ff"]), carry=round(total["carry"]),

@@ -12,8 +12,8 @@ from .catalog import KERNELS, make_window_filter
 from .errors import HwgenError
 from .imageio import read_mask
 
-__all__ = ["add_kernel_options", "parse_size", "window_filter_from_args", "design_name",
-           "resolve_board"]
+__all__ = ["add_kernel_options", "board_tree_policy", "design_name", "parse_size",
+           "resolve_board", "window_filter_from_args"]
 
 
 def parse_size(text, option="--size"):
@@ -59,14 +59,23 @@ def add_kernel_options(parser):
                        metavar="|".join([*TREE_POLICIES, "S"]),
                        help="registers in the reduction tree: lean (a register every two "
                             "comparator levels), fast (one every level) or a number (default: "
-                            "lean when pipelined, 0 otherwise)")
+                            "fast for a board with 4-input LUTs, else lean, when pipelined; 0 "
+                            "otherwise)")
     group.add_argument("--credits", type=int, default=None, metavar="C",
                        help="steps in flight at most (default: datapath latency + 8, rounded "
                             "up to a power of two)")
 
 
-def window_filter_from_args(args, image_shape=None):
-    """Build the WindowFilter the options describe (image size from ``image_shape`` if not given)."""
+def board_tree_policy(board):
+    """The register policy a board's fabric needs: ``fast`` for 4-input LUTs, else ``lean``."""
+    return "fast" if board.resources.lut_inputs <= 4 else "lean"
+
+
+def window_filter_from_args(args, image_shape=None, board=None):
+    """Build the WindowFilter the options describe (image size from ``image_shape`` if not given).
+
+    For a ``board``, an unset ``--tree-stages`` follows :func:`board_tree_policy`.
+    """
     if args.buffer not in BUFFERS:
         raise HwgenError(f"--buffer must be one of {', '.join(BUFFERS)}, not {args.buffer!r}")
     size = parse_size(args.size)
@@ -78,11 +87,14 @@ def window_filter_from_args(args, image_shape=None):
             raise HwgenError(f"--input image is {image_w} wide and {image_h} high, but --width "
                              f"{width} / --height {height} were given; they must match")
         width, height = image_w, image_h
+    tree_stages = args.tree_stages
+    if tree_stages is None and board is not None and args.pipeline:
+        tree_stages = board_tree_policy(board)
     return make_window_filter(
         args.kernel, size=size, mask=mask, pixel_bits=args.pixel_bits,
         width=512 if width is None else width, height=512 if height is None else height,
         unroll=args.unroll, buffer=args.buffer, pipeline=args.pipeline,
-        tree_stages=args.tree_stages, credits=args.credits)
+        tree_stages=tree_stages, credits=args.credits)
 
 
 def design_name(kernel, pe):

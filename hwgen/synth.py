@@ -42,7 +42,7 @@ __all__ = ["SynthResult", "synthesize", "synth_command", "run_yosys", "primitive
            "DEFAULT_TARGET_MHZ", "FLOW_VERSION"]
 
 #: Bumped when the scripts or the counting change, so old cache entries are not reused.
-FLOW_VERSION = 1
+FLOW_VERSION = 2
 
 #: nextpnr's ``--freq`` per family: the timing-driven placer aims at this, Fmax is what it reaches.
 DEFAULT_TARGET_MHZ = {"ecp5": 200.0, "ice40": 100.0}
@@ -222,7 +222,11 @@ def run_yosys(board, work):
     nolutram = False
     while True:
         command = synth_command(board, nolutram)
-        script = f"read_rtlil design.il\n{command}\ntee -q -o stat.json stat -json\n"
+        # Amaranth names the nets of array-shaped signals like `x[0]`; Yosys 0.70's ABC
+        # reintegration then creates wires of the same names and fails an assertion. Hiding
+        # those names first avoids it.
+        script = (f"read_rtlil design.il\nrename -hide w:*[*\n{command}\n"
+                  f"tee -q -o stat.json stat -json\n")
         (work / "synth.ys").write_text(script)
         code, output = _run(yosys, ["-q", "-l", "yosys.log", "-s", "synth.ys"], work, "synthesis")
         log = (work / "yosys.log").read_text() if (work / "yosys.log").exists() else output
@@ -359,7 +363,7 @@ def synthesize(design, board, *, name="top", seeds=3, ports=None, target_mhz=Non
         raise HwgenError(f"--target-mhz must be a positive number, not {target_mhz!r}")
     if not pnr:
         seeds, target_mhz = 0, None
-    rtlil = to_rtlil(design, "top", ports)
+    rtlil = to_rtlil(design, "top", ports, platform=board.elaboration_platform())
     versions = tool_versions()
     key = _key(rtlil, board, seeds, target_mhz, versions)
     cached = cache_dir() / f"{key}.json"

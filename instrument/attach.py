@@ -150,7 +150,7 @@ class Instrumented(wiring.Component):
         return Changes("timeline", values, labels=labels, depth=depth)
 
     def elaborate(self, platform):
-        if self._elaborated is not None and platform is self._platform:
+        if self._elaborated is not None and platform == self._platform:
             fragment, hmm, _ = self._elaborated
         else:
             # Elaborating again creates new signals: attach a new HMM to them.

@@ -28,6 +28,7 @@ from .cycle_counter import CycleCounter
 from .layout import (COMMANDS, REGISTERS, STATUS_BITS, Field, Group, HMMLayout, TableLayout,
                      TraceLayout)
 from .port import PortSignature
+from .state_profiler import TABLE_LATENCY
 
 __all__ = ["HMM"]
 
@@ -284,9 +285,12 @@ class HMM(wiring.Component):
         with m.If(snap):
             m.d.sync += snapshot.eq(Cat(*(value for _, value, _ in b.fields)))
 
-        # Busy: a command has not fully taken effect, a sweep is running, or the last sample
-        # is still being counted.
-        busy = Cat(pending, clear, snap, sweeping, enable & ~run).any()
+        # Busy: a command has not fully taken effect, a sweep is running, or, once frozen, the
+        # last samples are still being counted (a table holds a count TABLE_LATENCY cycles
+        # after it).
+        settling = Signal(TABLE_LATENCY)
+        m.d.sync += settling.eq(Cat(enable, settling[:-1]))
+        busy = Cat(pending, clear, snap, sweeping, (enable | settling.any()) & ~run).any()
         status_bits = {"running": run, "busy": busy}
         status = Cat(*(status_bits[name] for name in sorted(STATUS_BITS, key=STATUS_BITS.get)))
 

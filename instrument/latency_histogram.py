@@ -12,7 +12,7 @@ Tracking goes on while the HMM is frozen or cleared: only samples and counts sto
 The channel also yields the cycles spent waiting: requests outstanding and no response.
 """
 
-from amaranth.hdl import Module, Signal
+from amaranth.hdl import Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -99,45 +99,59 @@ class LatencyHistogram(wiring.Component):
         wr = queue.write_port()
         rd = queue.read_port(domain="sync", transparent_for=(wr,))
 
-        # Indices count modulo 2 * depth, so a full queue differs from an empty one.
-        head = Signal(range(2 * depth))
-        tail = Signal(range(2 * depth))
+        # The queue is addressed modulo depth; its occupancy and whether requests go untracked
+        # are kept in registers, so every decision below is a few gates deep.
+        tail = Signal(range(depth))
+        level = Signal(range(depth + 1))      # tracked requests outstanding
         now = Signal(self._latency_bits)
-        oldest = Signal(self._latency_bits)   # timestamp of the request at `head`
+        age = Signal(self._latency_bits)      # cycles since the oldest tracked request was made
         skipped = Signal(self._latency_bits)  # untracked requests, all newer than the queued ones
-        queued = head != tail
-        full = (tail - head)[:len(tail)] == depth
+        skipping = Signal()                   # skipped != 0
+        queued = Signal()                     # level != 0
+        full = Signal()                       # level == depth
         slot = slice(0, (depth - 1).bit_length())
-        track = self.request & (skipped == 0) & ~full
+        track = self.request & ~skipping & ~full
         pop = self.response & queued
-        lost = self.response & ~queued & (skipped != 0)
-        after = (head + pop + 1)[:len(head)]  # the request after the head of the next cycle
+        lost = self.response & ~queued & skipping
+        skipped_next = skipped + (self.request & ~track) - lost
+        level_next = level + track - pop
+        # The queue reads the request after the next cycle's head: head + 1, or head + 2 when
+        # this cycle pops. Both are kept in registers so no adder sits before the read address.
+        head_plus = [Signal(range(depth), init=k % depth, name=f"head_plus{k}") for k in (1, 2)]
         m.d.comb += [
             wr.addr.eq(tail[slot]),
             wr.data.eq(now),
             wr.en.eq(track),
-            rd.addr.eq(after[slot]),
+            rd.addr.eq(Mux(pop, head_plus[1], head_plus[0])[slot]),
         ]
+        with m.If(pop):
+            m.d.sync += [head_plus[0].eq(head_plus[1]),
+                         head_plus[1].eq((head_plus[1] + 1)[slot])]
         m.d.sync += [
             now.eq(now + 1),
-            tail.eq(tail + track),
-            head.eq(head + pop),
-            skipped.eq(skipped + (self.request & ~track) - lost),
+            tail.eq((tail + track)[slot]),
+            level.eq(level_next),
+            queued.eq(level_next != 0),
+            full.eq(level_next == depth),
+            skipped.eq(skipped_next),
+            skipping.eq(skipped_next != 0),
         ]
         # The next head is the request just made when the queue is (or becomes) empty, else the
-        # one the read port fetched.
-        remaining = (tail - head - pop)[:len(tail)]
-        with m.If(remaining == 0):
-            m.d.sync += oldest.eq(now)
+        # one the read port fetched. Its age is kept in a register, so the latency a response
+        # samples needs no subtraction in front of the histogram.
+        with m.If(level == pop):       # no tracked request left after this cycle
+            m.d.sync += age.eq(1)
         with m.Elif(pop):
-            m.d.sync += oldest.eq(rd.data)
+            m.d.sync += age.eq(now + 1 - rd.data)
+        with m.Else():
+            m.d.sync += age.eq(age + 1)
 
-        build_histogram(m, self, value=(now - oldest)[:self._latency_bits],
+        build_histogram(m, self, value=age,
                         sample=self.enable & pop, bins=self._bins, bin_width=self._bin_width)
         with m.If(self.clear):
             m.d.sync += [self.wait_cycles.as_value().eq(0), self.untracked.as_value().eq(0)]
         with m.Else():
-            add_saturating(m, self.wait_cycles, (queued | (skipped != 0)) & ~self.response,
+            add_saturating(m, self.wait_cycles, (queued | skipping) & ~self.response,
                            when=self.enable)
             add_saturating(m, self.untracked, lost, when=self.enable)
         return m

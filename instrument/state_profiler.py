@@ -1,13 +1,12 @@
-"""State profilers: cycles spent in each state of a state machine, counted in block RAM.
+"""State profilers: cycles spent in each state of a state machine, counted in a RAM table.
 
 Only one state is active per cycle, so one table of counters with one read-modify-write per cycle
-does the work of a counter per state. The table is a :class:`~amaranth.lib.memory.Memory` with a
-synchronous read port (block RAM): the count of the state seen in cycle ``t`` is read at the edge
-that ends ``t`` and written back, incremented, at the next edge. When the state stays the same,
-the read for cycle ``t + 1`` happens at the very edge that writes cycle ``t``'s update; the read
-port is transparent to the write port, so it returns the updated word: the pending update is
-forwarded (where the block RAM cannot do that itself, synthesis adds the bypass register and
-multiplexer).
+does the work of a counter per state. The update is pipelined so that no path runs from a RAM's
+read data through the adder back into the RAM: the entry of the state seen in cycle ``t`` is
+registered at the edge that ends ``t``, read at the next edge, the word registered at the edge
+after that, and its increment written at the third edge after ``t``. The two updates still on their way to the RAM when the word was read are
+forwarded: the older is folded into the word as it is registered, the newer selected by a flag
+computed a cycle ahead, so only one multiplexer sits before the adder. Small tables go to distributed RAM, large ones to block RAM.
 
 :func:`build_count_table` builds that table into any module; histograms use it too.
 """
@@ -19,11 +18,17 @@ from amaranth.lib.wiring import In, Out
 
 from .saturating import count_layout, saturating_sum
 
-__all__ = ["StateProfiler", "build_count_table"]
+__all__ = ["StateProfiler", "TABLE_LATENCY", "build_count_table"]
+
+#: Cycles from a count to its entry holding it.
+TABLE_LATENCY = 3
+
+#: Tables up to this many entries are kept in distributed (LUT) RAM.
+DISTRIBUTED_ENTRIES = 64
 
 
 def build_count_table(m, *, index, count, clear, raddr, rdata, busy, depth, bits):
-    """A block-RAM table of ``depth`` saturating counts of ``bits`` bits.
+    """A RAM table of ``depth`` saturating counts of ``bits`` bits.
 
     Parameters
     ----------
@@ -31,40 +36,64 @@ def build_count_table(m, *, index, count, clear, raddr, rdata, busy, depth, bits
     index : Value
         The entry to count in this cycle.
     count : Value
-        Add one to entry ``index`` in this cycle. While low, the read port serves ``raddr``.
+        Add one to entry ``index`` in this cycle. In the next cycle the read port serves that
+        entry, else ``raddr``.
     clear : Value
         Zero every entry: the table is swept, one word per cycle, while ``busy`` is high; nothing
         may be counted until it falls.
     raddr : Value
-        The entry the host reads.
+        The entry the host reads; a count lands three cycles after the cycle it was made in
+        (:data:`TABLE_LATENCY`).
     rdata : Signal of count_layout(bits)
         Driven with the entry read at the last edge.
     busy : Signal
         Driven high while a clear sweeps the table.
     depth, bits : int
     """
-    m.submodules.table = table = Memory(shape=count_layout(bits), depth=depth, init=[])
+    layout = count_layout(bits)
+    attrs = {"ram_style": "distributed"} if depth <= DISTRIBUTED_ENTRIES else {}
+    m.submodules.table = table = Memory(shape=layout, depth=depth, init=[], attrs=attrs)
     wr = table.write_port()
-    rd = table.read_port(domain="sync", transparent_for=(wr,))
+    rd = table.read_port(domain="sync")
 
-    read_addr = Signal(range(depth))     # the entry rd.data holds
-    pending = Signal()                    # rd.data is a count to increment and write back
     sweep = Signal(range(depth + 1), init=depth)
+    read_addr, read_valid = Signal(range(depth)), Signal()     # the entry rd.data holds
+    word_addr, word_valid = Signal(range(depth)), Signal()     # ... and its registered copy
+    word = Signal(layout)
+    update = Signal(layout)                                    # word + 1, written this cycle
+    writing = Signal()
+    last_addr, last_valid = Signal(range(depth)), Signal()     # what was written at the last edge
+    last_word = Signal(layout)
+    newest = Signal()        # `word` is older than the update being written now: take that
 
+    # The entry to count is registered first: whatever computes it (a histogram's bin) does not
+    # share a cycle with the RAM's read.
+    count_index, counting = Signal(range(depth)), Signal()
+    m.d.sync += [count_index.eq(index), counting.eq(count & ~clear)]
     m.d.comb += [
-        rd.addr.eq(Mux(count, index, raddr)),
+        rd.addr.eq(Mux(counting, count_index, raddr)),
         rdata.eq(rd.data),
         busy.eq(sweep != depth),
+        writing.eq(word_valid & ~busy & ~clear),
+        update.eq(saturating_sum(layout(Mux(newest, last_word, word)), 1)),
     ]
-    m.d.sync += [read_addr.eq(rd.addr), pending.eq(count & ~clear)]
+    # The word read for an entry misses the updates written at the read's edge and the one
+    # after it. The older of the two is folded into the word as it is registered; for the newer
+    # one (being written while the word is registered) a registered flag selects it instead.
+    m.d.sync += [
+        read_addr.eq(rd.addr), read_valid.eq(counting & ~clear),
+        word_addr.eq(read_addr), word_valid.eq(read_valid & ~clear),
+        word.eq(Mux(last_valid & (last_addr == read_addr), last_word, rd.data)),
+        newest.eq(writing & (word_addr == read_addr)),
+        last_addr.eq(word_addr), last_valid.eq(writing), last_word.eq(update),
+    ]
     with m.If(clear):
         m.d.sync += sweep.eq(0)
     with m.Elif(busy):
         m.d.comb += [wr.addr.eq(sweep), wr.data.eq(0), wr.en.eq(1)]
         m.d.sync += sweep.eq(sweep + 1)
-    with m.Elif(pending):
-        m.d.comb += [wr.addr.eq(read_addr), wr.data.eq(saturating_sum(rd.data, 1)),
-                     wr.en.eq(1)]
+    with m.Elif(writing):
+        m.d.comb += [wr.addr.eq(word_addr), wr.data.eq(update), wr.en.eq(1)]
 
 
 class StateProfiler(wiring.Component):

@@ -30,7 +30,7 @@ def line_pe(unroll=1, size=3, width=512):
 
 
 def test_registers_count_their_bits():
-    kinds, memories, unmodelled = count_primitives(Registers())
+    kinds, memories, _, unmodelled = count_primitives(Registers())
     ff_bits = sum(width * n for (kind, width), n in kinds.items() if kind == "ff")
     assert ff_bits == 12 + 8
     assert kinds["add_const", 13] == 1   # count + 1 is one bit wider than count
@@ -42,12 +42,12 @@ def test_logic_that_drives_nothing_is_not_counted():
 
 
 def test_a_compare_and_select_is_one_minmax():
-    kinds, _, _ = count_primitives(Max())
+    kinds, _, _, _ = count_primitives(Max())
     assert dict(kinds) == {("minmax", 8): 1}
 
 
 def test_line_buffer_memory_is_counted_with_its_shape():
-    _, memories, _ = count_primitives(line_pe(unroll=2, size=3, width=512))
+    _, memories, _, _ = count_primitives(line_pe(unroll=2, size=3, width=512))
     # N-1 = 2 rows of U = 2 pixels of 8 bits per word, W / U = 256 words.
     assert (256, 2 * 2 * 8, "sync") in memories
 

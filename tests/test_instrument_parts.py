@@ -5,6 +5,7 @@ import random
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from instrument.state_profiler import TABLE_LATENCY
 from instrument import (ChangeRecorder, CycleCounter, EventCounter, Histogram, LatencyHistogram,
                         PeriodicSampler, StateProfiler, StreamMonitor, TraceBuffer)
 from sim.stimulus import run_cycles
@@ -106,9 +107,15 @@ def test_stream_monitor_puts_each_cycle_in_one_category():
     assert counts["transferring"].overflow or counts["idle"].overflow   # 6 bits: some saturate
 
 
+# A count table holds a sample's count TABLE_LATENCY cycles after the sample.
+TABLE_SETTLE = TABLE_LATENCY
+
+
 def read_table(dut, depth):
-    """Inputs that read every entry of a table through raddr (one per cycle) after the run."""
-    return [[(dut.enable, 0), (dut.raddr, i)] for i in range(depth)] + [[]]
+    """Inputs that read every entry of a table through raddr (one per cycle) once the last
+    counts have landed: the table's words are ``out[len(inputs) + TABLE_SETTLE + 1:]``."""
+    return ([[(dut.enable, 0)]] * TABLE_SETTLE + [[(dut.raddr, i)] for i in range(depth)]
+            + [[]])
 
 
 @given(seed=st.integers(0, 2**32 - 1), bits=st.integers(3, 8))
@@ -127,7 +134,7 @@ def test_state_profiler_counts_cycles_per_state_through_runs_and_switches(seed, 
     for state, enable in steps:
         if enable:
             model[state].add(1)
-    read = [word for (word,) in out[len(steps) + 1:]]
+    read = [word for (word,) in out[len(steps) + TABLE_SETTLE + 1:]]
     assert read == [c.word for c in model]
 
 
@@ -138,7 +145,7 @@ def test_state_profiler_clear_sweeps_the_table_and_counting_restarts():
     out = run_cycles(dut, inputs + read_table(dut, 3), [dut.rdata.as_value(), dut.busy])
     busy = [b for _, b in out[6:10]]
     assert busy == [1, 1, 1, 0]
-    assert [w for w, _ in out[len(inputs) + 1:]] == [0, 0, 3]
+    assert [w for w, _ in out[len(inputs) + TABLE_SETTLE + 1:]] == [0, 0, 3]
 
 
 @given(seed=st.integers(0, 2**32 - 1))
@@ -160,7 +167,7 @@ def test_histogram_bins_samples_with_overflow_bin_and_summary(seed):
     for v in samples:
         count.add(1)
         total.add(v)
-    assert [row[0] for row in out[len(inputs) + 1:]] == [b.word for b in bins]
+    assert [row[0] for row in out[len(inputs) + TABLE_SETTLE + 1:]] == [b.word for b in bins]
     assert out[-1][1:] == (count.word, total.word, min(samples), max(samples))
     assert dut.labels() == ["0-3", "4-7", "8-11", "12-15", "16-19", ">=20"]
 
@@ -291,8 +298,8 @@ def test_latency_histogram_measures_each_response_exactly(depth, seed):
             due.append(ready)
         steps.append((request, response))
     inputs = [[(dut.request, q), (dut.response, r), (dut.enable, 1)] for q, r in steps]
-    reads = [[(dut.enable, 0), (dut.request, 0), (dut.response, 0), (dut.raddr, b)]
-             for b in range(9)]
+    reads = ([[(dut.enable, 0), (dut.request, 0), (dut.response, 0)]] * TABLE_SETTLE
+             + [[(dut.raddr, b)] for b in range(9)])
     out = run_cycles(dut, inputs + reads + [[]],
                      [dut.rdata.as_value(), dut.count.as_value(), dut.sum.as_value(), dut.min,
                       dut.max, dut.wait_cycles.as_value(), dut.untracked.as_value()])
@@ -300,7 +307,7 @@ def test_latency_histogram_measures_each_response_exactly(depth, seed):
     bins = [Count(8) for _ in range(9)]
     for latency in latencies:
         bins[min(latency // 2, 8)].add(1)
-    assert [row[0] for row in out[len(inputs) + 1:]] == [b.word for b in bins]
+    assert [row[0] for row in out[len(inputs) + TABLE_SETTLE + 1:]] == [b.word for b in bins]
     end = out[-1]
     assert end[1] == len(latencies)
     assert end[2] == sum(latencies)

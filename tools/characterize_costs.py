@@ -269,7 +269,7 @@ def calibrate(family, table, quiet):
     for kernel, pe in tqdm(designs, desc=f"calibrating {family}", disable=quiet, leave=False):
         name = design_name(kernel, pe)
         synthesized = synthesize(pe, board, name=name, fmax=False, require_fit=False)
-        kinds, memories, _ = count_primitives(pe)
+        kinds, memories, _, _ = count_primitives(pe, platform=board.elaboration_platform())
         groups = lut_groups(uncalibrated, kinds, memories)
         rows.append([groups[g] for g in LUT_GROUPS])
         targets.append(synthesized.lut)

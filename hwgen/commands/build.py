@@ -7,7 +7,7 @@ from instrument import PROTOCOL as HMM_PROTOCOL
 from sim import instrument_pe
 
 from ..build import convert, port_table, write_outputs
-from ..options import add_kernel_options, design_name, window_filter_from_args
+from ..options import add_kernel_options, design_name, resolve_board, window_filter_from_args
 
 __all__ = ["register", "add_instrument_option", "window_manifest"]
 
@@ -26,8 +26,13 @@ def register(subparsers):
         description="Generate a window-filter PE as Verilog (<top>.v), RTLIL (<top>.il) and "
                     "manifest.json.")
     add_kernel_options(parser)
+    parser.add_argument("--board", metavar="B", default=None,
+                        help="build for a board's part: its vendor primitives (such as the ECP5 "
+                             "block RAM's output register) and its register policy; a built-in "
+                             "board (see `hwgen list`) or a .toml/.json board file (default: a "
+                             "generic design)")
     parser.add_argument("--out", metavar="DIR", default=None,
-                        help="output folder (default: build/<kernel>-<parameters>)")
+                        help="output folder (default: build/<kernel>-<parameters>[-<board>])")
     add_instrument_option(parser)
     parser.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
     parser.set_defaults(func=run)
@@ -39,11 +44,12 @@ def add_instrument_option(parser):
                              "stream and PE figure is measured and readable on the hmm__* ports)")
 
 
-def window_manifest(kernel, pe, name, design):
+def window_manifest(kernel, pe, name, design, board=None):
     """What a build records about a window-filter PE (``design``: the PE, or it instrumented)."""
     manifest = {
         "kernel": kernel,
         "top": name,
+        "board": None if board is None else board.name,
         "parameters": pe.parameters(),
         "ports": port_table(design),
         "protocol": PE_PROTOCOL,
@@ -59,13 +65,17 @@ def window_manifest(kernel, pe, name, design):
 
 def run(args):
     started = time.perf_counter()
-    pe = window_filter_from_args(args)
-    design = instrument_pe(pe) if args.instrument else pe
+    board = None if args.board is None else resolve_board(args.board)
+    platform = None if board is None else board.elaboration_platform()
+    pe = window_filter_from_args(args, board=board)
+    design = instrument_pe(pe, platform=platform) if args.instrument else pe
     name = design_name(args.kernel, pe)
+    if board is not None:
+        name += "_" + board.name.replace("-", "_")
     out_dir = Path(args.out) if args.out else Path("build") / name.replace("_", "-")
-    verilog_text, rtlil_text = convert(design, name)
+    verilog_text, rtlil_text = convert(design, name, platform=platform)
     result = write_outputs(out_dir, name, verilog_text, rtlil_text,
-                           window_manifest(args.kernel, pe, name, design))
+                           window_manifest(args.kernel, pe, name, design, board))
     elapsed = time.perf_counter() - started
     if not args.quiet:
         print(summary(args.kernel, pe, name, result, elapsed, design))

@@ -29,7 +29,7 @@ def register(subparsers):
 def run(args):
     check_json_path(args.json)
     board = resolve_board(args.board)
-    pe = window_filter_from_args(args)
+    pe = window_filter_from_args(args, board=board)
     name = design_name(args.kernel, pe)
     result = estimate(pe, board, name=name)
     if args.json:

@@ -54,7 +54,7 @@ def run(args):
     check_json_path(args.json)
     board = resolve_board(args.board)
     synth_command(board)   # a board without an open flow fails before anything is built
-    pe = window_filter_from_args(args)
+    pe = window_filter_from_args(args, board=board)
     name = design_name(args.kernel, pe)
     result = synthesize(pe, board, name=name, seeds=args.seeds, target_mhz=args.target_mhz,
                         fmax=args.fmax, use_cache=args.cache, progress=not args.quiet)
