@@ -26,7 +26,7 @@ from tqdm import tqdm  # noqa: E402
 from boards import get_board  # noqa: E402
 from hwgen.catalog import make_window_filter  # noqa: E402
 from hwgen.estimate import estimate  # noqa: E402
-from hwgen.options import design_name  # noqa: E402
+from hwgen.options import board_tree_policy, design_name  # noqa: E402
 from hwgen.synth import synthesize  # noqa: E402
 from hwgen.versions import tool_versions  # noqa: E402
 
@@ -36,22 +36,22 @@ SIZES = (3, 5)
 RESOURCES = ("lut", "ff", "bram", "dsp")
 
 
-def design(unroll, buffer, size):
+def design(unroll, buffer, size, board):
+    """A point of the design space, as `hwgen synth --board` builds it for ``board``."""
     return make_window_filter("dilation", size=(size, size), mask="rect", pixel_bits=8, width=512,
                               height=512, unroll=unroll, buffer=buffer, pipeline=True,
-                              tree_stages=None, credits=None)
+                              tree_stages=board_tree_policy(get_board(board)), credits=None)
 
 
 def synthesized(point):
     board, unroll, buffer, size = point
-    pe = design(unroll, buffer, size)
+    pe = design(unroll, buffer, size, board)
     result = synthesize(pe, board, name=design_name("dilation", pe), fmax=False)
     return result.resources(), result.synth_seconds
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--boards", nargs="+", default=["ulx3s-85f", "arty-a7-100t"],
                         help="boards to compare on (one per family)")
     parser.add_argument("--jobs", type=int, default=2, help="syntheses run at once")
@@ -68,7 +68,7 @@ def main(argv=None):
     rows = []
     for point in tqdm(points, desc="estimates", disable=args.quiet):
         board, unroll, buffer, size = point
-        est = estimate(design(unroll, buffer, size), board)
+        est = estimate(design(unroll, buffer, size, board), board)
         real, synth_seconds = synth[point]
         rows.append({"board": board, "unroll": unroll, "buffer": buffer, "size": f"{size}x{size}",
                      "synthesis": real, "estimate": est.resources(),

@@ -39,7 +39,7 @@ from hwgen import __version__  # noqa: E402
 from hwgen.build import to_rtlil  # noqa: E402
 from hwgen.catalog import make_window_filter  # noqa: E402
 from hwgen.estimate import KINDS, LUT_GROUPS, RESOURCES, count_primitives, lut_groups  # noqa: E402
-from hwgen.options import design_name  # noqa: E402
+from hwgen.options import board_tree_policy, design_name  # noqa: E402
 from hwgen.synth import cell_resources, run_yosys, synthesize  # noqa: E402
 from hwgen.versions import tool_versions  # noqa: E402
 
@@ -251,13 +251,15 @@ def characterize(family):
     }
 
 
-def calibration_designs():
+def calibration_designs(board):
+    """The calibration window filters, as `hwgen synth --board` builds them for ``board``."""
     width, height = CALIBRATION_IMAGE
     for kernel, size, mask, unroll, bits in CALIBRATION:
         for buffer in ("none", "smart", "line"):
             yield kernel, make_window_filter(
                 kernel, size=size, mask=mask, pixel_bits=bits, width=width, height=height,
-                unroll=unroll, buffer=buffer, pipeline=True, tree_stages=None, credits=None)
+                unroll=unroll, buffer=buffer, pipeline=True,
+                tree_stages=board_tree_policy(board), credits=None)
 
 
 def calibrate(family, table, quiet):
@@ -265,7 +267,7 @@ def calibrate(family, table, quiet):
     board = builtin_boards()[FAMILY_BOARDS[family]]
     uncalibrated = {k: v for k, v in table.items() if k != "calibration"}
     rows, targets, names = [], [], []
-    designs = list(calibration_designs())
+    designs = list(calibration_designs(board))
     for kernel, pe in tqdm(designs, desc=f"calibrating {family}", disable=quiet, leave=False):
         name = design_name(kernel, pe)
         synthesized = synthesize(pe, board, name=name, fmax=False, require_fit=False)
