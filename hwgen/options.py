@@ -4,6 +4,7 @@ import re
 
 import hashlib
 
+from boards import Board, BoardError, get_board
 from kernels import BUFFERS, MASK_SHAPES
 from kernels.window import TREE_POLICIES, default_credits
 
@@ -11,7 +12,8 @@ from .catalog import KERNELS, make_window_filter
 from .errors import HwgenError
 from .imageio import read_mask
 
-__all__ = ["add_kernel_options", "parse_size", "window_filter_from_args", "design_name"]
+__all__ = ["add_kernel_options", "parse_size", "window_filter_from_args", "design_name",
+           "resolve_board"]
 
 
 def parse_size(text, option="--size"):
@@ -100,3 +102,13 @@ def design_name(kernel, pe):
     if pe.credits != default_credits(pe.datapath_latency, pe.pipeline):
         parts.append(f"c{pe.credits}")
     return "_".join(parts)
+
+
+def resolve_board(board):
+    """A :class:`boards.Board` from a board, a built-in board's name or a board file."""
+    if isinstance(board, Board):
+        return board
+    try:
+        return get_board(board)
+    except BoardError as error:
+        raise HwgenError(f"--board: {error}") from None

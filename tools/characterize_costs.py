@@ -1,0 +1,319 @@
+"""Characterise what each primitive kind costs per family, with real synthesis.
+
+For every kind of :data:`hwgen.estimate.KINDS` at several widths, and for memories over a grid
+of depths and widths, this builds a micro-benchmark (the primitive alone between its own
+top-level ports), synthesizes all of them side by side in one flattened Yosys run per family
+(the flow ``hwgen synth`` uses), splits the netlist into its connected parts (clock and reset
+aside, benchmarks share no net), counts each part's cells and writes
+``boards/costs/<family>.json``, the table the estimator prices designs with.
+
+Isolated, every narrow gate takes a LUT of its own; in a design ABC packs neighbouring logic
+into shared LUTs. So the script then calibrates: it synthesizes a set of window filters that is
+disjoint from the accuracy benchmark's design space (other window shapes, masks, unrolls, pixel
+widths and a 240x120 image), and fits one non-negative factor per LUT group
+(:data:`hwgen.estimate.LUT_GROUPS`) by least squares; the estimator multiplies each group's
+isolated LUT cost by its factor. Rerun it after a Yosys upgrade:
+
+    python tools/characterize_costs.py [FAMILY ...] [--calibrate-only] [-q]
+
+Families: ecp5, ice40, xilinx-xc6v, xilinx-xc7, xilinx-xcup (default: all).
+"""
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import numpy as np  # noqa: E402
+from amaranth.hdl import Elaboratable, Module, Mux, Signal  # noqa: E402
+from scipy.optimize import nnls  # noqa: E402
+from amaranth.lib.memory import Memory  # noqa: E402
+from tqdm import tqdm  # noqa: E402
+
+from boards import COSTS_DIR, builtin_boards  # noqa: E402
+from hwgen import __version__  # noqa: E402
+from hwgen.build import to_rtlil  # noqa: E402
+from hwgen.catalog import make_window_filter  # noqa: E402
+from hwgen.estimate import KINDS, LUT_GROUPS, RESOURCES, count_primitives, lut_groups  # noqa: E402
+from hwgen.options import design_name  # noqa: E402
+from hwgen.synth import cell_resources, run_yosys, synthesize  # noqa: E402
+from hwgen.versions import tool_versions  # noqa: E402
+
+WIDTHS = (1, 2, 3, 4, 6, 8, 12, 16, 20, 24, 32, 48, 64)
+MEMORY_DEPTHS = (16, 32, 64, 128, 256, 512, 1024, 2048)
+MEMORY_WIDTHS = (8, 16, 32, 64, 128, 256, 512, 1024)
+ASYNC_DEPTHS = (16, 32, 64)
+ASYNC_WIDTHS = (8, 16, 32, 64)
+# The board whose toolchain settings each family's characterisation uses.
+FAMILY_BOARDS = {"ecp5": "ulx3s-85f", "ice40": "icebreaker", "xilinx-xc6v": "ex500",
+                 "xilinx-xc7": "arty-a7-100t", "xilinx-xcup": "alveo-u280"}
+
+
+# Calibration designs: (kernel, rows x cols, mask, unroll, pixel bits) on a 240x120 image, each
+# with every buffer. None of them is in benchmarks/estimate_accuracy.py's design space.
+CALIBRATION = (
+    ("dilation", (3, 5), "rect", 3, 8),
+    ("erosion", (5, 3), "cross", 6, 8),
+    ("dilation", (7, 7), "ellipse", 5, 8),
+    ("erosion", (3, 3), "rect", 12, 12),
+    ("dilation", (5, 5), "rect", 24, 8),
+    ("erosion", (3, 3), "cross", 1, 16),
+)
+CALIBRATION_IMAGE = (240, 120)
+
+
+def _constant(width):
+    """A constant with mixed bits, for the ``*_const`` kinds."""
+    return int("10" * width, 2) & ((1 << width) - 1) | 1
+
+
+class Primitive(Elaboratable):
+    """One primitive of ``kind`` and ``width`` between ports ``<name>__a``, ``__b``, ``__s``
+    and ``__y``."""
+
+    def __init__(self, name, kind, width):
+        self.kind, self.width = kind, width
+        self.a = Signal(width, name=f"{name}__a")
+        self.b = Signal(width, name=f"{name}__b")
+        self.s = Signal(name=f"{name}__s")
+        out = {"cmp": 1, "cmp_const": 1, "eq": 1, "eq_const": 1, "reduce": 1, "reduce_xor": 1}
+        self.y = Signal(out.get(kind, width), name=f"{name}__y")
+
+    def ports(self):
+        return [self.a, self.b, self.s, self.y]
+
+    def elaborate(self, platform):
+        m = Module()
+        a, b, s, y, w = self.a, self.b, self.s, self.y, self.width
+        if self.kind == "ff":
+            with m.If(s):
+                m.d.sync += y.eq(a)
+            return m
+        logic = {
+            "add": lambda: (a + b)[:w],
+            "add_const": lambda: (a + 1)[:w],
+            "cmp": lambda: a < b,
+            "cmp_const": lambda: a < _constant(w),
+            "eq": lambda: a == b,
+            "eq_const": lambda: a == _constant(w),
+            "minmax": lambda: Mux(a > b, a, b),
+            "mux": lambda: Mux(s, a, b),
+            "and": lambda: a & b,
+            "xor": lambda: a ^ b,
+            "reduce": lambda: a.any(),
+            "reduce_xor": lambda: a.xor(),
+        }[self.kind]
+        m.d.comb += y.eq(logic())
+        return m
+
+
+class MemoryBench(Elaboratable):
+    """A memory with one write port and one read port (``sync`` or ``async``)."""
+
+    def __init__(self, name, depth, width, read):
+        self.depth, self.width, self.read = depth, width, read
+        self.wa = Signal(range(depth), name=f"{name}__wa")
+        self.wd = Signal(width, name=f"{name}__wd")
+        self.we = Signal(name=f"{name}__we")
+        self.ra = Signal(range(depth), name=f"{name}__ra")
+        self.re = Signal(name=f"{name}__re")
+        self.rd = Signal(width, name=f"{name}__rd")
+
+    def ports(self):
+        return [self.wa, self.wd, self.we, self.ra, self.re, self.rd]
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.mem = mem = Memory(shape=self.width, depth=self.depth, init=[])
+        wr = mem.write_port()
+        rd = mem.read_port(domain="comb" if self.read == "async" else "sync")
+        m.d.comb += [wr.addr.eq(self.wa), wr.data.eq(self.wd), wr.en.eq(self.we),
+                     rd.addr.eq(self.ra), self.rd.eq(rd.data)]
+        if self.read == "sync":
+            m.d.comb += rd.en.eq(self.re)
+        return m
+
+
+def benches():
+    """``{module name: (description, bench)}`` of every micro-benchmark."""
+    found = {}
+    for kind in KINDS:
+        for width in WIDTHS:
+            if kind in ("reduce", "reduce_xor") and width == 1:
+                continue
+            name = f"op_{kind}_{width}"
+            found[name] = ({"kind": kind, "width": width}, Primitive(name, kind, width))
+    for read, depths, widths in (("sync", MEMORY_DEPTHS, MEMORY_WIDTHS),
+                                 ("async", ASYNC_DEPTHS, ASYNC_WIDTHS)):
+        for depth in depths:
+            for width in widths:
+                name = f"mem_{read}_{depth}x{width}"
+                found[name] = ({"read": read, "depth": depth, "width": width},
+                               MemoryBench(name, depth, width, read))
+    return found
+
+
+class Suite(Elaboratable):
+    def __init__(self, found):
+        self.found = found
+
+    def elaborate(self, platform):
+        m = Module()
+        for name, (_, bench) in self.found.items():
+            m.submodules[name] = bench
+        return m
+
+
+def split_cells(module, found):
+    """``{bench name: {cell type: count}}``: the netlist's connected parts, named by their ports.
+
+    Nets of the clock and reset ports are left out: every register shares them.
+    """
+    shared = {bit for name in ("clk", "rst") if name in module["ports"]
+              for bit in module["ports"][name]["bits"]}
+    parent = {}
+
+    def find(bit):
+        while parent.setdefault(bit, bit) != bit:
+            parent[bit] = parent[parent[bit]]
+            bit = parent[bit]
+        return bit
+
+    def nets(connections):
+        return [b for bits in connections.values() for b in bits
+                if isinstance(b, int) and b not in shared]
+
+    for cell in module["cells"].values():
+        bits = nets(cell["connections"])
+        for bit in bits[1:]:
+            parent[find(bit)] = find(bits[0])
+    owner = {}
+    for port, data in module["ports"].items():
+        bench = port.split("__")[0]
+        if bench not in found:
+            continue
+        for bit in data["bits"]:
+            if isinstance(bit, int):
+                root = find(bit)
+                if owner.setdefault(root, bench) != bench:
+                    raise RuntimeError(f"benchmarks {owner[root]} and {bench} share logic")
+    counts = {}
+    for cell in module["cells"].values():
+        bits = nets(cell["connections"])
+        bench = owner.get(find(bits[0])) if bits else None
+        if bench is not None:
+            per = counts.setdefault(bench, {})
+            per[cell["type"]] = per.get(cell["type"], 0) + 1
+    return counts
+
+
+def characterize(family):
+    board = builtin_boards()[FAMILY_BOARDS[family]]
+    found = benches()
+    ports = [port for _, bench in found.values() for port in bench.ports()]
+    rtlil = to_rtlil(Suite(found), "top", ports=ports)
+    with tempfile.TemporaryDirectory(prefix="hwgen-characterize-") as work:
+        work = Path(work)
+        (work / "design.il").write_text(rtlil)
+        started = time.perf_counter()
+        command, workarounds, _ = run_yosys(board, work)
+        seconds = time.perf_counter() - started
+        netlist = json.loads((work / "netlist.json").read_text())
+    per_bench = split_cells(netlist["modules"]["top"], found)
+    operators = {kind: {"widths": [], **{r: [] for r in RESOURCES}} for kind in KINDS}
+    memories = []
+    for name, (spec, _) in found.items():
+        counts = cell_resources(board.family, per_bench.get(name, {}))
+        if "kind" in spec:
+            entry = operators[spec["kind"]]
+            entry["widths"].append(spec["width"])
+            for resource in RESOURCES:
+                entry[resource].append(counts[resource])
+        else:
+            memories.append({**spec, **{r: counts[r] for r in RESOURCES}})
+    return {
+        "hwgen_cost_table": 1,
+        "family": family,
+        "board": board.name,
+        "command": command,
+        "workarounds": list(workarounds),
+        "hwgen_version": __version__,
+        "tool_versions": tool_versions(),
+        "synthesis_seconds": round(seconds, 1),
+        "units": "lut: LUT equivalents (logic + LUT RAM + ECP5 carry LUTs); bram: blocks of the "
+                 "family's kind (Xilinx: RAMB18); widths in bits",
+        "operators": operators,
+        "memories": memories,
+    }
+
+
+def calibration_designs():
+    width, height = CALIBRATION_IMAGE
+    for kernel, size, mask, unroll, bits in CALIBRATION:
+        for buffer in ("none", "smart", "line"):
+            yield kernel, make_window_filter(
+                kernel, size=size, mask=mask, pixel_bits=bits, width=width, height=height,
+                unroll=unroll, buffer=buffer, pipeline=True, tree_stages=None, credits=None)
+
+
+def calibrate(family, table, quiet):
+    """Fit one factor per LUT group so that estimates match synthesis on the calibration set."""
+    board = builtin_boards()[FAMILY_BOARDS[family]]
+    uncalibrated = {k: v for k, v in table.items() if k != "calibration"}
+    rows, targets, names = [], [], []
+    designs = list(calibration_designs())
+    for kernel, pe in tqdm(designs, desc=f"calibrating {family}", disable=quiet, leave=False):
+        name = design_name(kernel, pe)
+        synthesized = synthesize(pe, board, name=name, fmax=False)
+        kinds, memories, _ = count_primitives(pe)
+        groups = lut_groups(uncalibrated, kinds, memories)
+        rows.append([groups[g] for g in LUT_GROUPS])
+        targets.append(synthesized.lut)
+        names.append(name)
+    a, b = np.array(rows), np.array(targets, dtype=float)
+    factors, _ = nnls(a, b)
+    fitted = a @ factors
+    return {
+        "lut_factors": {g: round(float(f), 4) for g, f in zip(LUT_GROUPS, factors)},
+        "designs": names,
+        "fit_mean_abs_error_pct": round(float(np.mean(np.abs(fitted - b) / b)) * 100, 2),
+        "uncalibrated_mean_abs_error_pct": round(float(np.mean(np.abs(a.sum(1) - b) / b)) * 100, 2),
+    }
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser.add_argument("families", nargs="*", default=list(FAMILY_BOARDS), metavar="FAMILY",
+                        help=f"families to characterise, of {', '.join(FAMILY_BOARDS)} "
+                             f"(default: all)")
+    parser.add_argument("--calibrate-only", action="store_true",
+                        help="keep the micro-benchmark costs of the existing tables and only "
+                             "redo the calibration")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    args = parser.parse_args(argv)
+    unknown = [f for f in args.families if f not in FAMILY_BOARDS]
+    if unknown:
+        parser.error(f"FAMILY must be one of {', '.join(FAMILY_BOARDS)}, not {unknown[0]!r}")
+    COSTS_DIR.mkdir(exist_ok=True)
+    for family in tqdm(args.families, desc="characterising", disable=args.quiet):
+        path = COSTS_DIR / f"{family}.json"
+        table = json.loads(path.read_text()) if args.calibrate_only else characterize(family)
+        table["calibration"] = calibrate(family, table, args.quiet)
+        (COSTS_DIR / f"{family}.json").write_text(json.dumps(table, indent=1) + "\n")
+        if not args.quiet:
+            c = table["calibration"]
+            tqdm.write(f"{family}: {len(table['memories'])} memories and "
+                       f"{sum(len(e['widths']) for e in table['operators'].values())} operators "
+                       f"in {table['synthesis_seconds']} s; LUT factors {c['lut_factors']}, "
+                       f"calibration error {c['uncalibrated_mean_abs_error_pct']}% -> "
+                       f"{c['fit_mean_abs_error_pct']}%")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
