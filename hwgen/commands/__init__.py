@@ -1,5 +1,5 @@
 """One module per command; each has ``register(subparsers)``."""
 
-from . import build, estimate, listing, run, sim, synth
+from . import build, estimate, explore, listing, roofline, run, sim, synth
 
-COMMANDS = [listing, build, sim, run, synth, estimate]
+COMMANDS = [listing, build, sim, run, synth, estimate, roofline, explore]
