@@ -8,7 +8,8 @@ A PE is measured by an HMM unless told otherwise (:func:`instrument_pe`): the fi
 through the HMM's port after the run, as a host would, and decoded with its layout manifest.
 """
 
-from contextlib import nullcontext
+import sys
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 
 import numpy as np
@@ -49,6 +50,22 @@ def instrument_pe(pe, **options):
     profile per state machine and counters per stream. ``options`` go to
     :func:`instrument.attach`."""
     return attach(pe, pe_probes(pe), **options)
+
+
+# Amaranth's simulator compiles a concatenation of n parts into a Python expression nested n
+# deep, and a PE of U lanes concatenates U elements: from U = 256 on, Python's default limit is
+# too low to compile it.
+_SIMULATOR_RECURSION_LIMIT = 20_000
+
+
+@contextmanager
+def _recursion_limit(limit):
+    previous = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(previous, limit))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(previous)
 
 
 def run_pe(pe, storage, *, params, memory=MemoryModel(), vcd=None, max_cycles=None,
@@ -106,7 +123,8 @@ def run_pes(pes, storage, *, params, memory=MemoryModel(), vcd=None, max_cycles=
         top = Module()
         for index, design in enumerate(designs):
             top.submodules[f"pe{index}"] = design
-    sim = Simulator(top)
+    with _recursion_limit(_SIMULATOR_RECURSION_LIMIT):
+        sim = Simulator(top)
     sim.add_clock(1e-8)
     sim.add_process(server.process())
     cycles = [0] * len(bare)
