@@ -123,12 +123,14 @@ def design_grid(kernel, *, unrolls, buffers, pipelines=(True,), size=(3, 3), mas
     with warnings.catch_warnings():
         # The filters are built to check their parameters only.
         warnings.simplefilter("ignore", UnusedElaboratable)
-        for point in points:
-            try:
-                point.build()
-            except HwgenError as error:
-                raise HwgenError(f"design point {point.label}: {error}") from None
-        gc.collect()
+        try:
+            for point in points:
+                try:
+                    point.build()
+                except HwgenError as error:
+                    raise HwgenError(f"design point {point.label}: {error}") from None
+        finally:
+            gc.collect()
     return points
 
 
