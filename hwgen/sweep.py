@@ -221,7 +221,7 @@ def _measure_resources(spec):
             family = board.toolchain.yosys_family
             script = found.command.split()[0] + (f" -family {family}" if family else "")
             result.update(found.resources(), source=f"synth (Yosys {script})")
-        if spec["fmax"]:
+        if spec["fmax"] and found.fmax_mhz is not None:
             result.update(fmax_mhz=found.fmax_mhz,
                           fmax_source=f"nextpnr, median of {found.seeds} seeds "
                                       f"({found.fmax_min_mhz:.1f}-{found.fmax_max_mhz:.1f} MHz)")
