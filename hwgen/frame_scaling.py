@@ -16,7 +16,8 @@ both).
 
 from dataclasses import dataclass
 
-__all__ = ["SHORT_UNITS", "FrameFigures", "row_unit", "units_height", "short_heights", "scale_frames"]
+__all__ = ["SHORT_UNITS", "FrameFigures", "row_unit", "units_height", "short_heights",
+           "scale_frames"]
 
 #: Units of rows in the two short frames.
 SHORT_UNITS = (1, 2)
@@ -95,8 +96,8 @@ class FrameFigures:
 
     @classmethod
     def from_json(cls, data):
-        return cls(**{name: data[name] for name in (
-            "width", "height", "cycles", "outputs", "ops", "bytes_read", "bytes_written", "scaled")},
+        return cls(**{name: data[name] for name in ("width", "height", "cycles", "outputs", "ops",
+                                                    "bytes_read", "bytes_written", "scaled")},
             simulated_heights=tuple(data["simulated_heights"]),
             simulated_cycles=tuple(data["simulated_cycles"]))
 

@@ -344,7 +344,8 @@ class Roofline:
             clocks = [point.clock_mhz * f for f in DEFAULT_CEILING_FRACTIONS]
         for mhz in clocks:
             if mhz < point.clock_mhz:
-                found.append(Ceiling("clock", f"{mhz:g} MHz", point.cp_gbops * mhz / point.clock_mhz))
+                found.append(Ceiling("clock", f"{mhz:g} MHz",
+                                     point.cp_gbops * mhz / point.clock_mhz))
         return sorted(found, key=lambda c: -c.gbops)
 
     def to_json(self):

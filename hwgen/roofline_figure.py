@@ -7,7 +7,8 @@
 - a vertical dotted line at every point's CI, up to what it attains;
 - the attainable performance of every point: a circle when pipelined, a square when not, hollow
   on one device and filled on more, labelled with its U;
-- under the best point's compute roof, its ceilings (pipelining, lower clocks) as dotted lines.
+- under the best point's compute roof, its ceilings (pipelining, lower clocks) as dotted lines
+  in warm colours, from where they meet the point's I/O roof.
 """
 
 import math
@@ -53,7 +54,10 @@ def _nice(value, up):
     exponent = math.floor(math.log10(value))
     steps = [1, 2, 5, 10]
     mantissa = value / 10 ** exponent
-    chosen = min(s for s in steps if s >= mantissa) if up else max(s for s in steps if s <= mantissa)
+    if up:
+        chosen = min(s for s in steps if s >= mantissa)
+    else:
+        chosen = max(s for s in steps if s <= mantissa)
     return chosen * 10.0 ** exponent
 
 
@@ -94,8 +98,10 @@ def plot_roofline(roofline, paths):
     best = roofline.best()
     ceilings = roofline.ceilings(best)
 
+    # Wide enough for every ridge point, where a compute roof meets the I/O roof that bounds it.
     cis = [p.ci_ops_per_byte for p in points]
-    xmin, xmax = _nice(min(cis) / 3, False), _nice(max(cis) * 3, True)
+    ridges = [p.cp_gbops / p.bandwidth_gbps for p in fitting]
+    xmin, xmax = _nice(min(cis) / 3, False), _nice(max(cis + ridges) * 2, True)
     io_roofs = roofline.io_roofs()
     lows = [p.attainable_gbops for p in fitting] + [gbps * xmin for _, _, gbps in io_roofs]
     highs = [p.cp_gbops for p in fitting] + [p.io_roof_gbops for p in fitting]
@@ -129,15 +135,13 @@ def plot_roofline(roofline, paths):
             ax.vlines(own[0].ci_ops_per_byte, ymin, max(p.attainable_gbops for p in own),
                       color=colour[design], linestyle=":", linewidth=1.0, zorder=2)
 
-    best_colour = colour[best.measurement.point]
-    for c in ceilings:
+    ceiling_colours = [matplotlib.colormaps["autumn"](i / max(1, len(ceilings)))
+                       for i in range(len(ceilings))]
+    for c, shade in zip(ceilings, ceiling_colours):
         start = max(xmin, c.gbops / best.bandwidth_gbps)
-        ax.plot([start, xmax], [c.gbops, c.gbops], color=best_colour, linestyle=(0, (1, 1.5)),
-                linewidth=1.8, zorder=4)
-        ax.annotate(c.label, (xmax, c.gbops), xytext=(-4, -3), textcoords="offset points",
-                    ha="right", va="top", fontsize=8, color="#333333", zorder=6)
+        ax.plot([start, xmax], [c.gbops, c.gbops], color=shade, linestyle=(0, (1, 1)),
+                linewidth=2.2, zorder=4)
 
-    groups = defaultdict(list)
     for p in fitting:
         design = p.measurement.point
         ax.plot(p.ci_ops_per_byte, p.attainable_gbops, marker="o" if design.pipeline else "s",
@@ -145,9 +149,15 @@ def plot_roofline(roofline, paths):
                 markeredgewidth=1.6,
                 markerfacecolor="white" if p.devices == 1 else colour[design], linestyle="none",
                 zorder=5)
-        key = (round(math.log10(p.ci_ops_per_byte) * 40), round(math.log10(p.attainable_gbops) * 40),
-               design.buffer)
-        groups[key].append(p)
+    # One label per design point, at its highest mark; points drawn at one place share it.
+    groups = defaultdict(list)
+    for design in designs:
+        own = [p for p in fitting if p.measurement.point == design]
+        if own:
+            top = max(own, key=lambda p: p.attainable_gbops)
+            key = (round(math.log10(top.ci_ops_per_byte) * 40),
+                   round(math.log10(top.attainable_gbops) * 40), design.buffer)
+            groups[key].append(top)
 
     for d in roofline.device_counts:
         handles.append(Line2D([], [], color="#444444", linestyle=_style([d]), marker="o",
@@ -158,8 +168,11 @@ def plot_roofline(roofline, paths):
                               label="without pipelining (square)"))
     handles.append(Line2D([], [], color="#444444", linestyle=":", label="CI of a point"))
     if ceilings:
-        handles.append(Line2D([], [], color=best_colour, linestyle=(0, (1, 1.5)), linewidth=1.8,
-                              label=f"ceilings of the best point ({best.label})"))
+        handles.append(Line2D([], [], linestyle="none", label=f"ceilings of the best, "
+                              f"{best.label} on {_devices([best.devices])}:"))
+        handles += [Line2D([], [], color=shade, linestyle=(0, (1, 1)), linewidth=2.2,
+                           label=f"  {c.label}: {c.gbops:,.0f} GBops/s")
+                    for c, shade in zip(ceilings, ceiling_colours)]
     handles.append(Line2D([], [], linestyle="none", label=""))
     handles += [Line2D([], [], color=colour[d], marker="o" if d.pipeline else "s", linewidth=1.2,
                        label=d.label) for d in designs]

@@ -265,9 +265,10 @@ def why(roofline):
     m = best.measurement
     tied = [p for p in roofline.points if p is not best
             and abs(p.attainable_gbops - best.attainable_gbops) <= 1e-3 * best.attainable_gbops]
+    limit = best.limiting_resource
     compute = (f"compute roof {best.cp_gbops:.1f} GBops/s = {best.sc_pes_per_device} PEs per FPGA "
-               f"(limited by {best.limiting_resource.upper()}: {m.resources[best.limiting_resource]} "
-               f"per PE of {best.available_per_device[best.limiting_resource]}) x "
+               f"(limited by {limit.upper()}: {m.resources[limit]} per PE of "
+               f"{best.available_per_device[limit]}) x "
                f"{best.perf_pe_gbops:.2f} GBops/s per PE ({best.ops_per_cycle:.2f} ops/cycle at "
                f"{best.clock_mhz:g} MHz) x {best.devices}")
     io_roof = (f"I/O roof {best.io_roof_gbops:.2f} GBops/s = CI {best.ci_ops_per_byte:.3f} ops/B x "
@@ -275,7 +276,8 @@ def why(roofline):
     lines = [f"best: {best.label} on {_devices(best.devices)} attains "
              f"{best.attainable_gbops:.2f} GBops/s, "
              + ("compute-bound" if best.bound == "compute" else "I/O-bound")]
-    lines += [f"  {io_roof}", f"  {compute}"] if best.bound == "io" else [f"  {compute}", f"  {io_roof}"]
+    roofs = [io_roof, compute] if best.bound == "io" else [compute, io_roof]
+    lines += [f"  {roof}" for roof in roofs]
     if tied:
         lines.append(f"  {len(tied)} other point(s) attain the same; {best.label} is first by "
                      f"fewer LUT per PE: " + ", ".join(f"{p.label} on {_devices(p.devices)}"

@@ -208,20 +208,21 @@ def run(args):
     if not args.quiet:
         title = (f"{args.kernel} {pe.rows}x{pe.cols} {pe.mask_name}, buffer {pe.buffer}, unroll "
                  f"{pe.unroll}, {pe.width}x{pe.height}")
+        verdict = "matches" if matches else "DOES NOT MATCH"
         if link is not None:
             print(f"memory: {memory.bandwidth_bytes_per_cycle:.3f} B/cycle, the {link}")
         if len(pes) > 1:
             print(f"{title}: {len(pes)} PEs sharing the memory, {system.cycles} cycles "
                   f"({system.ops_per_cycle:.3f} ops/cycle, {system.bytes_per_cycle:.3f} B/cycle)")
-            print(f"  read {system.bytes_read} B, wrote {system.bytes_written} B, ops {system.ops}, "
-                  f"CI {system.ci:.3f} ops/byte; fetch model "
-                  f"{'matches' if matches else 'DOES NOT MATCH'} for every PE")
-        indent = "    " if len(pes) > 1 else ""
-        print(f"{indent}{title if len(pes) == 1 else 'PE 0'}: {figures.cycles} cycles "
-              f"({figures.outputs_per_cycle:.3f} outputs/cycle, {figures.ops_per_cycle:.3f} ops/cycle)")
+            print(f"  read {system.bytes_read} B, wrote {system.bytes_written} B, ops "
+                  f"{system.ops}, CI {system.ci:.3f} ops/byte; fetch model {verdict} for every PE")
+            name, indent, model_note = "PE 0", "  ", ""
+        else:
+            name, indent, model_note = title, "", f"; fetch model {verdict}"
+        print(f"{indent}{name}: {figures.cycles} cycles ({figures.outputs_per_cycle:.3f} "
+              f"outputs/cycle, {figures.ops_per_cycle:.3f} ops/cycle)")
         print(f"{indent}  read {figures.bytes_read} B, wrote {figures.bytes_written} B, ops "
-              f"{figures.ops}, CI {figures.ci:.3f} ops/byte"
-              + ("" if len(pes) > 1 else f"; fetch model {'matches' if matches else 'DOES NOT MATCH'}"))
+              f"{figures.ops}, CI {figures.ci:.3f} ops/byte{model_note}")
         if figures.hmm is not None:
             for line in hmm_summary(figures):
                 print(f"{indent}  {line}")
