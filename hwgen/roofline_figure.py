@@ -62,15 +62,18 @@ def _nice(value, up):
 
 
 def _place_labels(ax, marks, fontsize):
-    """Write each label left of its mark, moving labels up so that none overlaps another (in
-    points, after the layout is done)."""
+    """Write each label left of its mark (right of it near the left edge), moving labels up so
+    that none overlaps another (in points, after the layout is done)."""
     scale = 72 / ax.figure.dpi
     height = fontsize * 1.25
+    axes_left = ax.get_window_extent().x0 * scale
     placed = []
     for (x, y), text in sorted(marks.items(), key=lambda item: item[0][1]):
         px, py = (v * scale for v in ax.transData.transform((x, y)))
         width = len(text) * fontsize * 0.55
         left, bottom = px - 8 - width, py + 2
+        if left < axes_left:
+            left = px + 8
         for other_left, other_bottom, other_width in sorted(placed, key=lambda b: b[1]):
             if left < other_left + other_width and other_left < left + width \
                     and bottom < other_bottom + height and other_bottom < bottom + height:
@@ -101,7 +104,7 @@ def plot_roofline(roofline, paths):
     # Wide enough for every ridge point, where a compute roof meets the I/O roof that bounds it.
     cis = [p.ci_ops_per_byte for p in points]
     ridges = [p.cp_gbops / p.bandwidth_gbps for p in fitting]
-    xmin, xmax = _nice(min(cis) / 3, False), _nice(max(cis + ridges) * 2, True)
+    xmin, xmax = _nice(min(cis) / 5, False), _nice(max(cis + ridges) * 2, True)
     io_roofs = roofline.io_roofs()
     lows = [p.attainable_gbops for p in fitting] + [gbps * xmin for _, _, gbps in io_roofs]
     highs = [p.cp_gbops for p in fitting] + [p.io_roof_gbops for p in fitting]

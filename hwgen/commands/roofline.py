@@ -15,7 +15,7 @@ from kernels import BUFFERS, MASK_SHAPES
 
 from ..errors import HwgenError
 from ..options import parse_size, resolve_board
-from ..roofline import CLOCK_CHOICES, build_roofline
+from ..roofline import CLOCK_CHOICES, build_roofline, check_clock
 from ..roofline_figure import plot_roofline
 from ..sweep import RESOURCE_METHODS, design_grid
 from .synth import add_board_option
@@ -122,18 +122,18 @@ def _buffer(text):
 
 
 def _clock(text):
-    return text if text in CLOCK_CHOICES else _mhz(text)
+    """A number of MHz, else the text (``check_clock`` says what is allowed)."""
+    try:
+        return float(text)
+    except ValueError:
+        return text
 
 
 def _parse(args):
     """Every option, checked before anything runs."""
     board = resolve_board(args.board)
     width, height = parse_size(args.image, "--image")
-    try:
-        clock = _clock(args.clock)
-    except ValueError:
-        raise HwgenError(f"--clock must be {' or '.join(CLOCK_CHOICES)} or a positive number of "
-                         f"MHz, not {args.clock!r}") from None
+    clock = check_clock(_clock(args.clock))
     if args.pes is not None and args.pes < 1:
         raise HwgenError(f"--pes must be a positive integer, not {args.pes}")
     if args.jobs < 1:
