@@ -418,6 +418,8 @@ def build_roofline(points, board, *, devices=None, resources="estimate", clock="
         See :func:`hwgen.sweep.run_tasks`.
     """
     board = resolve_board(board)
+    if pes is not None and (isinstance(pes, bool) or not isinstance(pes, int) or pes < 1):
+        raise HwgenError(f"--pes must be a positive integer, not {pes!r}")
     devices = list(range(1, board.device_count + 1)) if devices is None else list(devices)
     if not devices:
         raise HwgenError("--devices must name at least one device count")

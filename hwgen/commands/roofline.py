@@ -134,10 +134,6 @@ def _parse(args):
     board = resolve_board(args.board)
     width, height = parse_size(args.image, "--image")
     clock = check_clock(_clock(args.clock))
-    if args.pes is not None and args.pes < 1:
-        raise HwgenError(f"--pes must be a positive integer, not {args.pes}")
-    if args.jobs < 1:
-        raise HwgenError(f"-j must be a positive integer, not {args.jobs}")
     if getattr(args, "top", 0) < 0:
         raise HwgenError(f"--top must be 0 (all) or a positive integer, not {args.top}")
     out = Path(args.out) if args.out else Path(args.command) / f"{args.kernel}-{board.name}"
