@@ -58,7 +58,6 @@ def test_scaled_figures_equal_a_full_simulation(buffer, unroll, pipeline):
     assert (scaled.bytes_read, scaled.bytes_written, scaled.ops) == (reads, outputs, 8 * outputs)
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("buffer", ["smart", "line"])
 def test_scaled_512_frame_matches_its_full_simulation_within_1_percent(buffer, tmp_path,
                                                                        monkeypatch):
