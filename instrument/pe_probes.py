@@ -27,8 +27,12 @@ __all__ = ["pe_probes", "traffic_probes", "job_probe"]
 
 
 def _lanes(mask):
-    """Enabled lanes of a beat."""
-    return sum(mask) if len(mask) > 1 else mask
+    """Enabled lanes of a beat, added up as a balanced tree (a chain of U additions nests U deep,
+    beyond what Amaranth's simulator compiles for hundreds of lanes)."""
+    counts = list(mask)
+    while len(counts) > 1:
+        counts = [a + b for a, b in zip(counts[::2], counts[1::2])] + counts[len(counts) & ~1:]
+    return counts[0]
 
 
 def pe_probes(pe, *, ops_per_element=None, max_outstanding_reads=None, latency_bins=32,

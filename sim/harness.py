@@ -8,7 +8,8 @@ A PE is measured by an HMM unless told otherwise (:func:`instrument_pe`): the fi
 through the HMM's port after the run, as a host would, and decoded with its layout manifest.
 """
 
-from contextlib import nullcontext
+import sys
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 
 import numpy as np
@@ -57,6 +58,22 @@ def instrument_pe(pe, *, timeline_depth=None, **options):
     if timeline_depth is not None:
         probes.append(job_probe(pe))
     return attach(pe, probes, timeline_depth=timeline_depth, **options)
+
+
+# Amaranth's simulator compiles a concatenation of n parts into a Python expression nested n
+# deep, and a PE of U lanes concatenates U elements: from U = 256 on, Python's default limit is
+# too low to compile it.
+_SIMULATOR_RECURSION_LIMIT = 20_000
+
+
+@contextmanager
+def _recursion_limit(limit):
+    previous = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(previous, limit))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(previous)
 
 
 def run_pe(pe, storage, *, params, memory=MemoryModel(), vcd=None, max_cycles=None,
@@ -118,7 +135,8 @@ def run_pes(pes, storage, *, params, memory=MemoryModel(), vcd=None, max_cycles=
         top = Module()
         for index, design in enumerate(designs):
             top.submodules[f"pe{index}"] = design
-    sim = Simulator(top)
+    with _recursion_limit(_SIMULATOR_RECURSION_LIMIT):
+        sim = Simulator(top)
     sim.add_clock(1e-8)
     sim.add_process(server.process())
     cycles = [0] * len(bare)

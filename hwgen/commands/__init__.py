@@ -1,5 +1,5 @@
 """One module per command; each has ``register(subparsers)``."""
 
-from . import build, estimate, listing, overhead, run, sim, synth
+from . import build, estimate, explore, listing, overhead, roofline, run, sim, synth
 
-COMMANDS = [listing, build, sim, run, synth, estimate, overhead]
+COMMANDS = [listing, build, sim, run, synth, estimate, overhead, roofline, explore]

@@ -1,19 +1,24 @@
 """``hwgen sim``: run a kernel in Amaranth's simulator against the memory model."""
 
+import gc
 import json
 import time
+import warnings
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
-
+from amaranth.hdl import UnusedElaboratable
 from tqdm import tqdm
 
-from sim import MemoryModel, check_image, instrument_pe, run_window_filter
+from sim import (MemoryModel, check_image, instrument_pe, run_window_filter,
+                 run_window_system, window_system)
 
 from ..errors import HwgenError
 from ..imageio import read_image
-from ..options import add_kernel_options, design_name, window_filter_from_args
+from ..options import add_kernel_options, design_name, resolve_board, window_filter_from_args
 from ..outputs import check_file_option, write_files
+from ..roofline import bounding_link, bytes_per_cycle
 from ..timeline import Timeline
 from ..trace_export import add_trace_options, check_trace_options, trace_files
 from ..versions import tool_versions
@@ -55,10 +60,30 @@ def memory_from_args(args):
         raise HwgenError(message) from None
 
 
+def add_system_options(parser):
+    group = parser.add_argument_group("system of PEs")
+    group.add_argument("--pes", type=int, default=1, metavar="P",
+                       help="PEs, each filtering its own frame, that share the memory "
+                            "(default: %(default)s)")
+    group.add_argument("--board", default=None, metavar="B",
+                       help="set the memory's bandwidth to a link of this board (a built-in "
+                            "board or a board file): its GB/s over the clock (default: none)")
+    group.add_argument("--link", default=None, metavar="NAME",
+                       help="the board's link, by name or a unique part of it (default: the "
+                            "tightest at --devices)")
+    group.add_argument("--devices", type=int, default=1, metavar="D",
+                       help="devices of the board whose link bandwidth the PEs share "
+                            "(default: %(default)s)")
+    group.add_argument("--clock", type=float, default=None, metavar="MHZ",
+                       help="clock that turns the link's GB/s into bytes per cycle (default: "
+                            "the board's)")
+
+
 def register(subparsers):
     parser = subparsers.add_parser(
         "sim", help="simulate a kernel on an image and report its figures",
-        description="Simulate a window-filter PE in Amaranth's simulator against a memory model.")
+        description="Simulate a window-filter PE, or a system of PEs that share one memory, in "
+                    "Amaranth's simulator against a memory model.")
     add_kernel_options(parser)
     parser.add_argument("--input", metavar="IMG", default=None,
                         help="input image: .npy 2-D integer array or 8-bit grey PNG/PGM "
@@ -79,6 +104,7 @@ def register(subparsers):
                             "kernel runs; 0: read it only at the end, so records that do not fit "
                             "are dropped (default: %(default)s)")
     add_memory_options(parser)
+    add_system_options(parser)
     parser.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
     parser.set_defaults(func=run)
 
@@ -109,6 +135,38 @@ def _write_image(path, image, pixel_bits):
         raise HwgenError(f"--output must end in .npy, .png or .pgm, not {path.name!r}")
 
 
+def _link_memory(args, memory):
+    """``memory`` with a board link's bandwidth when ``--board`` names one."""
+    if args.board is None:
+        for option, value in (("--link", args.link), ("--clock", args.clock)):
+            if value is not None:
+                raise HwgenError(f"{option} needs --board")
+        return memory, None
+    if args.mem_bandwidth is not None:
+        raise HwgenError("give --mem-bandwidth or --board, not both")
+    board = resolve_board(args.board)
+    if args.clock is not None and not args.clock > 0:
+        raise HwgenError(f"--clock must be a positive number of MHz, not {args.clock:g}")
+    clock = board.clock_mhz if args.clock is None else args.clock
+    link, gbps = bounding_link(board, args.devices, args.link)
+    memory = replace(memory, bandwidth_bytes_per_cycle=bytes_per_cycle(gbps, clock))
+    return memory, f"{link.name} of {board.name}, {gbps:g} GB/s at {clock:g} MHz"
+
+
+def _system(args, shape, board):
+    """``args.pes`` PEs of the options' parameters, addressable side by side."""
+    with warnings.catch_warnings():
+        # The first filter only checks the options and gives the parameters.
+        warnings.simplefilter("ignore", UnusedElaboratable)
+        p = window_filter_from_args(args, shape, board=board).parameters()
+        gc.collect()
+    mask = p["mask"] if p["mask"] != "custom" else np.array(p["mask_array"])
+    return window_system(args.pes, width=p["width"], height=p["height"], op=p["op"],
+                         size=(p["rows"], p["cols"]), mask=mask, pixel_bits=p["pixel_bits"],
+                         unroll=p["unroll"], buffer=p["buffer"], pipeline=p["pipeline"],
+                         tree_stages=p["tree_stages"], credits=p["credits"])
+
+
 def run(args):
     for option, path in (("--output", args.output), ("--json", args.json), ("--vcd", args.vcd)):
         check_file_option(option, path)
@@ -117,14 +175,27 @@ def run(args):
         timeline_depth, drain_interval = _timeline_options(args)
     if args.output and Path(args.output).suffix.lower() not in (".npy", ".png", ".pgm"):
         raise HwgenError(f"--output must end in .npy, .png or .pgm, not {Path(args.output).name!r}")
+    if args.pes < 1:
+        raise HwgenError(f"--pes must be a positive integer, not {args.pes}")
+    if args.pes > 1 and args.output:
+        raise HwgenError(f"--output writes one image; with --pes {args.pes} leave it out")
+    if args.pes > 1 and tracing:
+        raise HwgenError(f"--paraver and --perfetto trace one PE; with --pes {args.pes} leave "
+                         f"them out")
+    memory, link = _link_memory(args, memory_from_args(args))
+    board = None if args.board is None else resolve_board(args.board)
     image = read_image(args.input) if args.input else None
-    pe = window_filter_from_args(args, None if image is None else image.shape)
-    memory = memory_from_args(args)
+    shape = None if image is None else image.shape
+    pes = ([window_filter_from_args(args, shape, board=board)] if args.pes == 1
+           else _system(args, shape, board))
+    pe = pes[0]
     if image is None:
         rng = np.random.default_rng(args.seed)
-        image = rng.integers(0, 1 << pe.pixel_bits, size=(pe.height, pe.width))
+        images = [rng.integers(0, 1 << pe.pixel_bits, size=(pe.height, pe.width)) for _ in pes]
+    else:
+        images = [image] * len(pes)
     try:
-        image = check_image(image, pe)
+        images = [check_image(frame, pe) for frame in images]
     except ValueError as error:
         raise HwgenError(f"--input: {error}") from None
     design, drain = pe, None
@@ -133,25 +204,36 @@ def run(args):
     with tqdm(total=pe.ideal_cycles(), unit="cycle", unit_scale=True, disable=args.quiet,
               leave=False, desc="simulating") as bar:
         started = time.perf_counter()
-        result = run_window_filter(design, image, memory=memory, vcd=args.vcd,
-                                   instrument=args.instrument, drain_interval_cycles=drain,
-                                   progress=lambda cycles: bar.update(cycles - bar.n))
+        progress = lambda cycles: bar.update(cycles - bar.n)
+        if len(pes) == 1:
+            result = run_window_filter(design, images[0], memory=memory, vcd=args.vcd,
+                                       instrument=args.instrument, drain_interval_cycles=drain,
+                                       progress=progress)
+            per_pe = [result.figures]
+        else:
+            system = run_window_system(pes, images, memory=memory, vcd=args.vcd,
+                                       instrument=args.instrument, progress=progress)
+            per_pe = system.per_pe
         elapsed = time.perf_counter() - started
 
-    figures = result.figures
+    figures = per_pe[0]
     model = pe.traffic()
+    matches = all(f.bytes_read == model.bytes_read and f.bytes_written == model.bytes_written
+                  for f in per_pe)
     report = {
         "tool_versions": tool_versions(),
         "kernel": args.kernel,
         "parameters": pe.parameters(),
         "memory": memory.to_json(),
+        "link": link,
         "input": args.input or f"random (seed {args.seed})",
         **figures.to_json(),
         "fetch_model": model.to_json(),
-        "fetch_model_matches": (figures.bytes_read == model.bytes_read
-                                and figures.bytes_written == model.bytes_written),
+        "fetch_model_matches": matches,
         "simulation_seconds": elapsed,
     }
+    if len(pes) > 1:
+        report["system"] = system.to_json()
     files = {}
     if tracing:
         timeline = Timeline.from_readout(_title(args.kernel, pe), figures.hmm, design.layout)
@@ -166,14 +248,25 @@ def run(args):
     if args.output:
         _write_image(args.output, result.image, pe.pixel_bits)
     if not args.quiet:
-        print(f"{_title(args.kernel, pe)}: {figures.cycles} cycles "
-              f"({figures.outputs_per_cycle:.3f} outputs/cycle, {figures.ops_per_cycle:.3f} ops/cycle)")
-        print(f"  read {figures.bytes_read} B, wrote {figures.bytes_written} B, ops {figures.ops}, "
-              f"CI {figures.ci:.3f} ops/byte; fetch model "
-              f"{'matches' if report['fetch_model_matches'] else 'DOES NOT MATCH'}")
+        title = _title(args.kernel, pe)
+        verdict = "matches" if matches else "DOES NOT MATCH"
+        if link is not None:
+            print(f"memory: {memory.bandwidth_bytes_per_cycle:.3f} B/cycle, the {link}")
+        if len(pes) > 1:
+            print(f"{title}: {len(pes)} PEs sharing the memory, {system.cycles} cycles "
+                  f"({system.ops_per_cycle:.3f} ops/cycle, {system.bytes_per_cycle:.3f} B/cycle)")
+            print(f"  read {system.bytes_read} B, wrote {system.bytes_written} B, ops "
+                  f"{system.ops}, CI {system.ci:.3f} ops/byte; fetch model {verdict} for every PE")
+            name, indent, model_note = "PE 0", "  ", ""
+        else:
+            name, indent, model_note = title, "", f"; fetch model {verdict}"
+        print(f"{indent}{name}: {figures.cycles} cycles ({figures.outputs_per_cycle:.3f} "
+              f"outputs/cycle, {figures.ops_per_cycle:.3f} ops/cycle)")
+        print(f"{indent}  read {figures.bytes_read} B, wrote {figures.bytes_written} B, ops "
+              f"{figures.ops}, CI {figures.ci:.3f} ops/byte{model_note}")
         if figures.hmm is not None:
             for line in hmm_summary(figures):
-                print(f"  {line}")
+                print(f"{indent}  {line}")
         if tracing:
             timeline = report["timeline"]
             dropped = timeline["records_dropped"]
@@ -182,7 +275,8 @@ def run(args):
                      if dropped else ""))
             for path in timeline["files"]:
                 print(f"  wrote {path}")
-        print(f"  simulated in {elapsed:.1f} s ({figures.cycles / elapsed:.0f} cycles/s)")
+        print(f"  simulated in {elapsed:.1f} s ({sum(f.cycles for f in per_pe) / elapsed:.0f} "
+              f"PE cycles/s)")
     return 0
 
 

@@ -1,0 +1,338 @@
+"""``hwgen roofline``: measure a grid of design points and draw the extended roofline.
+
+``hwgen explore`` (:mod:`.explore`) takes the same options and runs the same sweep; this module
+holds both the options and the sweep's outputs.
+"""
+
+import csv
+import io
+import json
+import os
+import shutil
+from pathlib import Path
+
+from kernels import BUFFERS, MASK_SHAPES
+
+from ..errors import HwgenError
+from ..options import board_tree_policy, parse_size, resolve_board
+from ..roofline import CLOCK_CHOICES, build_roofline, check_clock
+from ..roofline_figure import plot_roofline
+from ..sweep import RESOURCE_METHODS, design_grid
+from .synth import add_board_option
+
+__all__ = ["register", "add_sweep_options", "run_sweep"]
+
+OUTPUTS = ("roofline.png", "roofline.svg", "points.csv", "roofline.json")
+_PIPELINE = {"on": (True,), "off": (False,), "both": (True, False)}
+
+
+def add_sweep_options(parser, *, jobs):
+    """The options ``roofline`` and ``explore`` share (``jobs``: the default of ``-j``)."""
+    parser.add_argument("kernel", metavar="KERNEL", help="dilation or erosion")
+    grid = parser.add_argument_group("design points (lists are comma-separated)")
+    grid.add_argument("--unroll", default="1,2,4,8", metavar="LIST",
+                      help="outputs per cycle U (default: %(default)s)")
+    grid.add_argument("--buffer", default="smart,line", metavar="LIST",
+                      help=f"buffer strategies, of {', '.join(BUFFERS)} (default: %(default)s)")
+    grid.add_argument("--pipeline", default="on", choices=list(_PIPELINE),
+                      help="pipelined PEs, unpipelined ones (for the pipelining ceiling) or both "
+                           "(default: %(default)s)")
+    grid.add_argument("--size", default="3x3", metavar="NxM",
+                      help="window rows x columns (default: %(default)s)")
+    grid.add_argument("--mask", default="rect", choices=list(MASK_SHAPES),
+                      help="structuring element (default: %(default)s)")
+    grid.add_argument("--image", default="512x512", metavar="WxH",
+                      help="frame width x height; taller frames are simulated as two short "
+                           "ones and scaled (default: %(default)s)")
+    board = parser.add_argument_group("board and model")
+    add_board_option(board)
+    board.add_argument("--devices", default=None, metavar="LIST",
+                       help="device counts to fill with PEs (default: 1 up to the board's count)")
+    board.add_argument("--resources", default="estimate", choices=RESOURCE_METHODS,
+                       help="resources per PE from the fast estimate or from Yosys "
+                            "(default: %(default)s)")
+    board.add_argument("--clock", default="board", metavar="|".join([*CLOCK_CHOICES, "MHZ"]),
+                       help="the board's default clock, nextpnr's Fmax per point (ecp5 and ice40 "
+                            "boards) or a clock in MHz (default: %(default)s)")
+    board.add_argument("--link", default=None, metavar="NAME",
+                       help="the link that bounds every point, by name or a unique part of it "
+                            "(default: the tightest link at each device count)")
+    board.add_argument("--ceiling-clocks", default=None, metavar="LIST",
+                       help="clocks in MHz of the frequency ceilings (default: 1/4, 1/2 and 3/4 "
+                            "of the clock)")
+    board.add_argument("--pes", type=int, default=None, metavar="P",
+                       help="also simulate P PEs sharing a memory with the bounding link's "
+                            "bandwidth, against the model's prediction (default: no system "
+                            "simulation)")
+    run = parser.add_argument_group("running")
+    run.add_argument("--out", default=None, metavar="DIR",
+                     help=f"folder for {', '.join(OUTPUTS)} (default: "
+                          f"{parser.prog.split()[-1]}/KERNEL-BOARD)")
+    run.add_argument("-j", "--jobs", type=int, default=jobs, metavar="N",
+                     help="worker processes (default: %(default)s)")
+    run.add_argument("-q", "--quiet", action="store_true",
+                     help="no progress bar, print only the best point")
+
+
+def register(subparsers):
+    parser = subparsers.add_parser(
+        "roofline", help="measure design points and draw the extended roofline",
+        description="Simulate every design point (one PE configuration) for its ops per cycle and "
+                    "computational intensity, find its resources per PE, and place it on the "
+                    "board's extended roofline: compute roof = PEs that fit x one PE's "
+                    "performance, I/O roofs = the board's links. Writes "
+                    + ", ".join(OUTPUTS) + " and prints the design point that attains the most. "
+                    "Every finished measurement is cached.")
+    add_sweep_options(parser, jobs=1)
+    parser.set_defaults(func=lambda args: run_sweep(args, ranked=False))
+
+
+def _list(option, text, convert, allowed):
+    values = []
+    for item in text.split(","):
+        try:
+            values.append(convert(item.strip()))
+        except ValueError:
+            raise HwgenError(f"{option} must be a comma-separated list of {allowed}, "
+                             f"not {text!r}") from None
+    if not values or len(set(values)) != len(values):
+        raise HwgenError(f"{option} must be a comma-separated list of distinct {allowed}, "
+                         f"not {text!r}")
+    return values
+
+
+def _positive(text):
+    value = int(text)
+    if value < 1:
+        raise ValueError(text)
+    return value
+
+
+def _mhz(text):
+    value = float(text)
+    if not value > 0 or value == float("inf"):
+        raise ValueError(text)
+    return value
+
+
+def _buffer(text):
+    if text not in BUFFERS:
+        raise ValueError(text)
+    return text
+
+
+def _clock(text):
+    """A number of MHz, else the text (``check_clock`` says what is allowed)."""
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def _parse(args):
+    """Every option, checked before anything runs."""
+    board = resolve_board(args.board)
+    width, height = parse_size(args.image, "--image")
+    clock = check_clock(_clock(args.clock))
+    if getattr(args, "top", 0) < 0:
+        raise HwgenError(f"--top must be 0 (all) or a positive integer, not {args.top}")
+    out = Path(args.out) if args.out else Path(args.command) / f"{args.kernel}-{board.name}"
+    if out.exists() and not out.is_dir():
+        raise HwgenError(f"--out {str(out)!r} is a file, not a folder")
+    points = design_grid(
+        args.kernel, unrolls=_list("--unroll", args.unroll, _positive, "positive integers"),
+        buffers=_list("--buffer", args.buffer, _buffer, ", ".join(BUFFERS)),
+        pipelines=_PIPELINE[args.pipeline], size=parse_size(args.size), mask=args.mask,
+        width=width, height=height, tree_stages=board_tree_policy(board))
+    return {
+        "points": points, "board": board, "clock": clock, "out": out,
+        "devices": None if args.devices is None else _list("--devices", args.devices, _positive,
+                                                           "positive integers"),
+        "ceiling_clocks_mhz": None if args.ceiling_clocks is None else _list(
+            "--ceiling-clocks", args.ceiling_clocks, _mhz, "positive numbers of MHz"),
+    }
+
+
+# -- outputs -------------------------------------------------------------------------------------
+
+_COLUMNS = (
+    ("label", lambda p: p.label),
+    ("name", lambda p: p.measurement.name),
+    ("buffer", lambda p: p.measurement.point.buffer),
+    ("unroll", lambda p: p.measurement.point.unroll),
+    ("pipeline", lambda p: p.measurement.point.pipeline),
+    ("devices", lambda p: p.devices),
+    ("width", lambda p: p.measurement.frame.width),
+    ("height", lambda p: p.measurement.frame.height),
+    ("cycles", lambda p: p.measurement.frame.cycles),
+    ("ops", lambda p: p.measurement.frame.ops),
+    ("bytes_read", lambda p: p.measurement.frame.bytes_read),
+    ("bytes_written", lambda p: p.measurement.frame.bytes_written),
+    ("scaled", lambda p: p.measurement.frame.scaled),
+    ("ci_ops_per_byte", lambda p: p.ci_ops_per_byte),
+    ("ops_per_cycle", lambda p: p.ops_per_cycle),
+    ("lut", lambda p: p.measurement.resources["lut"]),
+    ("ff", lambda p: p.measurement.resources["ff"]),
+    ("bram", lambda p: p.measurement.resources["bram"]),
+    ("dsp", lambda p: p.measurement.resources["dsp"]),
+    ("resources_source", lambda p: p.measurement.resources_source),
+    ("clock_mhz", lambda p: p.clock_mhz),
+    ("clock_source", lambda p: p.clock_source),
+    ("sc_pes_per_device", lambda p: p.sc_pes_per_device),
+    ("limiting_resource", lambda p: p.limiting_resource),
+    ("perf_pe_gbops", lambda p: p.perf_pe_gbops),
+    ("cp_gbops", lambda p: p.cp_gbops),
+    ("link", lambda p: p.link),
+    ("bandwidth_gbps", lambda p: p.bandwidth_gbps),
+    ("io_roof_gbops", lambda p: p.io_roof_gbops),
+    ("attainable_gbops", lambda p: p.attainable_gbops),
+    ("bound", lambda p: p.bound),
+    ("bound_by", lambda p: p.bound_by),
+)
+_SYSTEM_COLUMNS = (
+    ("system_pes", lambda s: s.pes),
+    ("system_height", lambda s: s.height),
+    ("system_bandwidth_bytes_per_cycle", lambda s: s.bandwidth_bytes_per_cycle),
+    ("system_predicted_ops_per_cycle", lambda s: s.predicted_ops_per_cycle),
+    ("system_simulated_ops_per_cycle", lambda s: s.simulated_ops_per_cycle),
+    ("system_error", lambda s: s.error),
+)
+
+
+def points_csv(roofline):
+    """``points.csv``: one row per design point and device count."""
+    text = io.StringIO()
+    writer = csv.writer(text, lineterminator="\n")
+    systems = roofline.options["pes"] is not None
+    writer.writerow([name for name, _ in _COLUMNS]
+                    + ([name for name, _ in _SYSTEM_COLUMNS] if systems else []))
+    for p in roofline.points:
+        writer.writerow([get(p) for _, get in _COLUMNS]
+                        + ([get(p.system) for _, get in _SYSTEM_COLUMNS] if systems else []))
+    return text.getvalue()
+
+
+def write_outputs(roofline, out):
+    """Write every output into ``out`` at once: all of them are made in a scratch folder first."""
+    out.mkdir(parents=True, exist_ok=True)
+    scratch = out / f".partial-{os.getpid()}"
+    scratch.mkdir()
+    try:
+        plot_roofline(roofline, [scratch / "roofline.png", scratch / "roofline.svg"])
+        (scratch / "points.csv").write_text(points_csv(roofline))
+        (scratch / "roofline.json").write_text(json.dumps(roofline.to_json(), indent=2) + "\n")
+        for name in OUTPUTS:
+            (scratch / name).replace(out / name)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+# -- report --------------------------------------------------------------------------------------
+
+def _devices(count):
+    return f"{count} FPGA" + ("s" if count > 1 else "")
+
+
+def _format(head, rows, text):
+    """Lines of a table; columns named in ``text`` are left-aligned, the others right-aligned."""
+    widths = [max(len(row[i]) for row in (head, *rows)) for i in range(len(head))]
+    return ["  ".join(c.ljust(w) if name in text else c.rjust(w)
+                      for name, c, w in zip(head, row, widths)).rstrip() for row in (head, *rows)]
+
+
+def _table(points, ranked):
+    head = (("#",) if ranked else ()) + (
+        "design point", "FPGAs", "CI", "LUT", "FF", "BRAM", "DSP", "SC", "limit", "perf_PE",
+        "CP", "attainable", "bound")
+    rows = []
+    for rank, p in enumerate(points, 1):
+        r = p.measurement.resources
+        rows.append(((str(rank),) if ranked else ()) + (
+            p.label, str(p.devices), f"{p.ci_ops_per_byte:.3f}", str(r["lut"]), str(r["ff"]),
+            str(r["bram"]), str(r["dsp"]), str(p.sc_pes_per_device), p.limiting_resource,
+            f"{p.perf_pe_gbops:.2f}", f"{p.cp_gbops:.1f}", f"{p.attainable_gbops:.2f}",
+            "compute" if p.bound == "compute" else f"I/O: {p.link}"))
+    return _format(head, rows, {"design point", "limit", "bound"})
+
+
+def why(roofline):
+    """Lines saying which design point attains the most and why."""
+    best = roofline.best()
+    m = best.measurement
+    tied = [p for p in roofline.points if p is not best
+            and abs(p.attainable_gbops - best.attainable_gbops) <= 1e-3 * best.attainable_gbops]
+    limit = best.limiting_resource
+    compute = (f"compute roof {best.cp_gbops:.1f} GBops/s = {best.sc_pes_per_device} PEs per FPGA "
+               f"(limited by {limit.upper()}: {m.resources[limit]} per PE of "
+               f"{best.available_per_device[limit]}) x "
+               f"{best.perf_pe_gbops:.2f} GBops/s per PE ({best.ops_per_cycle:.2f} ops/cycle at "
+               f"{best.clock_mhz:g} MHz) x {best.devices}")
+    io_roof = (f"I/O roof {best.io_roof_gbops:.2f} GBops/s = CI {best.ci_ops_per_byte:.3f} ops/B x "
+               f"{best.bandwidth_gbps:g} GB/s ({best.link})")
+    lines = [f"best: {best.label} on {_devices(best.devices)} attains "
+             f"{best.attainable_gbops:.2f} GBops/s, "
+             + ("compute-bound" if best.bound == "compute" else "I/O-bound")]
+    roofs = [io_roof, compute] if best.bound == "io" else [compute, io_roof]
+    lines += [f"  {roof}" for roof in roofs]
+    if tied:
+        lines.append(f"  {len(tied)} other point(s) attain the same; {best.label} is first by "
+                     f"fewer LUT per PE: " + ", ".join(f"{p.label} on {_devices(p.devices)}"
+                                                      for p in tied[:6])
+                     + (" ..." if len(tied) > 6 else ""))
+    for c in roofline.ceilings(best):
+        lines.append(f"  ceiling {c.label}: {c.gbops:.1f} GBops/s"
+                     + (" (below the I/O roof: it would bound)" if c.gbops < best.io_roof_gbops
+                        else ""))
+    return lines
+
+
+def _system_table(roofline):
+    head = ("design point", "FPGAs", "P", "B/cycle", "rows", "P x perf_PE", "CI x BW",
+            "predicted", "simulated", "error")
+    rows = []
+    for p in roofline.points:
+        s = p.system
+        rows.append((p.label, str(p.devices), str(s.pes), f"{s.bandwidth_bytes_per_cycle:.2f}",
+                     str(s.height), f"{s.compute_ops_per_cycle:.2f}", f"{s.io_ops_per_cycle:.2f}",
+                     f"{s.predicted_ops_per_cycle:.2f}", f"{s.simulated_ops_per_cycle:.2f}",
+                     f"{100 * s.error:+.2f}%"))
+    return _format(head, rows, {"design point"})
+
+
+def run_sweep(args, *, ranked):
+    """Run ``roofline`` (``ranked=False``) or ``explore`` (``ranked=True``)."""
+    parsed = _parse(args)
+    roofline = build_roofline(
+        parsed["points"], parsed["board"], devices=parsed["devices"], resources=args.resources,
+        clock=parsed["clock"], link=args.link, pes=args.pes,
+        ceiling_clocks_mhz=parsed["ceiling_clocks_mhz"], jobs=args.jobs,
+        progress=not args.quiet)
+    write_outputs(roofline, parsed["out"])
+    if not args.quiet:
+        first = roofline.points[0]
+        frame = first.measurement.frame
+        print(f"{roofline.kernel} on {roofline.board.name}: {len(parsed['points'])} design points "
+              f"x {len(roofline.device_counts)} device count(s), {frame.width}x{frame.height} "
+              f"frames; clock {first.clock_source.split(' (')[0]}, resources "
+              f"{first.measurement.resources_source}")
+        if roofline.scaled:
+            heights = sorted({h for p in roofline.points if p.measurement.frame.scaled
+                              for h in p.measurement.frame.simulated_heights})
+            print(f"  figures scaled to the full frame from simulations of short frames "
+                  f"({', '.join(map(str, heights))} rows)")
+        shown = roofline.ranked() if ranked else roofline.points
+        if ranked and args.top:
+            shown = shown[:args.top]
+        print("  GBops/s; CI in ops/byte; resources per PE; SC = PEs per FPGA")
+        for line in _table(shown, ranked):
+            print(f"  {line}")
+        if args.pes is not None:
+            print(f"system of {args.pes} PEs sharing the bounding link, simulated vs "
+                  f"min(P x perf_PE, CI x BW) (ops/cycle, on frames of the rows shown):")
+            for line in _system_table(roofline):
+                print(f"  {line}")
+    for line in why(roofline):
+        print(line)
+    if not args.quiet:
+        print(f"wrote {', '.join(str(parsed['out'] / name) for name in OUTPUTS)}")
+    return 0

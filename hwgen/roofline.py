@@ -1,0 +1,458 @@
+"""The extended roofline of seed 000 (da Silva et al.), populated from simulation and synthesis.
+
+On an FPGA the compute roof is not fixed: it is the performance of one processing element times
+how many of them fit, so it moves with every optimisation, while the I/O roofs are the board's
+links. For one design point (one PE configuration, :class:`hwgen.sweep.DesignPoint`) on ``d``
+devices of a board:
+
+- perf_PE = ops per cycle of one PE over a full frame (simulated, steady state included) x the
+  clock, in GBops/s (10**9 ops per second; for 8-bit pixels an op is a byte operation);
+- SC = floor(min over LUT, FF, block RAM, DSP of available per device / used per PE): the PEs
+  that fit in one device, and the resource that limits them;
+- compute roof CP = SC x perf_PE x d;
+- CI = ops per byte read or written over the frame (what crosses the PE's ports);
+- I/O roof = CI x BW, with BW the bandwidth of the link that bounds the point at ``d`` devices;
+- attainable = min(CP, CI x BW), and the bound names the limiting resource or the link.
+
+Which link bounds a point: by default the tightest of the board's links at that device count
+(``Link.board_bandwidth_gbps``), as for links in series: on the EX500 the data of both FPGAs
+crosses their PCIe x8 links and then the shared x16 one, so one FPGA gets 4.2 GB/s and two get
+5.5 GB/s. When a board's links are alternatives (HBM or DDR4 on an Alveo U280), name the one the
+design uses (``link=``).
+
+The clock is the board's default, a given figure, or the Fmax nextpnr measured for each point;
+every point says which. Ceilings (seed 000's Figure 7) are horizontal lines under a point's
+compute roof: the pipelining ceiling is the compute roof of the same point without pipelining,
+and the frequency ceilings are its compute roof at lower clocks.
+"""
+
+import math
+from dataclasses import dataclass, replace
+from fractions import Fraction
+
+from boards import Board
+
+from .errors import HwgenError
+from .options import resolve_board
+from .sweep import Measurement, measure, simulate_systems
+from .versions import tool_versions
+
+__all__ = ["RESOURCES", "CLOCK_CHOICES", "RooflinePoint", "SystemCheck", "Ceiling", "Roofline",
+           "scalability", "find_link", "bounding_link", "bytes_per_cycle", "check_clock",
+           "build_roofline"]
+
+#: Resources scalability divides (``Resources.as_counts()`` keys).
+RESOURCES = ("lut", "ff", "bram", "dsp")
+#: ``clock=`` choices besides a number in MHz.
+CLOCK_CHOICES = ("board", "fmax")
+#: Frequency ceilings by default: these fractions of a point's clock.
+DEFAULT_CEILING_FRACTIONS = (0.25, 0.5, 0.75)
+
+
+def scalability(used, available):
+    """``(SC, limiting resource)``: PEs that fit, ``floor(min(available / used))``.
+
+    Resources a PE does not use do not limit it; a PE that uses none fits without limit, which
+    is refused.
+    """
+    ratios = {r: Fraction(available[r], used[r]) for r in RESOURCES if used[r] > 0}
+    if not ratios:
+        raise ValueError("a PE that uses no LUT, FF, block RAM or DSP has no scalability limit")
+    limiting = min(ratios, key=ratios.get)
+    return math.floor(ratios[limiting]), limiting
+
+
+def find_link(board, name):
+    """The link of ``board`` named ``name``, or the only one whose name contains it (any case)."""
+    for link in board.links:
+        if link.name == name:
+            return link
+    matches = [link for link in board.links if name.lower() in link.name.lower()]
+    if len(matches) != 1:
+        names = "; ".join(link.name for link in board.links)
+        raise HwgenError(f"--link must name one link of {board.name} ({names}), not {name!r}")
+    return matches[0]
+
+
+def _check_devices(board, devices):
+    if isinstance(devices, bool) or not isinstance(devices, int) \
+            or not 1 <= devices <= board.device_count:
+        raise HwgenError(f"--devices must be between 1 and {board.name}'s {board.device_count}, "
+                         f"not {devices!r}")
+
+
+def bounding_link(board, devices, name=None):
+    """``(link, GB/s)`` that bounds a design on ``devices`` devices of ``board``: the named link,
+    or the tightest at that device count."""
+    _check_devices(board, devices)
+    if name is not None:
+        link = find_link(board, name)
+    else:
+        link = min(board.links, key=lambda link: link.board_bandwidth_gbps(devices))
+    return link, link.board_bandwidth_gbps(devices)
+
+
+def bytes_per_cycle(bandwidth_gbps, clock_mhz):
+    """A link's bandwidth in bytes per clock cycle (GB/s over GHz)."""
+    return bandwidth_gbps * 1000 / clock_mhz
+
+
+@dataclass(frozen=True)
+class SystemCheck:
+    """A simulated system of ``pes`` PEs sharing one memory, against the model's prediction.
+
+    The system runs on frames of :func:`hwgen.sweep.system_height` rows (shorter than the full
+    frame, which takes long to simulate P times), so the prediction takes perf_PE and CI of one PE
+    on that frame:
+    ``min(pes x pe_ops_per_cycle, ci x bandwidth)`` ops per cycle.
+    """
+    pes: int
+    height: int
+    bandwidth_bytes_per_cycle: float
+    pe_ops_per_cycle: float
+    pe_ci_ops_per_byte: float
+    cycles: int
+    ops: int
+    bytes_read: int
+    bytes_written: int
+
+    @property
+    def compute_ops_per_cycle(self):
+        return self.pes * self.pe_ops_per_cycle
+
+    @property
+    def io_ops_per_cycle(self):
+        return self.pe_ci_ops_per_byte * self.bandwidth_bytes_per_cycle
+
+    @property
+    def predicted_ops_per_cycle(self):
+        return min(self.compute_ops_per_cycle, self.io_ops_per_cycle)
+
+    @property
+    def predicted_bound(self):
+        return "compute" if self.compute_ops_per_cycle < self.io_ops_per_cycle else "io"
+
+    @property
+    def simulated_ops_per_cycle(self):
+        return self.ops / self.cycles
+
+    @property
+    def error(self):
+        """Simulated over predicted, minus one."""
+        return self.simulated_ops_per_cycle / self.predicted_ops_per_cycle - 1
+
+    def to_json(self):
+        return {"pes": self.pes, "height": self.height,
+                "bandwidth_bytes_per_cycle": self.bandwidth_bytes_per_cycle,
+                "pe_ops_per_cycle": self.pe_ops_per_cycle,
+                "pe_ci_ops_per_byte": self.pe_ci_ops_per_byte, "cycles": self.cycles,
+                "ops": self.ops, "bytes_read": self.bytes_read,
+                "bytes_written": self.bytes_written,
+                "predicted_ops_per_cycle": self.predicted_ops_per_cycle,
+                "predicted_bound": self.predicted_bound,
+                "simulated_ops_per_cycle": self.simulated_ops_per_cycle, "error": self.error}
+
+    @classmethod
+    def from_json(cls, data):
+        return cls(**{name: data[name] for name in (
+            "pes", "height", "bandwidth_bytes_per_cycle", "pe_ops_per_cycle",
+            "pe_ci_ops_per_byte", "cycles", "ops", "bytes_read", "bytes_written")})
+
+
+@dataclass(frozen=True)
+class RooflinePoint:
+    """One design point on ``devices`` devices of a board: its inputs and derived figures.
+
+    Parameters
+    ----------
+    measurement : Measurement
+        The PE's full-frame figures, resources per PE and (maybe) Fmax.
+    devices : int
+        Devices the PEs fill.
+    available_per_device : dict
+        ``{"lut", "ff", "bram", "dsp"}`` one device offers.
+    clock_mhz : float
+    clock_source : str
+        Where the clock comes from (board, given, nextpnr).
+    link : str
+        Name of the link that bounds the point.
+    bandwidth_gbps : float
+        That link's bandwidth at ``devices`` devices.
+    system : SystemCheck or None
+        A simulated system of PEs, when one was asked for.
+    """
+    measurement: Measurement
+    devices: int
+    available_per_device: dict
+    clock_mhz: float
+    clock_source: str
+    link: str
+    bandwidth_gbps: float
+    system: SystemCheck | None = None
+
+    @property
+    def label(self):
+        return self.measurement.point.label
+
+    @property
+    def ci_ops_per_byte(self):
+        return self.measurement.frame.ci
+
+    @property
+    def ops_per_cycle(self):
+        return self.measurement.frame.ops_per_cycle
+
+    @property
+    def sc_pes_per_device(self):
+        return scalability(self.measurement.resources, self.available_per_device)[0]
+
+    @property
+    def limiting_resource(self):
+        return scalability(self.measurement.resources, self.available_per_device)[1]
+
+    @property
+    def perf_pe_gbops(self):
+        return self.ops_per_cycle * self.clock_mhz / 1000
+
+    @property
+    def cp_gbops(self):
+        """Compute roof: SC x perf_PE x devices."""
+        return self.sc_pes_per_device * self.perf_pe_gbops * self.devices
+
+    @property
+    def io_roof_gbops(self):
+        """I/O roof at this point's CI: CI x BW."""
+        return self.ci_ops_per_byte * self.bandwidth_gbps
+
+    @property
+    def attainable_gbops(self):
+        return min(self.cp_gbops, self.io_roof_gbops)
+
+    @property
+    def bound(self):
+        """``compute`` or ``io``."""
+        return "compute" if self.cp_gbops < self.io_roof_gbops else "io"
+
+    @property
+    def bound_by(self):
+        """The limiting resource (compute-bound) or the link (I/O-bound)."""
+        return self.limiting_resource if self.bound == "compute" else self.link
+
+    def to_json(self):
+        return {
+            **self.measurement.to_json(),
+            "devices": self.devices,
+            "available_per_device": dict(self.available_per_device),
+            "clock_mhz": self.clock_mhz,
+            "clock_source": self.clock_source,
+            "link": self.link,
+            "bandwidth_gbps": self.bandwidth_gbps,
+            "ci_ops_per_byte": self.ci_ops_per_byte,
+            "ops_per_cycle": self.ops_per_cycle,
+            "scaled": self.measurement.frame.scaled,
+            "sc_pes_per_device": self.sc_pes_per_device,
+            "limiting_resource": self.limiting_resource,
+            "perf_pe_gbops": self.perf_pe_gbops,
+            "cp_gbops": self.cp_gbops,
+            "io_roof_gbops": self.io_roof_gbops,
+            "attainable_gbops": self.attainable_gbops,
+            "bound": self.bound,
+            "bound_by": self.bound_by,
+            "system": None if self.system is None else self.system.to_json(),
+        }
+
+    @classmethod
+    def from_json(cls, data):
+        system = data["system"]
+        return cls(measurement=Measurement.from_json(data), devices=data["devices"],
+                   available_per_device=dict(data["available_per_device"]),
+                   clock_mhz=data["clock_mhz"], clock_source=data["clock_source"],
+                   link=data["link"], bandwidth_gbps=data["bandwidth_gbps"],
+                   system=None if system is None else SystemCheck.from_json(system))
+
+
+@dataclass(frozen=True)
+class Ceiling:
+    """A horizontal line under a point's compute roof: what it would reach without an
+    optimisation (``kind`` ``pipeline``) or at a lower clock (``kind`` ``clock``)."""
+    kind: str
+    label: str
+    gbops: float
+
+    def to_json(self):
+        return {"kind": self.kind, "label": self.label, "gbops": self.gbops}
+
+
+@dataclass(frozen=True)
+class Roofline:
+    """Every design point of a sweep on a board, at every device count asked for.
+
+    Parameters
+    ----------
+    kernel : str
+    board : Board
+    points : tuple of RooflinePoint
+        Design points in sweep order, each at every device count.
+    options : dict
+        How the figures were found: ``resources``, ``clock``, ``link``, ``devices``,
+        ``ceiling_clocks_mhz`` (``None`` for the default fractions), ``pes``.
+    """
+    kernel: str
+    board: Board
+    points: tuple
+    options: dict
+
+    @property
+    def device_counts(self):
+        return sorted({p.devices for p in self.points})
+
+    @property
+    def scaled(self):
+        """Whether any point's figures were scaled from short frames."""
+        return any(p.measurement.frame.scaled for p in self.points)
+
+    def ranked(self):
+        """Points by attainable performance, best first (fewer LUT per PE first on a tie)."""
+        return sorted(self.points, key=lambda p: (-p.attainable_gbops,
+                                                  p.measurement.resources["lut"], p.label))
+
+    def best(self):
+        return self.ranked()[0]
+
+    def io_roofs(self):
+        """``(link, [device counts], GB/s)`` for every distinct roof the board's links draw."""
+        roofs = []
+        for link in self.board.links:
+            by_bandwidth = {}
+            for d in self.device_counts:
+                by_bandwidth.setdefault(link.board_bandwidth_gbps(d), []).append(d)
+            roofs += [(link, counts, gbps) for gbps, counts in by_bandwidth.items()]
+        return roofs
+
+    def ceilings(self, point):
+        """The :class:`Ceiling` lines under ``point``'s compute roof, highest first."""
+        found = []
+        design = point.measurement.point
+        if design.pipeline:
+            for other in self.points:
+                twin = other.measurement.point
+                if other.devices == point.devices and not twin.pipeline \
+                        and replace(twin, pipeline=True) == design:
+                    found.append(Ceiling("pipeline", "no pipelining", other.cp_gbops))
+        clocks = self.options["ceiling_clocks_mhz"]
+        if clocks is None:
+            clocks = [point.clock_mhz * f for f in DEFAULT_CEILING_FRACTIONS]
+        for mhz in clocks:
+            if mhz < point.clock_mhz:
+                found.append(Ceiling("clock", f"{mhz:g} MHz",
+                                     point.cp_gbops * mhz / point.clock_mhz))
+        return sorted(found, key=lambda c: -c.gbops)
+
+    def to_json(self):
+        best = self.best()
+        return {
+            "tool_versions": tool_versions(),
+            "kernel": self.kernel,
+            "board": self.board.to_json(),
+            "options": dict(self.options),
+            "units": {"performance": "GBops/s (10**9 ops per second)",
+                      "ci": "ops per byte read or written", "bandwidth": "GB/s (10**9 bytes/s)"},
+            "scaled": self.scaled,
+            "points": [p.to_json() for p in self.points],
+            "best": {"label": best.label, "devices": best.devices,
+                     "attainable_gbops": best.attainable_gbops, "bound": best.bound,
+                     "bound_by": best.bound_by,
+                     "ceilings": [c.to_json() for c in self.ceilings(best)]},
+        }
+
+    @classmethod
+    def from_json(cls, data):
+        return cls(kernel=data["kernel"], board=Board.from_json(data["board"]),
+                   points=tuple(RooflinePoint.from_json(p) for p in data["points"]),
+                   options=dict(data["options"]))
+
+
+def _clock(clock, board, measurement):
+    if clock == "board":
+        return board.clock_mhz, f"board default ({board.clock_source})"
+    if clock == "fmax":
+        if measurement.fmax_mhz is None:
+            raise HwgenError(f"nextpnr found no Fmax for {measurement.point.label}")
+        return measurement.fmax_mhz, f"Fmax from {measurement.fmax_source}"
+    return float(clock), "given"
+
+
+def check_clock(clock):
+    """``board``, ``fmax`` or a positive number of MHz."""
+    if clock in CLOCK_CHOICES:
+        return clock
+    if isinstance(clock, bool) or not isinstance(clock, (int, float)) or not clock > 0 \
+            or not math.isfinite(clock):
+        raise HwgenError(f"--clock must be {' or '.join(CLOCK_CHOICES)} or a positive number of "
+                         f"MHz, not {clock!r}")
+    return clock
+
+
+def build_roofline(points, board, *, devices=None, resources="estimate", clock="board", link=None,
+                   pes=None, ceiling_clocks_mhz=None, jobs=1, progress=False):
+    """Measure ``points`` on ``board`` and place them on the roofline.
+
+    Parameters
+    ----------
+    points : list of DesignPoint
+    board : Board or str
+    devices : list of int or None
+        Device counts (default: every count up to the board's).
+    resources : str
+        ``estimate`` or ``synth`` (see :func:`hwgen.sweep.measure`).
+    clock : str or float
+        ``board`` (its default clock), ``fmax`` (nextpnr's, per point) or MHz.
+    link : str or None
+        The link that bounds every point (default: the tightest at each device count).
+    pes : int or None
+        Also simulate a system of this many PEs per point and device count, sharing a memory
+        whose bandwidth is the bounding link's, and record it against the prediction.
+    ceiling_clocks_mhz : list of float or None
+        Frequency ceilings (default: a quarter, half and three quarters of each point's clock).
+    jobs, progress
+        See :func:`hwgen.sweep.run_tasks`.
+    """
+    board = resolve_board(board)
+    if pes is not None and (isinstance(pes, bool) or not isinstance(pes, int) or pes < 1):
+        raise HwgenError(f"--pes must be a positive integer, not {pes!r}")
+    devices = list(range(1, board.device_count + 1)) if devices is None else list(devices)
+    if not devices:
+        raise HwgenError("--devices must name at least one device count")
+    for count in devices:
+        bounding_link(board, count, link)
+    clock = check_clock(clock)
+    if ceiling_clocks_mhz is not None:
+        ceiling_clocks_mhz = [float(check_clock(mhz)) for mhz in ceiling_clocks_mhz]
+    if not points:
+        raise HwgenError("a roofline needs at least one design point")
+    measurements = measure(points, board, resources=resources, fmax=clock == "fmax", jobs=jobs,
+                           progress=progress)
+    available = board.resources.as_counts()
+    placed = []
+    for m in measurements:
+        mhz, source = _clock(clock, board, m)
+        for count in devices:
+            bound, gbps = bounding_link(board, count, link)
+            placed.append(RooflinePoint(m, count, available, mhz, source, bound.name, gbps))
+    if pes is not None:
+        requests = [(p.measurement.point, pes, bytes_per_cycle(p.bandwidth_gbps, p.clock_mhz))
+                    for p in placed]
+        runs = simulate_systems(requests, jobs=jobs, progress=progress)
+        placed = [replace(p, system=_system_check(pes, bandwidth, run))
+                  for p, (_, _, bandwidth), run in zip(placed, requests, runs)]
+    options = {"resources": resources, "clock": clock, "link": link, "devices": devices,
+               "ceiling_clocks_mhz": ceiling_clocks_mhz, "pes": pes}
+    return Roofline(kernel=points[0].kernel, board=board, points=tuple(placed), options=options)
+
+
+def _system_check(pes, bandwidth, run):
+    pe = run["pe"]
+    return SystemCheck(pes=pes, height=run["height"], bandwidth_bytes_per_cycle=bandwidth,
+                       pe_ops_per_cycle=pe.ops_per_cycle, pe_ci_ops_per_byte=pe.ci,
+                       cycles=run["cycles"], ops=run["ops"], bytes_read=run["bytes_read"],
+                       bytes_written=run["bytes_written"])

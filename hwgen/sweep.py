@@ -1,0 +1,442 @@
+"""Measure design points: simulations and resource figures as tasks cached on disk, run in
+worker processes.
+
+A :class:`DesignPoint` is one PE configuration. :func:`measure` gives each point a
+:class:`Measurement`: the full frame's figures of one PE (simulated with an ideal memory, scaled
+from two short frames where the frame is taller, see :mod:`hwgen.frame_scaling`) and the
+resources of one bare PE (estimated or synthesized; with Fmax when asked).
+:func:`simulate_systems` runs systems of several PEs that share one memory. ``hwgen roofline``
+and ``hwgen explore`` measure through these two functions.
+
+Every task's result is cached as a small JSON file under ``$HWGEN_CACHE_DIR/sweep`` (else
+``~/.cache/hwgen/sweep``), keyed by a hash of the task's full description, the tool versions and
+the source code the result depends on; a sweep that was stopped resumes from what it finished.
+"""
+
+import gc
+import hashlib
+import importlib
+import json
+import multiprocessing
+import os
+import warnings
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from dataclasses import dataclass, replace
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+from amaranth.hdl import UnusedElaboratable
+from tqdm import tqdm
+
+from boards import Board, BoardError, cost_table
+from sim import CycleData, MemoryModel, run_window_filter, run_window_system, window_system
+
+from .catalog import kernel_info, make_window_filter
+from .errors import HwgenError
+from .estimate import estimate
+from .frame_scaling import FrameFigures, row_unit, scale_frames, short_heights, units_height
+from .options import design_name, resolve_board
+from .synth import synthesize
+from .versions import tool_versions
+
+__all__ = ["RESOURCE_METHODS", "DesignPoint", "Measurement", "cache_dir", "check_resources_method",
+           "design_grid", "measure", "run_tasks", "simulate_systems", "system_height"]
+
+#: Where resources per PE come from.
+RESOURCE_METHODS = ("estimate", "synth")
+#: Output rows, at least, of the frames of a simulated system (rounded up to whole units of
+#: :mod:`hwgen.frame_scaling`): enough that the steady state outweighs the fill and drain, whose
+#: traffic differs from it.
+SYSTEM_ROWS = 32
+
+
+@dataclass(frozen=True)
+class DesignPoint:
+    """One PE configuration of a window filter (tree registers and credits at their defaults).
+
+    Parameters
+    ----------
+    kernel : str
+        A kernel of :data:`hwgen.catalog.KERNELS`.
+    rows, cols : int
+        Window size N x M.
+    mask : str
+        Structuring element shape (``rect``, ``cross``, ``ellipse``).
+    width, height : int
+        The full frame.
+    unroll : int
+        Outputs per cycle U.
+    buffer : str
+        ``none``, ``smart`` or ``line``.
+    pipeline : bool
+        Pipelined or one step at a time.
+    tree_stages : str
+        Register policy of a pipelined point (``lean`` or ``fast``, see
+        :func:`hwgen.options.board_tree_policy`).
+    """
+    kernel: str
+    rows: int
+    cols: int
+    mask: str
+    width: int
+    height: int
+    unroll: int
+    buffer: str
+    pipeline: bool
+    tree_stages: str = "lean"
+
+    @property
+    def pe_tree_stages(self):
+        """What the PE is built with: the policy when pipelined, the default otherwise."""
+        return self.tree_stages if self.pipeline else None
+
+    def build(self, height=None):
+        """The :class:`kernels.WindowFilter` of this point (of another ``height`` if given);
+        invalid parameters raise :class:`HwgenError`."""
+        return make_window_filter(
+            self.kernel, size=(self.rows, self.cols), mask=self.mask, width=self.width,
+            height=self.height if height is None else height, unroll=self.unroll,
+            buffer=self.buffer, pipeline=self.pipeline, tree_stages=self.pe_tree_stages)
+
+    def system(self, pes, height):
+        """``pes`` PEs of this point on frames of ``height`` rows, addressable side by side."""
+        return window_system(pes, width=self.width, height=height, op=kernel_info(self.kernel).op,
+                             size=(self.rows, self.cols), mask=self.mask, unroll=self.unroll,
+                             buffer=self.buffer, pipeline=self.pipeline,
+                             tree_stages=self.pe_tree_stages)
+
+    @property
+    def label(self):
+        """Short name for plots and tables: ``smart U8`` (``, no pipeline`` when unpipelined)."""
+        return f"{self.buffer} U{self.unroll}" + ("" if self.pipeline else ", no pipeline")
+
+    def to_json(self):
+        return {"kernel": self.kernel, "rows": self.rows, "cols": self.cols, "mask": self.mask,
+                "width": self.width, "height": self.height, "unroll": self.unroll,
+                "buffer": self.buffer, "pipeline": self.pipeline, "tree_stages": self.tree_stages}
+
+    @classmethod
+    def from_json(cls, data):
+        return cls(**data)
+
+
+def design_grid(kernel, *, unrolls, buffers, pipelines=(True,), size=(3, 3), mask="rect",
+                width=512, height=512):
+    """Every combination of ``unrolls`` x ``buffers`` x ``pipelines``, buffer-major.
+
+    Raises :class:`HwgenError` naming the first point that cannot be built.
+    """
+    kernel_info(kernel)
+    points = [DesignPoint(kernel, size[0], size[1], mask, width, height, unroll, buffer, pipeline,
+                          tree_stages)
+              for buffer in buffers for unroll in unrolls for pipeline in pipelines]
+    with warnings.catch_warnings():
+        # The filters are built to check their parameters only.
+        warnings.simplefilter("ignore", UnusedElaboratable)
+        try:
+            for point in points:
+                try:
+                    point.build()
+                except HwgenError as error:
+                    raise HwgenError(f"design point {point.label}: {error}") from None
+        finally:
+            gc.collect()
+    return points
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """What :func:`measure` found for one design point on one board.
+
+    Parameters
+    ----------
+    point : DesignPoint
+    name : str
+        The PE's full name, which says every parameter (:func:`hwgen.options.design_name`).
+    frame : FrameFigures
+        One PE over the full frame with an ideal memory (latency 1, unlimited bandwidth).
+    resources : dict
+        ``{"lut", "ff", "bram", "dsp"}`` of one bare PE (without its HMM).
+    resources_source : str
+        How they were found (estimate and cost table, or the synthesis command).
+    fmax_mhz : float or None
+        Fmax from nextpnr when it was measured.
+    fmax_source : str or None
+        How Fmax was measured.
+    """
+    point: DesignPoint
+    name: str
+    frame: FrameFigures
+    resources: dict
+    resources_source: str
+    fmax_mhz: float | None = None
+    fmax_source: str | None = None
+
+    def to_json(self):
+        return {"point": self.point.to_json(), "name": self.name, "label": self.point.label,
+                "frame": self.frame.to_json(), "resources_per_pe": dict(self.resources),
+                "resources_source": self.resources_source, "fmax_mhz": self.fmax_mhz,
+                "fmax_source": self.fmax_source}
+
+    @classmethod
+    def from_json(cls, data):
+        return cls(point=DesignPoint.from_json(data["point"]), name=data["name"],
+                   frame=FrameFigures.from_json(data["frame"]),
+                   resources=dict(data["resources_per_pe"]),
+                   resources_source=data["resources_source"], fmax_mhz=data["fmax_mhz"],
+                   fmax_source=data["fmax_source"])
+
+
+# -- tasks ---------------------------------------------------------------------------------------
+
+def _random_frames(count, width, height):
+    rng = np.random.default_rng(0)
+    return [rng.integers(0, 256, size=(height, width)) for _ in range(count)]
+
+
+def _simulate_frame(spec):
+    """One PE on one frame with an ideal memory: its CycleData as JSON (without the readout)."""
+    point = DesignPoint.from_json(spec["point"])
+    pe = point.build(height=spec["height"])
+    (image,) = _random_frames(1, pe.width, pe.height)
+    figures = run_window_filter(pe, image).figures
+    return replace(figures, hmm=None).to_json()
+
+
+def _simulate_system(spec):
+    """``pes`` PEs on one frame each, sharing a memory of the given bandwidth."""
+    point = DesignPoint.from_json(spec["point"])
+    pes = point.system(spec["pes"], spec["height"])
+    memory = MemoryModel(bandwidth_bytes_per_cycle=spec["bandwidth_bytes_per_cycle"])
+    run = run_window_system(pes, _random_frames(len(pes), point.width, spec["height"]),
+                            memory=memory)
+    return {"cycles": run.cycles, "ops": run.ops, "bytes_read": run.bytes_read,
+            "bytes_written": run.bytes_written}
+
+
+def _measure_resources(spec):
+    """Resources of one bare PE, and Fmax when asked."""
+    point = DesignPoint.from_json(spec["point"])
+    board = Board.from_json(spec["board"])
+    pe = point.build()
+    name = design_name(point.kernel, pe)
+    result = {"name": name, "fmax_mhz": None, "fmax_source": None}
+    if spec["method"] == "estimate":
+        found = estimate(pe, board, name=name)
+        proxy = ", a proxy" if found.proxy else ""
+        result.update(found.resources(), source=f"estimate ({found.cost_family} cost table{proxy})")
+    if spec["method"] == "synth" or spec["fmax"]:
+        found = synthesize(pe, board, name=name, fmax=spec["fmax"])
+        if spec["method"] == "synth":
+            family = board.toolchain.yosys_family
+            script = found.command.split()[0] + (f" -family {family}" if family else "")
+            result.update(found.resources(), source=f"synth (Yosys {script})")
+        if spec["fmax"] and found.fmax_mhz is not None:
+            result.update(fmax_mhz=found.fmax_mhz,
+                          fmax_source=f"nextpnr, median of {found.seeds} seeds "
+                                      f"({found.fmax_min_mhz:.1f}-{found.fmax_max_mhz:.1f} MHz)")
+    return result
+
+
+_TASKS = {"frame": _simulate_frame, "system": _simulate_system, "resources": _measure_resources}
+
+# What each kind of task's result depends on besides its description: packages and modules whose
+# source is hashed into the cache key.
+_SOURCES = {
+    "frame": ("kernels", "instrument", "sim", "hwgen.sweep", "hwgen.catalog"),
+    "system": ("kernels", "instrument", "sim", "hwgen.sweep", "hwgen.catalog"),
+    "resources": ("kernels", "boards", "hwgen.sweep", "hwgen.catalog", "hwgen.build",
+                  "hwgen.estimate", "hwgen.synth"),
+}
+
+
+def _run_task(kind, spec):
+    return _TASKS[kind](spec)
+
+
+@cache
+def _source_hash(kind):
+    digest = hashlib.sha256()
+    for name in _SOURCES[kind]:
+        module = importlib.import_module(name)
+        path = Path(module.__file__)
+        files = (sorted(p for p in path.parent.rglob("*") if p.suffix in (".py", ".json", ".toml"))
+                 if path.name == "__init__.py" else [path])
+        for file in files:
+            digest.update(file.relative_to(path.parent.parent).as_posix().encode())
+            digest.update(file.read_bytes())
+    return digest.hexdigest()
+
+
+def cache_dir():
+    """Folder of cached sweep tasks."""
+    root = os.environ.get("HWGEN_CACHE_DIR")
+    return (Path(root) if root else Path.home() / ".cache" / "hwgen") / "sweep"
+
+
+def _task_key(kind, spec):
+    blob = json.dumps({"kind": kind, "spec": spec, "source": _source_hash(kind),
+                       "tool_versions": tool_versions()}, sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def _read_cached(path):
+    try:
+        return json.loads(path.read_text())["result"]
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def _write_cached(path, kind, spec, result):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(f".{os.getpid()}.tmp")
+    partial.write_text(json.dumps({"kind": kind, "spec": spec, "tool_versions": tool_versions(),
+                                   "result": result}, indent=1) + "\n")
+    partial.replace(path)
+
+
+def run_tasks(tasks, *, jobs=1, progress=False, desc="measuring"):
+    """Run ``(kind, spec)`` tasks, each at most once, reading and filling the cache.
+
+    Parameters
+    ----------
+    tasks : list of (str, dict)
+        ``kind`` is ``frame``, ``system`` or ``resources``; ``spec`` is plain data.
+    jobs : int
+        Worker processes; 1 runs the tasks in this process.
+    progress : bool
+        Show a progress bar over the tasks.
+
+    Returns
+    -------
+    list
+        Every task's result, in order.
+    """
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise HwgenError(f"-j must be a positive integer, not {jobs!r}")
+    folder = cache_dir()
+    keys = [_task_key(kind, spec) for kind, spec in tasks]
+    unique = dict(zip(keys, tasks))
+    results = {}
+    for key, (kind, _) in unique.items():
+        found = _read_cached(folder / f"{kind}-{key}.json")
+        if found is not None:
+            results[key] = found
+    pending = [key for key in unique if key not in results]
+    with tqdm(total=len(unique), initial=len(results), desc=desc, unit="task", disable=not progress,
+              leave=False) as bar:
+        def finish(key, result):
+            kind, spec = unique[key]
+            _write_cached(folder / f"{kind}-{key}.json", kind, spec, result)
+            results[key] = result
+            bar.update(1)
+
+        if jobs == 1 or len(pending) < 2:
+            for key in pending:
+                finish(key, _run_task(*unique[key]))
+        else:
+            pool = ProcessPoolExecutor(max_workers=min(jobs, len(pending)),
+                                       mp_context=multiprocessing.get_context("spawn"))
+            try:
+                running = {pool.submit(_run_task, *unique[key]): key for key in pending}
+                while running:
+                    done, _ = wait(running, return_when=FIRST_COMPLETED)
+                    for future in done:
+                        finish(running.pop(future), future.result())
+            finally:
+                pool.shutdown(wait=False, cancel_futures=True)
+    return [results[key] for key in keys]
+
+
+# -- measurements --------------------------------------------------------------------------------
+
+def check_resources_method(board, resources, fmax):
+    """Fail early, with one line, when ``board`` cannot give the figures asked for."""
+    if resources not in RESOURCE_METHODS:
+        raise HwgenError(f"--resources must be one of {', '.join(RESOURCE_METHODS)}, "
+                         f"not {resources!r}")
+    if resources == "estimate":
+        try:
+            cost_table(board.toolchain.cost_family)
+        except BoardError as error:
+            raise HwgenError(f"--resources estimate on {board.name}: {error}") from None
+    if (resources == "synth" or fmax) and not board.toolchain.has_open_flow:
+        raise HwgenError(f"--resources synth and --clock fmax need an open synthesis flow, which "
+                         f"{board.name} ({board.family}) has not; use --resources estimate")
+    if fmax and not board.toolchain.has_place_and_route:
+        raise HwgenError(f"--clock fmax needs place and route, which runs here for ecp5 and ice40 "
+                         f"boards, not {board.name} ({board.family}); give --clock board or MHz")
+
+
+def _frame_heights(point):
+    return short_heights(point.rows, point.height, point.buffer, point.unroll) or (point.height,)
+
+
+def measure(points, board, *, resources="estimate", fmax=False, jobs=1, progress=False):
+    """Measure every design point on ``board``: a list of :class:`Measurement`, in order.
+
+    Parameters
+    ----------
+    points : list of DesignPoint
+    board : Board or str
+    resources : str
+        ``estimate`` (primitive counting, fast) or ``synth`` (Yosys).
+    fmax : bool
+        Also place and route every point for its Fmax (ECP5 and iCE40 boards).
+    jobs, progress
+        See :func:`run_tasks`.
+    """
+    board = resolve_board(board)
+    check_resources_method(board, resources, fmax)
+    tasks = []
+    for point in points:
+        tasks += [("frame", {"point": point.to_json(), "height": h}) for h in _frame_heights(point)]
+        tasks.append(("resources", {"point": point.to_json(), "board": board.to_json(),
+                                    "method": resources, "fmax": fmax}))
+    results = run_tasks(tasks, jobs=jobs, progress=progress)
+    found = iter(results)
+    measurements = []
+    for point in points:
+        frames = [CycleData.from_json(next(found)) for _ in _frame_heights(point)]
+        if len(frames) == 1:
+            frame = FrameFigures.whole(point.width, point.height, frames[0])
+        else:
+            frame = scale_frames(point.rows, point.width, point.height, point.buffer,
+                                 point.unroll, frames)
+        res = next(found)
+        measurements.append(Measurement(
+            point=point, name=res["name"], frame=frame,
+            resources={k: res[k] for k in ("lut", "ff", "bram", "dsp")},
+            resources_source=res["source"], fmax_mhz=res["fmax_mhz"],
+            fmax_source=res["fmax_source"]))
+    return measurements
+
+
+def system_height(point):
+    """Rows of the frames a system of ``point``'s PEs runs: :data:`SYSTEM_ROWS` output rows or a
+    little more, or the full frame when that is not taller."""
+    units = -(-SYSTEM_ROWS // row_unit(point.buffer, point.unroll))
+    return units_height(point.rows, point.height, point.buffer, point.unroll, units) or point.height
+
+
+def simulate_systems(requests, *, jobs=1, progress=False):
+    """Simulate systems of PEs that share one memory.
+
+    ``requests`` are ``(point, pes, bandwidth_bytes_per_cycle)``; each system runs ``pes`` PEs of
+    ``point`` on frames of :func:`system_height` rows. Returns, per request, a dict with the
+    frames' ``height``, the system's ``cycles``, ``ops``, ``bytes_read``, ``bytes_written`` and,
+    as ``pe``, the figures of one PE alone on the same frame with an ideal memory (a
+    :class:`sim.CycleData`).
+    """
+    tasks = []
+    for point, pes, bandwidth in requests:
+        if isinstance(pes, bool) or not isinstance(pes, int) or pes < 1:
+            raise HwgenError(f"--pes must be a positive integer, not {pes!r}")
+        height = system_height(point)
+        tasks.append(("frame", {"point": point.to_json(), "height": height}))
+        tasks.append(("system", {"point": point.to_json(), "height": height, "pes": pes,
+                                 "bandwidth_bytes_per_cycle": bandwidth}))
+    results = run_tasks(tasks, jobs=jobs, progress=progress, desc="simulating systems")
+    return [{**system, "height": spec["height"], "pe": CycleData.from_json(pe)}
+            for pe, system, (_, spec) in zip(results[::2], results[1::2], tasks[1::2])]

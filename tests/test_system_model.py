@@ -1,0 +1,34 @@
+"""Systems of PEs sharing a board link's bandwidth attain what the roofline predicts:
+min(P x perf_PE, CI x BW), over a sweep that crosses from compute-bound to I/O-bound."""
+
+import pytest
+
+from hwgen.sweep import DesignPoint, simulate_systems, system_height
+
+PES = 2
+# The EX500's links at its 250 MHz clock: PCIe x8 for one FPGA (4.2 GB/s), the shared x16 for
+# two (5.5 GB/s), in bytes per cycle.
+BANDWIDTHS = (4.2e9 / 250e6, 5.5e9 / 250e6)
+
+
+def test_systems_match_the_model_within_5_percent_from_compute_to_io_bound(tmp_path,
+                                                                          monkeypatch):
+    monkeypatch.setenv("HWGEN_CACHE_DIR", str(tmp_path))
+    points = [DesignPoint("dilation", 3, 3, "rect", 64, 512, unroll, buffer, True)
+              for buffer in ("smart", "line") for unroll in (1, 2, 4, 8)]
+    requests = [(p, PES, bw) for p in points for bw in BANDWIDTHS]
+    runs = simulate_systems(requests, jobs=2)
+    bounds = set()
+    for (point, pes, bandwidth), run in zip(requests, runs):
+        assert run["height"] == system_height(point) < point.height
+        pe = run["pe"]
+        compute = pes * pe.ops / pe.cycles
+        io = pe.ops / (pe.bytes_read + pe.bytes_written) * bandwidth
+        predicted = min(compute, io)
+        simulated = run["ops"] / run["cycles"]
+        # Every PE did its whole frame: P times one PE's work and traffic.
+        assert (run["ops"], run["bytes_read"]) == (pes * pe.ops, pes * pe.bytes_read)
+        assert simulated == pytest.approx(predicted, rel=0.05), (point.label, bandwidth)
+        assert simulated <= predicted * 1.001
+        bounds.add("compute" if compute < io else "io")
+    assert bounds == {"compute", "io"}
