@@ -2,6 +2,9 @@
 
 import argparse
 import sys
+import warnings
+
+from amaranth.hdl import UnusedElaboratable
 
 from . import __version__
 from .commands import COMMANDS
@@ -35,6 +38,8 @@ def main(argv=None):
         args = make_parser().parse_args(argv)
         return args.func(args) or 0
     except HwgenError as error:
+        # Whatever was built before the error is dropped unused on purpose: no warnings about it.
+        warnings.filterwarnings("ignore", category=UnusedElaboratable)
         print(f"hwgen: error: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -122,8 +122,9 @@ class DesignPoint:
 
 
 def design_grid(kernel, *, unrolls, buffers, pipelines=(True,), size=(3, 3), mask="rect",
-                width=512, height=512):
-    """Every combination of ``unrolls`` x ``buffers`` x ``pipelines``, buffer-major.
+                width=512, height=512, tree_stages="lean"):
+    """Every combination of ``unrolls`` x ``buffers`` x ``pipelines``, buffer-major, with the
+    register policy ``tree_stages`` for pipelined points.
 
     Raises :class:`HwgenError` naming the first point that cannot be built.
     """
