@@ -4,7 +4,7 @@ from dataclasses import dataclass
 
 from .readout import HMMReadout
 
-__all__ = ["CycleData"]
+__all__ = ["CycleData", "Rates"]
 
 # Figures a PE's HMM measures (see instrument.pe_probes), by CycleData field.
 _HMM_FIELDS = {
@@ -19,8 +19,26 @@ _HMM_FIELDS = {
 }
 
 
+class Rates:
+    """Figures derived from ``ops``, ``bytes_read``, ``bytes_written`` and ``cycles``."""
+
+    @property
+    def ci(self):
+        """Computational intensity, ops per byte read or written."""
+        moved = self.bytes_read + self.bytes_written
+        return self.ops / moved if moved else 0.0
+
+    @property
+    def ops_per_cycle(self):
+        return self.ops / self.cycles if self.cycles else 0.0
+
+    @property
+    def bytes_per_cycle(self):
+        return (self.bytes_read + self.bytes_written) / self.cycles if self.cycles else 0.0
+
+
 @dataclass(frozen=True)
-class CycleData:
+class CycleData(Rates):
     """The figures of one run of a PE.
 
     ``cycles`` counts the cycles ``busy`` was high, from the cycle after ``start`` to the cycle
@@ -49,16 +67,6 @@ class CycleData:
         figures = {name: readout[value] for name, value in _HMM_FIELDS.items()}
         return cls(outputs=figures["bytes_written"] // element_bytes, measured_by="hmm",
                    hmm=readout, **figures)
-
-    @property
-    def ci(self):
-        """Computational intensity, ops per byte read or written."""
-        moved = self.bytes_read + self.bytes_written
-        return self.ops / moved if moved else 0.0
-
-    @property
-    def ops_per_cycle(self):
-        return self.ops / self.cycles if self.cycles else 0.0
 
     @property
     def outputs_per_cycle(self):

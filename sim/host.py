@@ -17,6 +17,7 @@ from amaranth.sim import Simulator
 
 from instrument import THREAD_STATES, HMMLayout, Instrumented, attach, pipeline_probes
 
+from .cycle_data import Rates
 from .hmm_host import HMMHost
 from .memory import MemoryModel, MemoryServer
 from .readout import HMMReadout
@@ -101,7 +102,7 @@ class StateTimeline:
 
 
 @dataclass(frozen=True)
-class ThreadRun:
+class ThreadRun(Rates):
     """The figures of one job on a multithreaded pipeline, as its HMM measured them.
 
     ``cycles`` counts the cycles ``busy`` was high, from the cycle after ``start`` to the cycle
@@ -154,13 +155,6 @@ class ThreadRun:
     def threads(self):
         return self.timeline.threads
 
-    @property
-    def ops_per_cycle(self):
-        return self.ops / self.cycles if self.cycles else 0.0
-
-    @property
-    def bytes_per_cycle(self):
-        return (self.bytes_read + self.bytes_written) / self.cycles if self.cycles else 0.0
 
     def state_percent(self):
         """Per thread, the percentage of the job's cycles in each state, by state name."""

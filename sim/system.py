@@ -13,7 +13,7 @@ import numpy as np
 from instrument import Instrumented
 from kernels import WindowFilter
 
-from .cycle_data import CycleData
+from .cycle_data import CycleData, Rates
 from .harness import check_image, instrument_pe, run_pes
 from .memory import MemoryModel
 
@@ -47,7 +47,7 @@ def window_system(pes, *, width, height, op="max", size=(3, 3), **params):
 
 
 @dataclass(frozen=True)
-class SystemRun:
+class SystemRun(Rates):
     """The output images of a system run, each PE's figures and the system's."""
     images: list
     per_pe: list          # CycleData of every PE
@@ -66,18 +66,6 @@ class SystemRun:
     def bytes_written(self):
         return sum(f.bytes_written for f in self.per_pe)
 
-    @property
-    def ci(self):
-        moved = self.bytes_read + self.bytes_written
-        return self.ops / moved if moved else 0.0
-
-    @property
-    def ops_per_cycle(self):
-        return self.ops / self.cycles if self.cycles else 0.0
-
-    @property
-    def bytes_per_cycle(self):
-        return (self.bytes_read + self.bytes_written) / self.cycles if self.cycles else 0.0
 
     def to_json(self):
         return {

@@ -60,7 +60,17 @@ def _check(kind, value):
     return value
 
 
-class Acquire(Stage):
+class _LockStage(Stage):
+    def __init__(self, lock, *, name=None):
+        super().__init__(name)
+        self._lock = _check(Lock, lock)
+
+    @property
+    def lock(self):
+        return self._lock
+
+
+class Acquire(_LockStage):
     """Wait until ``lock`` is granted to the thread.
 
     Parameters
@@ -71,16 +81,8 @@ class Acquire(Stage):
     parking = True
     kind = "acquire"
 
-    def __init__(self, lock, *, name=None):
-        super().__init__(name)
-        self._lock = _check(Lock, lock)
 
-    @property
-    def lock(self):
-        return self._lock
-
-
-class Release(Stage):
+class Release(_LockStage):
     """Give ``lock`` back (a static stage).
 
     Parameters
@@ -89,14 +91,6 @@ class Release(Stage):
     name : str or None
     """
     kind = "release"
-
-    def __init__(self, lock, *, name=None):
-        super().__init__(name)
-        self._lock = _check(Lock, lock)
-
-    @property
-    def lock(self):
-        return self._lock
 
 
 class Wait(Stage):
