@@ -1,4 +1,4 @@
-"""Histograms of sampled values: bins in block RAM, plus count, sum, minimum and maximum.
+"""Histograms of sampled values: bins in a RAM table, plus count, sum, minimum and maximum.
 
 :func:`build_histogram` builds one into any module: the bins are a count table
 (:func:`~instrument.state_profiler.build_count_table`) whose entry is the sample's bin.

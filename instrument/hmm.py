@@ -295,7 +295,7 @@ class HMM(wiring.Component):
         status = Cat(*(status_bits[name] for name in sorted(STATUS_BITS, key=STATUS_BITS.get)))
 
         # Readout: the address is registered with the strobe; tables and traces read their
-        # block RAM at the same edge; the word is selected and registered in the next cycle.
+        # RAM at the same edge; the word is selected and registered in the next cycle.
         for region in (*tables, *traces):
             low = region.stride.bit_length() - 1
             high = low + (region.entries - 1).bit_length()

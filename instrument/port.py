@@ -26,7 +26,7 @@ register (read/write) and every other region is read-only.
 
 **Commands.** ``run`` and ``freeze`` start and stop counting (freeze wins if both are set); the
 HMM runs from reset. ``snapshot`` copies every scalar value at once into the snapshot region while
-counting goes on. ``clear`` zeroes every value; block-RAM tables are then swept one word per
+counting goes on. ``clear`` zeroes every value; the RAM tables are then swept one word per
 cycle and counting resumes when the sweep ends. ``freeze | snapshot`` in one write stops counting
 and captures the final values; ``clear | snapshot`` captures the values, then zeroes them.
 
@@ -36,10 +36,10 @@ next cycle. For a command written in cycle ``c``: a ``freeze`` counts cycle ``c`
 ``c``; a ``clear`` zeroes every value and counting restarts with cycle ``c + 3``, or when the sweep
 of the tables that follows ends (one cycle per entry of the largest table). After any command,
 read the status until ``busy`` is 0 (the command has fully taken effect, no sweep is running and
-the last sample has been counted) before reading values.
+the last sample has been counted, in the tables too) before reading values.
 
 **Consistency.** The snapshot region always holds the last snapshot, whose fields all describe
-the same cycles. Tables share their block RAM's read port with the counting logic: read them while
+the same cycles. Tables share their RAM's read port with the counting logic: read them while
 frozen and not busy (then every table and the snapshot taken with the freeze describe the same
 cycles). Trace records can be read at any time: in ``stop`` mode a host drains a trace while the
 design runs by taking a snapshot, reading the records from its ``consumed`` index up to the

@@ -112,7 +112,7 @@ class Accumulate(Probe):
 
 
 class Profile(Probe):
-    """Cycles per state of a state machine (a block-RAM table, one entry per state).
+    """Cycles per state of a state machine (a RAM table, one entry per state).
 
     Parameters
     ----------
