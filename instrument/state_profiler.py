@@ -4,10 +4,10 @@ Only one state is active per cycle, so one table of counters with one read-modif
 does the work of a counter per state. The update is pipelined so that no path runs from a RAM's
 read data through the adder back into the RAM: the entry of the state seen in cycle ``t`` is
 registered at the edge that ends ``t``, read at the next edge, the word registered at the edge
-after that, and its increment written at the third edge after ``t``. The two updates still on their way to the RAM when the word was read are
-forwarded: the older is folded into the word as it is registered, the newer selected by a flag
-computed a cycle ahead, so only one multiplexer sits before the adder. Small tables go to
-distributed RAM, large ones to block RAM.
+after that, and its increment written at the third edge after ``t``. The two updates still on
+their way to the RAM when the word was read are forwarded: the older is folded into the word as
+it is registered, the newer selected by a flag computed a cycle ahead, so only one multiplexer
+sits before the adder. Small tables go to distributed RAM, large ones to block RAM.
 
 :func:`build_count_table` builds that table into any module; histograms use it too.
 """
