@@ -20,7 +20,7 @@ command changes it.
 
 from dataclasses import dataclass
 
-from amaranth.hdl import Cat, Const, Fragment, Module, Signal, Value
+from amaranth.hdl import Array, Cat, Const, Fragment, Module, Signal, Value
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In
 
@@ -294,38 +294,54 @@ class HMM(wiring.Component):
         status_bits = {"running": run, "busy": busy}
         status = Cat(*(status_bits[name] for name in sorted(STATUS_BITS, key=STATUS_BITS.get)))
 
-        # Readout: the address is registered with the strobe; tables and traces read their
-        # RAM at the same edge; the word is selected and registered in the next cycle.
+        # Readout, three registered steps so no wide multiplexer shares a cycle with another: the
+        # address is registered with the strobe (tables and traces read their RAM at the same
+        # edge); each block of up to 8 words of a region then registers its word at that
+        # address; then the word of the addressed block is registered on rdata.
         for region in (*tables, *traces):
             low = region.stride.bit_length() - 1
             high = low + (region.entries - 1).bit_length()
             fan_out.d.comb += region.part.raddr.eq(port.addr[low:high] if high > low else 0)
         read_addr = Signal(self._layout.addr_bits)
         read_pending = Signal()
+        word_pending = Signal()
         m.d.sync += [read_addr.eq(port.addr), read_pending.eq(port.read),
-                     port.rvalid.eq(read_pending)]
-        with m.If(read_pending):
-            with m.Switch(read_addr):
-                with m.Case(REGISTERS["control"]):
-                    m.d.sync += port.rdata.eq(status)
-                with m.Case(REGISTERS["layout_id"]):
-                    m.d.sync += port.rdata.eq(Const(self._layout.layout_id, word_bits))
-                for k, register in enumerate(consumed):
-                    with m.Case(self._consumed_base + k):
-                        m.d.sync += port.rdata.eq(register)
-                for region in (snapshot_region, *tables, *traces):
-                    size_bits = region.size.bit_length() - 1
-                    low = size_bits if region is snapshot_region else region.stride.bit_length() - 1
-                    high = format(region.base >> size_bits,
-                                  f"0{self._layout.addr_bits - size_bits}b")
-                    data = snapshot if region.part is None else region.part.rdata.as_value()
-                    words = Cat(data, Const(0, region.stride * word_bits))
-                    with m.Case(high + "-" * size_bits):
-                        word = words.word_select(read_addr[:low], word_bits) if low else \
-                            words[:word_bits]
-                        m.d.sync += port.rdata.eq(word)
-                with m.Default():
-                    m.d.sync += port.rdata.eq(0)
+                     word_pending.eq(read_pending), port.rvalid.eq(word_pending)]
+
+        registers = Signal(word_bits)      # the word of the control/layout/consumed registers
+        with m.Switch(read_addr):
+            with m.Case(REGISTERS["control"]):
+                m.d.sync += registers.eq(status)
+            with m.Case(REGISTERS["layout_id"]):
+                m.d.sync += registers.eq(Const(self._layout.layout_id, word_bits))
+            for k, register in enumerate(consumed):
+                with m.Case(self._consumed_base + k):
+                    m.d.sync += registers.eq(register)
+            with m.Default():
+                m.d.sync += registers.eq(0)
+        # Each region's words in blocks of at most 8, one register per block.
+        block_words, blocks = 8, []    # blocks: (register, condition on read_addr)
+        for region in (snapshot_region, *tables, *traces):
+            size_bits = region.size.bit_length() - 1
+            low = size_bits if region is snapshot_region else region.stride.bit_length() - 1
+            data = snapshot if region.part is None else region.part.rdata.as_value()
+            words = Cat(data, Const(0, region.stride * word_bits))
+            in_region = read_addr[size_bits:] == region.base >> size_bits
+            select = min(low, block_words.bit_length() - 1)
+            for k in range(1 << (low - select)):
+                block = words[k * (word_bits << select):(k + 1) * (word_bits << select)]
+                register = Signal(word_bits, name=f"read_block{len(blocks)}")
+                m.d.sync += register.eq(block.word_select(read_addr[:select], word_bits)
+                                        if select else block[:word_bits])
+                blocks.append((register, in_region & (read_addr[select:low] == k)
+                               if low > select else in_region))
+        hit = Signal(range(len(blocks) + 1))    # the block read_addr falls in; last: none
+        m.d.sync += hit.eq(len(blocks))
+        for k, (_, condition) in enumerate(blocks):
+            with m.If(condition):
+                m.d.sync += hit.eq(k)
+        with m.If(word_pending):
+            m.d.sync += port.rdata.eq(Array([*(r for r, _ in blocks), registers])[hit])
 
         # Amaranth's simulator runs one process per fragment and domain, and visits every process
         # in every delta cycle: the parts' clocked logic joins this fragment's (the netlist is the

@@ -24,7 +24,7 @@ STATUS_BITS = {"running": 0, "busy": 1}
 #: Fixed register addresses.
 REGISTERS = {"control": 0, "layout_id": 1}
 #: Cycles from a read request to its data.
-READ_LATENCY_CYCLES = 2
+READ_LATENCY_CYCLES = 3
 
 
 def _bits_of(words, offset, bits, word_bits):

@@ -8,11 +8,11 @@ a soft CPU) or by a testbench:
 signal     direction  meaning
 =========  =========  =====================================================================
 addr       in         word address (``addr_bits`` wide)
-read       in         read strobe: ``rdata`` answers ``READ_LATENCY_CYCLES`` (2) cycles later
+read       in         read strobe: ``rdata`` answers ``READ_LATENCY_CYCLES`` (3) cycles later
 write      in         write strobe: ``wdata`` is written to ``addr`` at this edge
 wdata      in         ``word_bits`` of data to write
 rdata      out        the word read
-rvalid     out        ``rdata`` holds the answer to the read of two cycles earlier
+rvalid     out        ``rdata`` holds the answer to the read of three cycles earlier
 =========  =========  =====================================================================
 
 Reads may be issued back to back, one per cycle; answers come in order. Reads and writes may not
@@ -54,7 +54,7 @@ __all__ = ["PortSignature", "PROTOCOL"]
 
 #: The protocol in a paragraph, for manifests (the module documentation has it all).
 PROTOCOL = (
-    "Word-addressed register port. Read: drive addr and pulse read; rdata holds the word two "
+    "Word-addressed register port. Read: drive addr and pulse read; rdata holds the word three "
     "cycles later, with rvalid. Write: drive addr and wdata and pulse write. Address 0 written: "
     "commands, bit 0 clear, bit 1 run, bit 2 freeze, bit 3 snapshot; read: status, bit 0 running, "
     "bit 1 busy. Address 1: layout id (CRC-32 of the layout). After a command, read the status "
