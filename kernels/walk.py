@@ -32,7 +32,17 @@ class Loop:
         if not isinstance(count, int) or count < 1:
             raise ValueError(f"loop count must be a positive integer, not {count!r}")
         self.count = count
-        self.offsets = offsets if offsets is not None else tuple(i * stride for i in range(count))
+        # A strided loop keeps its offsets as a range: walks of a whole frame have millions.
+        if offsets is None:
+            offsets = range(0, count * stride, stride) if stride else (0,) * count
+        self.offsets = offsets
+
+    @property
+    def steps(self):
+        """The distinct address steps between consecutive iterations."""
+        if isinstance(self.offsets, range):
+            return {self.offsets.step} if self.count > 1 else set()
+        return {b - a for a, b in zip(self.offsets, self.offsets[1:])}
 
     @property
     def span(self):
@@ -123,17 +133,19 @@ class AffineWalk(wiring.Component):
 
         # The address delta when `level` is the outermost level that advances: step that level,
         # rewind every inner level to its first offset.
+        rewind = [sum(loops[inner].span for inner in range(level + 1, n)) for level in range(n)]
+
         def delta(level, idx):
             loop = loops[level]
             step = loop.offsets[idx + 1] - loop.offsets[idx] if idx + 1 < loop.count else 0
-            return step - sum(loops[inner].span for inner in range(level + 1, n))
+            return step - rewind[level]
 
         addr_next = Signal(self._addr_width)
         m.d.comb += addr_next.eq(self.addr)
         for level in range(n):
             loop = loops[level]
             with m.If(carry[level] & ~self.last[level]):
-                steps = {delta(level, i) & wrap for i in range(loop.count - 1)}
+                steps = {(step - rewind[level]) & wrap for step in loop.steps}
                 if len(steps) == 1:
                     m.d.comb += addr_next.eq(self.addr + steps.pop())
                 else:
