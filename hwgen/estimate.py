@@ -12,7 +12,10 @@ What the counting folds the way Yosys does:
 - a multiplexer that selects between the two operands of a comparison is one ``minmax``;
 - the hold (enable) and the constant reset (synchronous reset) of a register's next-state logic
   go into the flip-flop's clock enable and reset pins: they cost no logic;
-- inversions fold into the LUTs that read them: ``~`` costs nothing.
+- inversions fold into the LUTs that read them: ``~`` costs nothing;
+- a table of constants chosen by the cases of one switch (a ROM in logic, such as a walk's
+  offsets) is one function of the selector per output bit, priced in closed form from the
+  family's LUT inputs rather than as its cases' comparisons and gates.
 
 Multipliers, shifts by a variable amount, divisions and instances are not modelled; they are
 listed in :attr:`Estimate.unmodelled` (and cost nothing) so a user sees what the figure misses.
@@ -33,7 +36,7 @@ from .build import _ports
 from .errors import HwgenError
 from .options import resolve_board
 
-__all__ = ["KINDS", "RESOURCES", "LUT_GROUPS", "Estimate", "count_primitives", "estimate", "lut_groups",
+__all__ = ["KINDS", "RESOURCES", "LUT_GROUPS", "Estimate", "count_primitives", "estimate", "lut_groups", "rom_luts",
            "price"]
 
 #: Primitive kinds the estimator counts; each has a micro-benchmark in the characterisation.
@@ -140,6 +143,7 @@ def count_primitives(design, ports=None, platform=None):
     instances = Counter()
     memories = []
     absorbed = set()   # comparisons folded into a minmax
+    roms, rom_cases = _roms(cells, live)
     # Next-state logic of registers: AssignmentList index -> the FlipFlop that reads it.
     feeds_ff = {}
     for index in live:
@@ -191,6 +195,12 @@ def count_primitives(design, ports=None, platform=None):
                     kinds["reduce_xor", width] += 1
             else:
                 unmodelled[f"operator {op} ({width} bits)"] += 1
+        elif index in roms:
+            columns, select_bits = roms[index]
+            if columns:
+                kinds["rom", select_bits] += columns
+        elif index in rom_cases:
+            continue
         elif isinstance(cell, nir.Matches):
             for pattern in cell.patterns:
                 bits = sum(ch != "-" for ch in pattern)
@@ -222,6 +232,57 @@ def count_primitives(design, ports=None, platform=None):
         else:
             unmodelled[type(cell).__name__] += 1
     return kinds, memories, instances, unmodelled
+
+
+def _roms(cells, live):
+    """ROMs in logic: assignment lists with a constant default and constant assignments, each
+    under a case of one switch (a PriorityMatch over Matches cells of one selector).
+
+    Returns ``({index: (columns, selector bits)}, cases)``: columns counts the output bits that
+    are neither constant nor a copy (or inverse) of another; ``cases`` are the switch's cells
+    that nothing but ROMs reads (their comparisons are the ROM LUTs' inputs, not logic).
+    """
+    roms, switches = {}, set()
+    for index in live:
+        cell = cells[index]
+        if not isinstance(cell, nir.AssignmentList) or not cell.assignments \
+                or not _const(cell.default):
+            continue
+        width = len(cell.default)
+        switch = {a.cond.cell if a.cond.is_cell else None for a in cell.assignments}
+        if len(switch) != 1 or any(not _const(a.value) or a.start != 0 or len(a.value) != width
+                                   for a in cell.assignments):
+            continue
+        switch = switch.pop()
+        if switch is None or not isinstance(cells[switch], nir.PriorityMatch):
+            continue
+        inputs = cells[switch].inputs     # a constant one is the switch's Default case
+        tests = {net.cell for net in inputs if net.is_cell}
+        selectors = {tuple(cells[test].value) if isinstance(cells[test], nir.Matches) else None
+                     for test in tests}
+        if len(selectors) != 1 or None in selectors:
+            continue
+        # Each output bit's value in every case (and when none matches, unless a Default
+        # case always does); the columns that vary cost LUTs.
+        rows = [tuple(net == nir.Net.from_const(1) for net in a.value) for a in cell.assignments]
+        if not any(net.is_const for net in inputs):
+            rows.append(tuple(net == nir.Net.from_const(1) for net in cell.default))
+        distinct = {min(column, tuple(not bit for bit in column))
+                    for column in zip(*rows) if len(set(column)) > 1}
+        roms[index] = (len(distinct), len(selectors.pop()))
+        switches.add(switch)
+        switches.update(tests)
+    readers = {net.cell for index in live if index not in roms and index not in switches
+               for net in cells[index].input_nets() if net.is_cell}
+    return roms, switches - readers
+
+
+def rom_luts(table, kinds):
+    """LUTs of the counted ROMs, in closed form: an output bit that is a function of ``s``
+    selector bits takes one LUT up to the LUT's inputs, then one per slice of its truth table
+    (the slices' multiplexers are the families' dedicated muxes: MUXF7/F8, PFUMX/L6MUX)."""
+    return sum(count * 2 ** max(0, select_bits - table["lut_inputs"])
+               for (kind, select_bits), count in kinds.items() if kind == "rom")
 
 
 def _select(kinds, previous, chosen):
@@ -331,6 +392,8 @@ def lut_groups(table, kinds, memories):
     """LUTs of the counted primitives at their isolated cost, summed per :data:`LUT_GROUPS`."""
     groups = dict.fromkeys(LUT_GROUPS, 0.0)
     for (kind, width), count in kinds.items():
+        if kind == "rom":
+            continue
         entry = table["operators"][kind]
         groups[_GROUP_OF[kind]] += count * _interp(entry["widths"], entry["lut"], width)
     for depth, width, read in memories:
@@ -341,12 +404,15 @@ def lut_groups(table, kinds, memories):
 def price(table, kinds, memories, instances=()):
     """Total cost ``{resource: value}`` of counted primitives under a cost table.
 
-    LUTs are the isolated costs per group times the table's calibration factors (1 without);
-    each instantiated block-RAM primitive is one block.
+    LUTs are the isolated costs per group times the table's calibration factors (1 without),
+    plus the ROMs' LUTs in closed form (``rom`` kinds: output bits by selector width); each
+    instantiated block-RAM primitive is one block.
     """
     total = dict.fromkeys(RESOURCES, 0.0)
     total["bram"] += sum(instances.values()) if instances else 0
     for (kind, width), count in kinds.items():
+        if kind == "rom":
+            continue
         entry = table["operators"][kind]
         for resource in RESOURCES:
             total[resource] += count * _interp(entry["widths"], entry[resource], width)
@@ -357,6 +423,7 @@ def price(table, kinds, memories, instances=()):
     if factors:
         groups = lut_groups(table, kinds, memories)
         total["lut"] = sum(factors[group] * value for group, value in groups.items())
+    total["lut"] += rom_luts(table, kinds)
     return total
 
 

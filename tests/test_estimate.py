@@ -1,5 +1,6 @@
 """The estimator: what it counts, and how it prices a design."""
 
+import numpy as np
 import pytest
 from amaranth.hdl import Module, Mux, Signal
 from amaranth.lib import wiring
@@ -8,7 +9,7 @@ from amaranth.lib.wiring import In, Out
 from boards import cost_families, get_board
 from hwgen.catalog import make_window_filter
 from hwgen.cli import main
-from hwgen.estimate import count_primitives, estimate
+from hwgen.estimate import count_primitives, estimate, rom_luts
 
 from designs import Registers
 
@@ -20,6 +21,24 @@ class Max(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         m.d.comb += self.y.eq(Mux(self.a > self.b, self.a, self.b))
+        return m
+
+
+class Table(wiring.Component):
+    """A ROM in logic: a switch on ``sel`` choosing one of ``values``, else ``default``."""
+
+    def __init__(self, values, default, width=12):
+        self.values, self.default = values, default
+        super().__init__({"sel": In(4), "y": Out(width)})
+
+    def elaborate(self, platform):
+        m = Module()
+        with m.Switch(self.sel):
+            for k, value in enumerate(self.values):
+                with m.Case(k):
+                    m.d.comb += self.y.eq(value)
+            with m.Default():
+                m.d.comb += self.y.eq(self.default)
         return m
 
 
@@ -44,6 +63,19 @@ def test_logic_that_drives_nothing_is_not_counted():
 def test_a_compare_and_select_is_one_minmax():
     kinds, _, _, _ = count_primitives(Max())
     assert dict(kinds) == {("minmax", 8): 1}
+
+
+def test_a_switch_of_constants_is_a_rom_of_its_distinct_columns():
+    rng = np.random.default_rng(3)
+    values = [int(v) for v in rng.integers(0, 1 << 12, 11)]
+    values = [v & ~0x800 | (~v & 1) << 11 for v in values]   # bit 11 inverts bit 0: one LUT
+    kinds, _, _, _ = count_primitives(Table(values, default=0x800))
+    # Truth-table columns (each case's bit, then the default's) that vary, up to inversion.
+    bits = (np.array([*values, 0x800])[:, None] >> np.arange(12)) & 1
+    columns = {min(tuple(c), tuple(1 - c)) for c in bits.T if c.min() != c.max()}
+    assert dict(kinds) == {("rom", 4): len(columns)}
+    assert rom_luts({"lut_inputs": 4}, kinds) == len(columns)
+    assert rom_luts({"lut_inputs": 3}, kinds) == 2 * len(columns)
 
 
 def test_line_buffer_memory_is_counted_with_its_shape():

@@ -38,7 +38,7 @@ from boards import COSTS_DIR, builtin_boards  # noqa: E402
 from hwgen import __version__  # noqa: E402
 from hwgen.build import to_rtlil  # noqa: E402
 from hwgen.catalog import make_window_filter  # noqa: E402
-from hwgen.estimate import KINDS, LUT_GROUPS, RESOURCES, count_primitives, lut_groups  # noqa: E402
+from hwgen.estimate import KINDS, LUT_GROUPS, RESOURCES, count_primitives, lut_groups, rom_luts  # noqa: E402
 from hwgen.options import board_tree_policy, design_name  # noqa: E402
 from hwgen.synth import cell_resources, run_yosys, synthesize  # noqa: E402
 from hwgen.versions import tool_versions  # noqa: E402
@@ -246,6 +246,7 @@ def characterize(family):
         "synthesis_seconds": round(seconds, 1),
         "units": "lut: LUT equivalents (logic + LUT RAM + ECP5 carry LUTs); bram: blocks of the "
                  "family's kind (Xilinx: RAMB18); widths in bits",
+        "lut_inputs": board.resources.lut_inputs,
         "operators": operators,
         "memories": memories,
     }
@@ -263,7 +264,8 @@ def calibration_designs(board):
 
 
 def calibrate(family, table, quiet):
-    """Fit one factor per LUT group so that estimates match synthesis on the calibration set."""
+    """Fit one factor per LUT group so that estimates match synthesis on the calibration set
+    (non-negative least squares on the relative error)."""
     board = builtin_boards()[FAMILY_BOARDS[family]]
     uncalibrated = {k: v for k, v in table.items() if k != "calibration"}
     rows, targets, names = [], [], []
@@ -274,10 +276,12 @@ def calibrate(family, table, quiet):
         kinds, memories, _, _ = count_primitives(pe, platform=board.elaboration_platform())
         groups = lut_groups(uncalibrated, kinds, memories)
         rows.append([groups[g] for g in LUT_GROUPS])
-        targets.append(synthesized.lut)
+        targets.append(synthesized.lut - rom_luts(uncalibrated, kinds))   # ROMs: closed form
         names.append(name)
     a, b = np.array(rows), np.array(targets, dtype=float)
-    factors, _ = nnls(a, b)
+    # Relative errors are what the estimate is judged by: weight each design by 1 / its LUTs,
+    # or the largest designs decide the factors and the small ones miss by half.
+    factors, _ = nnls(a / b[:, None], np.ones_like(b))
     fitted = a @ factors
     return {
         "lut_factors": {g: round(float(f), 4) for g, f in zip(LUT_GROUPS, factors)},
