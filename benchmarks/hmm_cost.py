@@ -25,14 +25,17 @@ from sim import instrument_pe, run_window_filter  # noqa: E402
 def storage_bits(fragment):
     """``(flip-flop bits, block-RAM bits, distributed-RAM bits)`` of a fragment tree.
 
-    Flip-flops are the signals assigned in clocked domains; a memory with a synchronous read
-    port is counted as block RAM, one read combinationally as distributed RAM.
+    Flip-flops are the signals assigned in clocked domains; a memory read combinationally or
+    marked ``ram_style = "distributed"`` (the small count tables) is distributed RAM, any
+    other memory block RAM.
     """
     flops, block, distributed = 0, 0, 0
     if isinstance(fragment, MemoryInstance):
         bits = fragment._data.depth * Shape.cast(fragment._data.shape).width
         synchronous = all(port._domain != "comb" for port in fragment._read_ports)
-        return (0, bits, 0) if synchronous else (0, 0, bits)
+        if synchronous and fragment._attrs.get("ram_style") != "distributed":
+            return (0, bits, 0)
+        return (0, 0, bits)
     for domain, statements in fragment.statements.items():
         if domain == "comb":
             continue
@@ -64,10 +67,8 @@ def resource_report(unroll):
           f"({values} bits of values)")
     print(f"  HMM flip-flop bits in all: {flops} (counters, snapshot, input sampling, control "
           f"and readout)")
-    print(f"  block-RAM bits: {block} (tables {', '.join(t.name for t in layout.tables)}; "
-          f"latency timestamp queue)")
-    if distributed:
-        print(f"  distributed-RAM bits: {distributed}")
+    print(f"  RAM bits: {block} in block RAM, {distributed} in distributed RAM (tables "
+          f"{', '.join(t.name for t in layout.tables)}; latency timestamp queue)")
     print(f"  port: {layout.addr_bits} address bits, {layout.word_bits}-bit words")
 
 
