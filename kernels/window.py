@@ -17,8 +17,8 @@ written, like an HLS loop without the pipeline pragma.
 
 from dataclasses import dataclass
 
-from amaranth.hdl import Cat, Module, Signal, unsigned
-from amaranth.lib import wiring
+from amaranth.hdl import Cat, Module, Signal, Value, unsigned
+from amaranth.lib import data, wiring
 from amaranth.lib.fifo import SyncFIFO
 
 from .direct import DirectStrategy
@@ -345,9 +345,16 @@ class WindowFilter(wiring.Component):
         m.submodules.wr_walk = wr_walk = AffineWalk(wr_loops, addr_width=self._addr_width,
                                                     offset=wr_offset)
         # One result per credit, in distributed RAM where the family has it (its write is the
-        # datapath's last register). Depth 1 would give zero-width pointers.
+        # datapath's last register). Depth 1 would give zero-width pointers. Each result enters
+        # with its write address, mask and last flag: the write walk steps as results arrive,
+        # so the memory's ready drives nothing but the FIFO's read side.
+        wr_mask = s.write_mask(wr_walk)
+        result = data.StructLayout({
+            "data": self._unroll * self._pixel_bits, "addr": self._addr_width,
+            "mask": len(Value.cast(wr_mask)), "last": 1})
         m.submodules.out_fifo = out_fifo = SyncFIFO(
-            width=self._unroll * self._pixel_bits, depth=max(2, self._credits))
+            width=result.size, depth=max(2, self._credits))
+        head = result(out_fifo.r_data)
 
         restart = Signal()
         running = Signal()
@@ -364,7 +371,8 @@ class WindowFilter(wiring.Component):
                                                self.rd_rsp.payload)
         m.d.comb += [
             out_fifo.w_en.eq(out_valid & out_emit),
-            out_fifo.w_data.eq(Cat(out_data)),
+            out_fifo.w_data.eq(Cat(Cat(out_data), wr_walk.addr, wr_mask, wr_walk.last.all())),
+            wr_walk.next.eq(out_fifo.w_en),
         ]
 
         # Fetch: a new step needs a free credit; the beats of a started step follow freely.
@@ -378,15 +386,14 @@ class WindowFilter(wiring.Component):
             rd_walk.next.eq(self.rd_req.valid & self.rd_req.ready),
         ]
 
-        # Write: results leave the FIFO in order, addressed by the write walk.
+        # Write: results leave the FIFO in order, with the addresses they entered with.
         wr_done = self.wr_req.valid & self.wr_req.ready
         m.d.comb += [
             self.wr_req.valid.eq(out_fifo.r_rdy),
-            self.wr_req.payload.addr.eq(wr_walk.addr),
-            self.wr_req.payload.mask.eq(s.write_mask(wr_walk)),
-            self.wr_req.payload.data.eq(out_fifo.r_data),
+            self.wr_req.payload.addr.eq(head.addr),
+            self.wr_req.payload.mask.eq(head.mask),
+            self.wr_req.payload.data.eq(head.data),
             out_fifo.r_en.eq(self.wr_req.ready),
-            wr_walk.next.eq(wr_done),
         ]
 
         # A credit returns when its result is written, or dropped for producing no output; the
@@ -406,7 +413,7 @@ class WindowFilter(wiring.Component):
                     m.next = "RUN"
             with m.State("RUN"):
                 m.d.comb += running.eq(1)
-                with m.If(wr_done & wr_walk.last.all()):
+                with m.If(wr_done & head.last):
                     m.next = "DONE"
             with m.State("DONE"):
                 m.d.comb += self.ctrl.done.eq(1)
