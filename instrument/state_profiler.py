@@ -2,12 +2,13 @@
 
 Only one state is active per cycle, so one table of counters with one read-modify-write per cycle
 does the work of a counter per state. The update is pipelined so that no path runs from a RAM's
-read data through the adder back into the RAM: the entry of the state seen in cycle ``t`` is
-registered at the edge that ends ``t``, read at the next edge, the word registered at the edge
-after that, and its increment written at the third edge after ``t``. The two updates still on
-their way to the RAM when the word was read are forwarded: the older is folded into the word as
-it is registered, the newer selected by a flag computed a cycle ahead, so only one multiplexer
-sits before the adder. Small tables go to distributed RAM, large ones to block RAM.
+read data through the adder back into the RAM, and none from the adder into the RAM's write
+port: the entry of the state seen in cycle ``t`` is registered at the edge that ends ``t``, read
+at the next edge, the word registered at the edge after that, its increment registered at the
+third edge after ``t`` and written at the fourth. The three updates still on their way to the
+RAM when the word was read are forwarded: the two older are folded into the word as it is
+registered, the newest selected by a flag computed a cycle ahead, so only one multiplexer sits
+before the adder. Small tables go to distributed RAM, large ones to block RAM.
 
 :func:`build_count_table` builds that table into any module; histograms use it too.
 """
@@ -22,7 +23,7 @@ from .saturating import count_layout, saturating_sum
 __all__ = ["StateProfiler", "TABLE_LATENCY", "build_count_table"]
 
 #: Cycles from a count to its entry holding it.
-TABLE_LATENCY = 3
+TABLE_LATENCY = 4
 
 #: Tables up to this many entries are kept in distributed (LUT) RAM.
 DISTRIBUTED_ENTRIES = 64
@@ -43,7 +44,7 @@ def build_count_table(m, *, index, count, clear, raddr, rdata, busy, depth, bits
         Zero every entry: the table is swept, one word per cycle, while ``busy`` is high; nothing
         may be counted until it falls.
     raddr : Value
-        The entry the host reads; a count lands three cycles after the cycle it was made in
+        The entry the host reads; a count lands four cycles after the cycle it was made in
         (:data:`TABLE_LATENCY`).
     rdata : Signal of count_layout(bits)
         Driven with the entry read at the last edge.
@@ -61,11 +62,13 @@ def build_count_table(m, *, index, count, clear, raddr, rdata, busy, depth, bits
     read_addr, read_valid = Signal(range(depth)), Signal()     # the entry rd.data holds
     word_addr, word_valid = Signal(range(depth)), Signal()     # ... and its registered copy
     word = Signal(layout)
-    update = Signal(layout)                                    # word + 1, written this cycle
+    update = Signal(layout)                                    # word + 1
     writing = Signal()
-    last_addr, last_valid = Signal(range(depth)), Signal()     # what was written at the last edge
-    last_word = Signal(layout)
-    newest = Signal()        # `word` is older than the update being written now: take that
+    # The updates of the last two cycles: `last` is written to the RAM in this cycle, `older`
+    # was written at the last edge.
+    last_addr, last_valid, last_word = Signal(range(depth)), Signal(), Signal(layout)
+    older_addr, older_valid, older_word = Signal(range(depth)), Signal(), Signal(layout)
+    newest = Signal()        # `word` is older than the update being computed now: take `last`
 
     # The entry to count is registered first: whatever computes it (a histogram's bin) does not
     # share a cycle with the RAM's read.
@@ -78,23 +81,25 @@ def build_count_table(m, *, index, count, clear, raddr, rdata, busy, depth, bits
         writing.eq(word_valid & ~busy & ~clear),
         update.eq(saturating_sum(layout(Mux(newest, last_word, word)), 1)),
     ]
-    # The word read for an entry misses the updates written at the read's edge and the one
-    # after it. The older of the two is folded into the word as it is registered; for the newer
-    # one (being written while the word is registered) a registered flag selects it instead.
+    # The word read for an entry misses the updates written at the read's edge and at the next
+    # one, and the one computed while the word is registered. The first two are folded into the
+    # word as it is registered (the later wins); for the third a registered flag selects it.
+    forwarded = Mux(older_valid & (older_addr == read_addr), older_word, rd.data)
     m.d.sync += [
         read_addr.eq(rd.addr), read_valid.eq(counting & ~clear),
         word_addr.eq(read_addr), word_valid.eq(read_valid & ~clear),
-        word.eq(Mux(last_valid & (last_addr == read_addr), last_word, rd.data)),
+        word.eq(Mux(last_valid & (last_addr == read_addr), last_word, forwarded)),
         newest.eq(writing & (word_addr == read_addr)),
         last_addr.eq(word_addr), last_valid.eq(writing), last_word.eq(update),
+        older_addr.eq(last_addr), older_valid.eq(last_valid & ~clear), older_word.eq(last_word),
     ]
     with m.If(clear):
-        m.d.sync += sweep.eq(0)
+        m.d.sync += [sweep.eq(0), last_valid.eq(0)]
     with m.Elif(busy):
         m.d.comb += [wr.addr.eq(sweep), wr.data.eq(0), wr.en.eq(1)]
         m.d.sync += sweep.eq(sweep + 1)
-    with m.Elif(writing):
-        m.d.comb += [wr.addr.eq(word_addr), wr.data.eq(update), wr.en.eq(1)]
+    with m.Elif(last_valid):
+        m.d.comb += [wr.addr.eq(last_addr), wr.data.eq(last_word), wr.en.eq(1)]
 
 
 class StateProfiler(wiring.Component):
