@@ -17,7 +17,7 @@ written, like an HLS loop without the pipeline pragma.
 
 from dataclasses import dataclass
 
-from amaranth.hdl import Cat, Module, Signal, Value, unsigned
+from amaranth.hdl import Cat, Module, Signal, unsigned
 from amaranth.lib import data, wiring
 from amaranth.lib.fifo import SyncFIFO
 
@@ -346,12 +346,12 @@ class WindowFilter(wiring.Component):
                                                     offset=wr_offset)
         # One result per credit, in distributed RAM where the family has it (its write is the
         # datapath's last register). Depth 1 would give zero-width pointers. Each result enters
-        # with its write address, mask and last flag: the write walk steps as results arrive,
-        # so the memory's ready drives nothing but the FIFO's read side.
-        wr_mask = s.write_mask(wr_walk)
-        result = data.StructLayout({
-            "data": self._unroll * self._pixel_bits, "addr": self._addr_width,
-            "mask": len(Value.cast(wr_mask)), "last": 1})
+        # with its write address and the write walk's flags (its mask is computed from them as
+        # it leaves): the walk steps as results arrive, so the memory's ready drives nothing but
+        # the FIFO's read side.
+        levels = len(wr_loops)
+        result = data.StructLayout({"data": self._unroll * self._pixel_bits,
+                                    "addr": self._addr_width, "first": levels, "last": levels})
         m.submodules.out_fifo = out_fifo = SyncFIFO(
             width=result.size, depth=max(2, self._credits))
         head = result(out_fifo.r_data)
@@ -371,7 +371,7 @@ class WindowFilter(wiring.Component):
                                                self.rd_rsp.payload)
         m.d.comb += [
             out_fifo.w_en.eq(out_valid & out_emit),
-            out_fifo.w_data.eq(Cat(Cat(out_data), wr_walk.addr, wr_mask, wr_walk.last.all())),
+            out_fifo.w_data.eq(Cat(Cat(out_data), wr_walk.addr, wr_walk.first, wr_walk.last)),
             wr_walk.next.eq(out_fifo.w_en),
         ]
 
@@ -391,7 +391,7 @@ class WindowFilter(wiring.Component):
         m.d.comb += [
             self.wr_req.valid.eq(out_fifo.r_rdy),
             self.wr_req.payload.addr.eq(head.addr),
-            self.wr_req.payload.mask.eq(head.mask),
+            self.wr_req.payload.mask.eq(s.write_mask(head)),
             self.wr_req.payload.data.eq(head.data),
             out_fifo.r_en.eq(self.wr_req.ready),
         ]
@@ -413,7 +413,7 @@ class WindowFilter(wiring.Component):
                     m.next = "RUN"
             with m.State("RUN"):
                 m.d.comb += running.eq(1)
-                with m.If(wr_done & head.last):
+                with m.If(wr_done & head.last.all()):
                     m.next = "DONE"
             with m.State("DONE"):
                 m.d.comb += self.ctrl.done.eq(1)
