@@ -18,7 +18,7 @@ written, like an HLS loop without the pipeline pragma.
 from dataclasses import dataclass
 
 from amaranth.hdl import Cat, Module, Signal, unsigned
-from amaranth.lib import data, wiring
+from amaranth.lib import wiring
 from amaranth.lib.fifo import SyncFIFO
 
 from .direct import DirectStrategy
@@ -345,16 +345,9 @@ class WindowFilter(wiring.Component):
         m.submodules.wr_walk = wr_walk = AffineWalk(wr_loops, addr_width=self._addr_width,
                                                     offset=wr_offset)
         # One result per credit, in distributed RAM where the family has it (its write is the
-        # datapath's last register). Depth 1 would give zero-width pointers. Each result enters
-        # with its write address and the write walk's flags (its mask is computed from them as
-        # it leaves): the walk steps as results arrive, so the memory's ready drives nothing but
-        # the FIFO's read side.
-        levels = len(wr_loops)
-        result = data.StructLayout({"data": self._unroll * self._pixel_bits,
-                                    "addr": self._addr_width, "first": levels, "last": levels})
+        # datapath's last register). Depth 1 would give zero-width pointers.
         m.submodules.out_fifo = out_fifo = SyncFIFO(
-            width=result.size, depth=max(2, self._credits))
-        head = result(out_fifo.r_data)
+            width=self._unroll * self._pixel_bits, depth=max(2, self._credits))
 
         restart = Signal()
         running = Signal()
@@ -371,8 +364,7 @@ class WindowFilter(wiring.Component):
                                                self.rd_rsp.payload)
         m.d.comb += [
             out_fifo.w_en.eq(out_valid & out_emit),
-            out_fifo.w_data.eq(Cat(Cat(out_data), wr_walk.addr, wr_walk.first, wr_walk.last)),
-            wr_walk.next.eq(out_fifo.w_en),
+            out_fifo.w_data.eq(Cat(out_data)),
         ]
 
         # Fetch: a new step needs a free credit; the beats of a started step follow freely.
@@ -386,14 +378,15 @@ class WindowFilter(wiring.Component):
             rd_walk.next.eq(self.rd_req.valid & self.rd_req.ready),
         ]
 
-        # Write: results leave the FIFO in order, with the addresses they entered with.
+        # Write: results leave the FIFO in order, addressed by the write walk.
         wr_done = self.wr_req.valid & self.wr_req.ready
         m.d.comb += [
             self.wr_req.valid.eq(out_fifo.r_rdy),
-            self.wr_req.payload.addr.eq(head.addr),
-            self.wr_req.payload.mask.eq(s.write_mask(head)),
-            self.wr_req.payload.data.eq(head.data),
+            self.wr_req.payload.addr.eq(wr_walk.addr),
+            self.wr_req.payload.mask.eq(s.write_mask(wr_walk)),
+            self.wr_req.payload.data.eq(out_fifo.r_data),
             out_fifo.r_en.eq(self.wr_req.ready),
+            wr_walk.next.eq(wr_done),
         ]
 
         # A credit returns when its result is written, or dropped for producing no output; the
@@ -413,7 +406,7 @@ class WindowFilter(wiring.Component):
                     m.next = "RUN"
             with m.State("RUN"):
                 m.d.comb += running.eq(1)
-                with m.If(wr_done & head.last.all()):
+                with m.If(wr_done & wr_walk.last.all()):
                     m.next = "DONE"
             with m.State("DONE"):
                 m.d.comb += self.ctrl.done.eq(1)
