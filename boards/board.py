@@ -98,13 +98,7 @@ class Toolchain:
         where = "toolchain"
         _check(self.family in FAMILIES,
                f"{where}.family must be one of {', '.join(FAMILIES)}, not {self.family!r}")
-        if self.family == "xilinx":
-            _check(self.yosys_family in XILINX_FAMILIES,
-                   f"{where}.yosys_family must be one of {', '.join(XILINX_FAMILIES)} for a xilinx "
-                   f"board, not {self.yosys_family!r}")
-        else:
-            _check(self.yosys_family is None,
-                   f"{where}.yosys_family is only for xilinx boards, not {self.family}")
+        self._family_only("yosys_family", "xilinx", XILINX_FAMILIES)
         if self.family in ("ecp5", "ice40"):
             _text(where, "nextpnr_device", self.nextpnr_device)
             _text(where, "package", self.package)
@@ -113,13 +107,17 @@ class Toolchain:
                    f"{where}.speed_grade must be one of 6, 7, 8 for ecp5, not {self.speed_grade!r}")
         for name in ("nextpnr_device", "package", "speed_grade"):
             _optional_text(where, name, getattr(self, name))
-        if self.family == "intel":
-            _check(self.estimate_proxy in _PROXIES,
-                   f"{where}.estimate_proxy must be one of {', '.join(_PROXIES)} for an intel board, "
-                   f"not {self.estimate_proxy!r}")
+        self._family_only("estimate_proxy", "intel", _PROXIES)
+
+    def _family_only(self, name, family, allowed):
+        """``name`` is one of ``allowed`` on a ``family`` board and absent on any other."""
+        value = getattr(self, name)
+        if self.family == family:
+            _check(value in allowed, f"toolchain.{name} must be one of {', '.join(allowed)} for "
+                                     f"{'an' if family[0] in 'aeiou' else 'a'} {family} board, "
+                                     f"not {value!r}")
         else:
-            _check(self.estimate_proxy is None,
-                   f"{where}.estimate_proxy is only for intel boards, not {self.family}")
+            _check(value is None, f"toolchain.{name} is only for {family} boards, not {self.family}")
 
     @property
     def cost_family(self):

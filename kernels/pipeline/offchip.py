@@ -132,24 +132,8 @@ def build_offchip(m, *, ports, loads, stores, params, view, threads):
     # Reads.
     m.d.comb += rd_rsp.ready.eq(1)
     if loads:
-        m.submodules.rd_arbiter = arbiter = RoundRobin(len(loads) * threads, hold=True)
-        m.d.comb += [
-            arbiter.requests.eq(Cat(stage.wait for _, stage in loads)),
-            arbiter.accept.eq(rd_req.ready),
-            rd_req.valid.eq(arbiter.valid),
-        ]
-        grants = [arbiter.grant[i * threads:(i + 1) * threads] for i in range(len(loads))]
-        addrs, masks = [], []
-        for (op, stage), grant in zip(loads, grants):
-            c = view(select(grant, [stage.slots[t] for t in range(threads)]))
-            addrs.append(_value(op.address(c, params)))
-            masks.append(_lane_mask(op.lanes))
-        chosen = Cat(grant.any() for grant in grants)
-        m.d.comb += [
-            rd_req.payload.addr.eq(select(chosen, addrs)),
-            rd_req.payload.mask.eq(select(chosen, masks)),
-        ]
-
+        arbiter, grants, _, _ = _arbitrate(m, "rd_arbiter", rd_req, loads, params, view,
+                                                threads)
         # Tags of outstanding reads, in request order.
         m.submodules.rd_tags = tags = SyncFIFO(width=len(loads) * threads, depth=threads)
         accepted = rd_req.valid & rd_req.ready
@@ -170,34 +154,46 @@ def build_offchip(m, *, ports, loads, stores, params, view, threads):
 
     # Writes.
     if stores:
-        m.submodules.wr_arbiter = arbiter = RoundRobin(len(stores) * threads, hold=True)
-        m.d.comb += [
-            arbiter.requests.eq(Cat(stage.wait for _, stage in stores)),
-            arbiter.accept.eq(wr_req.ready),
-            wr_req.valid.eq(arbiter.valid),
-        ]
-        grants = [arbiter.grant[i * threads:(i + 1) * threads] for i in range(len(stores))]
-        addrs, masks, datas = [], [], []
+        _, grants, contexts, chosen = _arbitrate(m, "wr_arbiter", wr_req, stores, params, view,
+                                                 threads)
+        datas = []
         lanes = ports.wr_beat.lanes
-        for index, ((op, stage), grant) in enumerate(zip(stores, grants)):
-            c = view(select(grant, [stage.slots[t] for t in range(threads)]))
-            addrs.append(_value(op.address(c, params)))
-            masks.append(_lane_mask(op.lanes))
+        for index, ((op, _), c) in enumerate(zip(stores, contexts)):
             # Each lane is cut or extended to the element width before it is packed.
             elements = [Signal(element_bits, name=f"store{index}_lane{lane}")
                         for lane in range(lanes)]
             for element, value in zip(elements, op.elements(c, params)):
                 m.d.comb += element.eq(value)
             datas.append(Cat(elements))
-        chosen = Cat(grant.any() for grant in grants)
         accepted = wr_req.valid & wr_req.ready
-        m.d.comb += [
-            wr_req.payload.addr.eq(select(chosen, addrs)),
-            wr_req.payload.mask.eq(select(chosen, masks)),
-            wr_req.payload.data.eq(select(chosen, datas)),
-        ]
+        m.d.comb += wr_req.payload.data.eq(select(chosen, datas))
         for (op, stage), grant in zip(stores, grants):
             done = grant & accepted.replicate(threads)
             m.d.comb += [stage.issue.eq(done), stage.complete.eq(done)]
     else:
         m.d.comb += wr_req.valid.eq(0)
+
+
+def _arbitrate(m, name, req, ops, params, view, threads):
+    """Round-robin the requests of ``ops`` (every thread of every op) onto the request stream
+    ``req`` and drive its address and mask from the granted thread's context.
+
+    Returns the arbiter, each op's grant (one bit per thread), each op's granted context, and
+    the one-hot choice of op.
+    """
+    m.submodules[name] = arbiter = RoundRobin(len(ops) * threads, hold=True)
+    m.d.comb += [
+        arbiter.requests.eq(Cat(stage.wait for _, stage in ops)),
+        arbiter.accept.eq(req.ready),
+        req.valid.eq(arbiter.valid),
+    ]
+    grants = [arbiter.grant[i * threads:(i + 1) * threads] for i in range(len(ops))]
+    contexts = [view(select(grant, [stage.slots[t] for t in range(threads)]))
+                for (_, stage), grant in zip(ops, grants)]
+    chosen = Cat(grant.any() for grant in grants)
+    m.d.comb += [
+        req.payload.addr.eq(select(chosen, [_value(op.address(c, params))
+                                            for (op, _), c in zip(ops, contexts)])),
+        req.payload.mask.eq(select(chosen, [_lane_mask(op.lanes) for op, _ in ops])),
+    ]
+    return arbiter, grants, contexts, chosen
