@@ -58,7 +58,8 @@ KINDS = {
 RESOURCES = ("lut", "ff", "carry", "bram", "dsp")
 #: Kinds whose LUTs the calibration scales together (``memory`` is every memory's LUTs).
 LUT_GROUPS = {
-    "arithmetic": ("add", "add_const", "cmp", "cmp_const"),
+    "adder": ("add", "add_const"),
+    "comparison": ("cmp", "cmp_const"),
     "minmax": ("minmax",),
     "mux": ("mux",),
     "glue": ("and", "xor", "eq", "eq_const", "reduce", "reduce_xor", "ff"),
@@ -90,6 +91,85 @@ def _netlist(design, ports, platform):
     _LeanEmitter(netlist, prepared).emit_fragment(prepared.fragment, None)
     netlist.resolve_all_nets()
     return netlist
+
+
+class _Merged:
+    """Where each merged cell went: nets of a merged cell read as nets of its representative
+    (the interface of ``netlist.resolve_*`` that cells resolve their inputs through)."""
+
+    def __init__(self):
+        self.into = {}
+
+    def find(self, cell):
+        while cell in self.into:
+            cell = self.into[cell]
+        return cell
+
+    def net(self, net):
+        if net < 2 or net >> 16 not in self.into:
+            return int(net)
+        return self.find(net >> 16) << 16 | net & 0xffff
+
+    def value(self, value):
+        return tuple(self.net(net) for net in value)
+
+    def resolve_net(self, net):
+        return nir.Net(self.net(net))
+
+    def resolve_value(self, value):
+        return nir.Value(nir.Net(self.net(net)) for net in value)
+
+
+def _key(cell, merged):
+    """What a cell computes, in terms of its (merged) inputs; equal keys, equal outputs."""
+    v = merged.value
+    if isinstance(cell, nir.Operator):
+        return ("op", cell.operator, *(v(value) for value in cell.inputs))
+    if isinstance(cell, nir.FlipFlop):
+        return ("ff", v(cell.data), cell.init, merged.net(cell.clk), cell.clk_edge,
+                merged.net(cell.arst))
+    if isinstance(cell, nir.AssignmentList):
+        return ("assign", v(cell.default),
+                *((merged.net(a.cond), a.start, v(a.value)) for a in cell.assignments))
+    if isinstance(cell, nir.Matches):
+        return ("matches", v(cell.value), *cell.patterns)
+    if isinstance(cell, nir.PriorityMatch):
+        return ("priority", merged.net(cell.en), v(cell.inputs))
+    if isinstance(cell, nir.Part):
+        return ("part", v(cell.value), cell.value_signed, v(cell.offset), cell.width, cell.stride)
+    return None     # memories, their ports and instances are never merged
+
+
+def _merge_duplicates(netlist):
+    """Merge cells that compute the same function of the same inputs, as Yosys's ``opt_merge``
+    does (registers included): window lanes and tree levels built separately often compare or
+    register the same pixels. Repeats until no merge enables another."""
+    cells = netlist.cells
+    merged = _Merged()
+    readers = {}
+    for index, cell in enumerate(cells):
+        for source in {net.cell for net in cell.input_nets() if net.is_cell}:
+            readers.setdefault(source, set()).add(index)
+    seen, keys = {}, {}
+    pending = list(range(1, len(cells)))
+    while pending:
+        index = pending.pop()
+        if index in merged.into:
+            continue
+        key = _key(cells[index], merged)
+        if key is None:
+            continue
+        if keys.get(index) not in (None, key) and seen.get(keys[index]) == index:
+            del seen[keys[index]]
+        keys[index] = key
+        first = seen.setdefault(key, index)
+        if first != index:
+            merged.into[index] = first
+            readers.setdefault(first, set()).update(readers.get(index, ()))
+            pending.extend(readers.get(index, ()))
+    if merged.into:
+        for cell in cells:
+            cell.resolve_nets(merged)
 
 
 def _const(value):
@@ -136,6 +216,7 @@ def count_primitives(design, ports=None, platform=None):
         that are not modelled.
     """
     netlist = _netlist(design, ports, platform)
+    _merge_duplicates(netlist)
     cells = netlist.cells
     live = _live_cells(netlist)
     kinds = Counter()
@@ -152,6 +233,7 @@ def count_primitives(design, ports=None, platform=None):
             sources = {net.cell for net in cell.data if net.is_cell}
             if len(sources) == 1:
                 feeds_ff[sources.pop()] = index
+    enables = _feedback_muxes(cells, live)
     for index in live:
         cell = cells[index]
         if isinstance(cell, nir.Operator) and cell.operator == "m":
@@ -170,7 +252,11 @@ def count_primitives(design, ports=None, platform=None):
                 continue
             if op == "m":
                 (sel,), a, b = inputs
-                if sel.is_cell and sel.cell in absorbed:
+                minmax = sel.is_cell and sel.cell in absorbed
+                if index in enables:
+                    if minmax:      # the comparison stays; its multiplexer is the enable
+                        kinds["cmp", len(a)] += 1
+                elif minmax:
                     kinds["minmax", len(a)] += 1
                 else:
                     _select(kinds, list(a), list(b))
@@ -232,6 +318,41 @@ def count_primitives(design, ports=None, platform=None):
         else:
             unmodelled[type(cell).__name__] += 1
     return kinds, memories, instances, unmodelled
+
+
+def _feedback_muxes(cells, live):
+    """Multiplexers that choose a register's own output for its next state, read by nothing
+    else: Yosys turns each such choice into the flip-flop's clock enable (an accumulator's
+    ``acc <= max(acc, x)`` keeps the comparison and loses the multiplexer)."""
+    readers = Counter(source for index in live
+                      for source in {net.cell for net in cells[index].input_nets() if net.is_cell})
+    enables = set()
+    for index in live:
+        cell = cells[index]
+        if not isinstance(cell, nir.FlipFlop):
+            continue
+        own = tuple(nir.Net.from_cell(index, bit) for bit in range(len(cell.data)))
+        stack = [cell.data]
+        while stack:
+            value = stack.pop()
+            sources = {net.cell for net in value if net.is_cell}
+            if len(sources) != 1 or tuple(value) == own:
+                continue
+            source = sources.pop()
+            if readers[source] != 1:
+                continue
+            feeding = cells[source]
+            if isinstance(feeding, nir.AssignmentList):
+                stack.append(feeding.default)
+                stack.extend(a.value for a in feeding.assignments)
+            elif isinstance(feeding, nir.Operator) and feeding.operator == "m" \
+                    and len(feeding.inputs[1]) == len(own):
+                _, a, b = feeding.inputs
+                if tuple(a) == own or tuple(b) == own:
+                    enables.add(source)
+                else:
+                    stack.extend((a, b))
+    return enables
 
 
 def _roms(cells, live):

@@ -24,6 +24,32 @@ class Max(wiring.Component):
         return m
 
 
+class TwoLanes(wiring.Component):
+    """Two lanes that compute and register the same maximum, written out twice."""
+
+    def __init__(self):
+        super().__init__({"a": In(8), "b": In(8), "y0": Out(8), "y1": Out(8)})
+
+    def elaborate(self, platform):
+        m = Module()
+        m.d.sync += [self.y0.eq(Mux(self.a > self.b, self.a, self.b)),
+                     self.y1.eq(Mux(self.a > self.b, self.a, self.b))]
+        return m
+
+
+class Accumulator(wiring.Component):
+    """``acc <= max(acc, x)`` while ``en``: the register keeps its value when ``x`` is smaller."""
+
+    def __init__(self):
+        super().__init__({"x": In(8), "en": In(1), "acc": Out(8)})
+
+    def elaborate(self, platform):
+        m = Module()
+        with m.If(self.en):
+            m.d.sync += self.acc.eq(Mux(self.acc > self.x, self.acc, self.x))
+        return m
+
+
 class Table(wiring.Component):
     """A ROM in logic: a switch on ``sel`` choosing one of ``values``, else ``default``."""
 
@@ -63,6 +89,16 @@ def test_logic_that_drives_nothing_is_not_counted():
 def test_a_compare_and_select_is_one_minmax():
     kinds, _, _, _ = count_primitives(Max())
     assert dict(kinds) == {("minmax", 8): 1}
+
+
+def test_duplicate_logic_and_registers_are_counted_once():
+    kinds, _, _, _ = count_primitives(TwoLanes())
+    assert dict(kinds) == {("minmax", 8): 1, ("ff", 8): 1}
+
+
+def test_a_register_choosing_its_own_value_keeps_the_comparison_only():
+    kinds, _, _, _ = count_primitives(Accumulator())
+    assert dict(kinds) == {("cmp", 8): 1, ("ff", 8): 1}
 
 
 def test_a_switch_of_constants_is_a_rom_of_its_distinct_columns():
