@@ -9,9 +9,13 @@ one of :data:`KINDS` with its width, and adding up their costs, interpolated ove
 
 What the counting folds the way Yosys does:
 
+- cells that compute the same function of the same inputs are one cell (``opt_merge``),
+  registers included;
 - a multiplexer that selects between the two operands of a comparison is one ``minmax``;
 - the hold (enable) and the constant reset (synchronous reset) of a register's next-state logic
-  go into the flip-flop's clock enable and reset pins: they cost no logic;
+  go into the flip-flop's clock enable and reset pins: they cost no logic; so does a
+  multiplexer deeper in the next-state logic that chooses the register's own value
+  (``acc <= max(acc, x)`` keeps its comparison only);
 - inversions fold into the LUTs that read them: ``~`` costs nothing;
 - a table of constants chosen by the cases of one switch (a ROM in logic, such as a walk's
   offsets) is one function of the selector per output bit, priced in closed form from the
@@ -21,6 +25,7 @@ Multipliers, shifts by a variable amount, divisions and instances are not modell
 listed in :attr:`Estimate.unmodelled` (and cost nothing) so a user sees what the figure misses.
 """
 
+import gc
 import time
 from collections import Counter
 from dataclasses import dataclass
@@ -83,80 +88,83 @@ class _LeanEmitter(NetlistEmitter):
 
 
 def _netlist(design, ports, platform):
-    """The design's netlist with nets resolved; what ``build_netlist`` does, less debug info,
-    combinational-cycle checks and port directions (a third of its time)."""
+    """The design's netlist, nets not yet resolved: what ``build_netlist`` does, less debug
+    info, combinational-cycle checks and port directions (a third of its time);
+    :func:`_merge_duplicates` resolves the nets."""
     prepared = Fragment.get(design, platform).prepare(ports=_ports(design, ports),
                                                       hierarchy=("top",))
     netlist = nir.Netlist()
     _LeanEmitter(netlist, prepared).emit_fragment(prepared.fragment, None)
-    netlist.resolve_all_nets()
     return netlist
 
 
-class _Merged:
-    """Where each merged cell went: nets of a merged cell read as nets of its representative
-    (the interface of ``netlist.resolve_*`` that cells resolve their inputs through)."""
+class _Resolver:
+    """Resolves nets for the cells (the ``resolve_net``/``resolve_value`` interface of a
+    netlist): a signal's late net to the net that drives it, a merged cell's net to the same
+    bit of the cell it was merged into."""
 
-    def __init__(self):
+    def __init__(self, netlist):
+        self.connections = netlist.connections
         self.into = {}
 
-    def find(self, cell):
-        while cell in self.into:
-            cell = self.into[cell]
-        return cell
-
     def net(self, net):
+        while net < 0:
+            net = self.connections[net]
         if net < 2 or net >> 16 not in self.into:
             return int(net)
-        return self.find(net >> 16) << 16 | net & 0xffff
-
-    def value(self, value):
-        return tuple(self.net(net) for net in value)
+        cell = net >> 16
+        while cell in self.into:
+            cell = self.into[cell]
+        return cell << 16 | net & 0xffff
 
     def resolve_net(self, net):
         return nir.Net(self.net(net))
 
     def resolve_value(self, value):
-        return nir.Value(nir.Net(self.net(net)) for net in value)
+        # Every net is valid already: skip Value's per-net check, a fifth of netlist building.
+        return tuple.__new__(nir.Value, (nir.Net(self.net(net)) for net in value))
 
 
-def _key(cell, merged):
-    """What a cell computes, in terms of its (merged) inputs; equal keys, equal outputs."""
-    v = merged.value
+def _key(cell):
+    """What a cell computes, in terms of its inputs; equal keys, equal outputs."""
     if isinstance(cell, nir.Operator):
-        return ("op", cell.operator, *(v(value) for value in cell.inputs))
+        return ("op", cell.operator, *cell.inputs)
     if isinstance(cell, nir.FlipFlop):
-        return ("ff", v(cell.data), cell.init, merged.net(cell.clk), cell.clk_edge,
-                merged.net(cell.arst))
+        return ("ff", cell.data, cell.init, cell.clk, cell.clk_edge, cell.arst)
     if isinstance(cell, nir.AssignmentList):
-        return ("assign", v(cell.default),
-                *((merged.net(a.cond), a.start, v(a.value)) for a in cell.assignments))
+        return ("assign", cell.default, *((a.cond, a.start, a.value) for a in cell.assignments))
     if isinstance(cell, nir.Matches):
-        return ("matches", v(cell.value), *cell.patterns)
+        return ("matches", cell.value, *cell.patterns)
     if isinstance(cell, nir.PriorityMatch):
-        return ("priority", merged.net(cell.en), v(cell.inputs))
+        return ("priority", cell.en, cell.inputs)
     if isinstance(cell, nir.Part):
-        return ("part", v(cell.value), cell.value_signed, v(cell.offset), cell.width, cell.stride)
+        return ("part", cell.value, cell.value_signed, cell.offset, cell.width, cell.stride)
     return None     # memories, their ports and instances are never merged
 
 
 def _merge_duplicates(netlist):
-    """Merge cells that compute the same function of the same inputs, as Yosys's ``opt_merge``
-    does (registers included): window lanes and tree levels built separately often compare or
-    register the same pixels. Repeats until no merge enables another."""
+    """Resolve the netlist's nets, merging cells that compute the same function of the same
+    inputs as Yosys's ``opt_merge`` does (registers included): window lanes and tree levels
+    built separately often compare or register the same pixels. Repeats until no merge
+    enables another."""
     cells = netlist.cells
-    merged = _Merged()
+    resolver = _Resolver(netlist)
     readers = {}
     for index, cell in enumerate(cells):
+        cell.resolve_nets(resolver)
         for source in {net.cell for net in cell.input_nets() if net.is_cell}:
             readers.setdefault(source, set()).add(index)
-    seen, keys = {}, {}
-    pending = list(range(1, len(cells)))
+    seen, keys, stale = {}, {}, set()
+    pending = list(range(len(cells)))
     while pending:
         index = pending.pop()
-        if index in merged.into:
+        if index in resolver.into:
             continue
-        key = _key(cells[index], merged)
+        cell = cells[index]
+        if index in stale:      # an input was merged: read it from its representative
+            cell.resolve_nets(resolver)
+            stale.discard(index)
+        key = _key(cell)
         if key is None:
             continue
         if keys.get(index) not in (None, key) and seen.get(keys[index]) == index:
@@ -164,12 +172,11 @@ def _merge_duplicates(netlist):
         keys[index] = key
         first = seen.setdefault(key, index)
         if first != index:
-            merged.into[index] = first
-            readers.setdefault(first, set()).update(readers.get(index, ()))
-            pending.extend(readers.get(index, ()))
-    if merged.into:
-        for cell in cells:
-            cell.resolve_nets(merged)
+            resolver.into[index] = first
+            moved = readers.get(index, set())
+            readers.setdefault(first, set()).update(moved)
+            stale.update(moved)
+            pending.extend(moved)
 
 
 def _const(value):
@@ -561,8 +568,16 @@ def estimate(design, board, *, name="top", ports=None):
         table = cost_table(family)
     except BoardError as error:
         raise HwgenError(str(error)) from None
-    kinds, memories, instances, unmodelled = count_primitives(
-        design, ports, platform=board.elaboration_platform())
+    # Building the netlist allocates hundreds of thousands of short-lived objects and no
+    # garbage cycles worth collecting: pausing the collector saves a seventh of the time.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        kinds, memories, instances, unmodelled = count_primitives(
+            design, ports, platform=board.elaboration_platform())
+    finally:
+        if collecting:
+            gc.enable()
     total = price(table, kinds, memories, instances)
     return Estimate(
         name=name, board=board.name, cost_family=family, proxy=board.family == "intel",
