@@ -185,10 +185,6 @@ def _const(value):
 
 def _live_cells(netlist):
     """Indices of cells whose outputs reach a top-level output (memories through their ports)."""
-    readers = {}
-    for index, cell in enumerate(netlist.cells):
-        if isinstance(cell, (nir.SyncReadPort, nir.AsyncReadPort)):
-            readers.setdefault(cell.memory, []).append(index)
     writers = {}
     for index, cell in enumerate(netlist.cells):
         if isinstance(cell, nir.SyncWritePort):
@@ -314,9 +310,8 @@ def count_primitives(design, ports=None, platform=None):
             if bits:
                 kinds["ff", bits] += 1
         elif isinstance(cell, nir.Memory):
-            ports = [c for c in cells if isinstance(c, (nir.SyncReadPort, nir.AsyncReadPort))
-                     and c.memory == index]
-            read = "async" if any(isinstance(p, nir.AsyncReadPort) for p in ports) else "sync"
+            read = "async" if any(isinstance(c, nir.AsyncReadPort) and c.memory == index
+                                  for c in cells) else "sync"
             memories.append((cell.depth, cell.width, read))
         elif isinstance(cell, (nir.SyncReadPort, nir.AsyncReadPort, nir.SyncWritePort)):
             continue
