@@ -3,9 +3,10 @@
 The method of seed 003: every primitive kind (adders, comparators, multiplexers, registers,
 memories...) is synthesized once per family in isolation at several widths
 (``tools/characterize_costs.py`` writes ``boards/costs/<family>.json``); a design is then
-estimated by elaborating it to Amaranth's netlist, dropping what Yosys would drop (logic that
-drives no output, registers stuck at their initial value), classifying every remaining cell as
-one of :data:`KINDS` with its width, and adding up their costs, interpolated over the width.
+estimated by elaborating it to its bit-level netlist (:mod:`hwgen.netlist`), dropping what
+Yosys would drop (logic that drives no output, registers stuck at their initial value),
+classifying every remaining cell as one of :data:`KINDS` with its width, and adding up their
+costs, interpolated over the width.
 
 What the counting folds the way Yosys does:
 
@@ -31,18 +32,15 @@ from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
-from amaranth.hdl import Fragment
-from amaranth.hdl import _nir as nir
-from amaranth.hdl._ir import NetlistEmitter
 
 from boards import BoardError, cost_table
 
-from .build import _ports
 from .errors import HwgenError
+from .netlist import input_nets, live_cells, merge_duplicates, netlist
 from .options import resolve_board
 
-__all__ = ["KINDS", "RESOURCES", "LUT_GROUPS", "Estimate", "count_primitives", "estimate", "lut_groups", "rom_luts",
-           "price"]
+__all__ = ["KINDS", "RESOURCES", "LUT_GROUPS", "Estimate", "count_primitives", "count_netlist", "estimate",
+           "lut_groups", "rom_luts", "price"]
 
 #: Primitive kinds the estimator counts; each has a micro-benchmark in the characterisation.
 KINDS = {
@@ -80,133 +78,6 @@ _FREE = {"~", "u", "s"}   # inversion and sign/zero extension
 _UNMODELLED = {"*", "<<", "u>>", "s>>", "u//", "s//", "u%", "s%"}
 
 
-class _LeanEmitter(NetlistEmitter):
-    """Amaranth's netlist emitter without the debug information (signal fields) it records."""
-
-    def emit_signal_fields(self):
-        pass
-
-
-def _netlist(design, ports, platform):
-    """The design's netlist, nets not yet resolved: what ``build_netlist`` does, less debug
-    info, combinational-cycle checks and port directions (a third of its time);
-    :func:`_merge_duplicates` resolves the nets."""
-    prepared = Fragment.get(design, platform).prepare(ports=_ports(design, ports),
-                                                      hierarchy=("top",))
-    netlist = nir.Netlist()
-    _LeanEmitter(netlist, prepared).emit_fragment(prepared.fragment, None)
-    return netlist
-
-
-class _Resolver:
-    """Resolves nets for the cells (the ``resolve_net``/``resolve_value`` interface of a
-    netlist): a signal's late net to the net that drives it, a merged cell's net to the same
-    bit of the cell it was merged into."""
-
-    def __init__(self, netlist):
-        self.connections = netlist.connections
-        self.into = {}
-
-    def net(self, net):
-        while net < 0:
-            net = self.connections[net]
-        if net < 2 or net >> 16 not in self.into:
-            return int(net)
-        cell = net >> 16
-        while cell in self.into:
-            cell = self.into[cell]
-        return cell << 16 | net & 0xffff
-
-    def resolve_net(self, net):
-        return nir.Net(self.net(net))
-
-    def resolve_value(self, value):
-        # Every net is valid already: skip Value's per-net check, a fifth of netlist building.
-        return tuple.__new__(nir.Value, (nir.Net(self.net(net)) for net in value))
-
-
-def _key(cell):
-    """What a cell computes, in terms of its inputs; equal keys, equal outputs."""
-    if isinstance(cell, nir.Operator):
-        return ("op", cell.operator, *cell.inputs)
-    if isinstance(cell, nir.FlipFlop):
-        return ("ff", cell.data, cell.init, cell.clk, cell.clk_edge, cell.arst)
-    if isinstance(cell, nir.AssignmentList):
-        return ("assign", cell.default, *((a.cond, a.start, a.value) for a in cell.assignments))
-    if isinstance(cell, nir.Matches):
-        return ("matches", cell.value, *cell.patterns)
-    if isinstance(cell, nir.PriorityMatch):
-        return ("priority", cell.en, cell.inputs)
-    if isinstance(cell, nir.Part):
-        return ("part", cell.value, cell.value_signed, cell.offset, cell.width, cell.stride)
-    return None     # memories, their ports and instances are never merged
-
-
-def _merge_duplicates(netlist):
-    """Resolve the netlist's nets, merging cells that compute the same function of the same
-    inputs as Yosys's ``opt_merge`` does (registers included): window lanes and tree levels
-    built separately often compare or register the same pixels. Repeats until no merge
-    enables another."""
-    cells = netlist.cells
-    resolver = _Resolver(netlist)
-    readers = {}
-    for index, cell in enumerate(cells):
-        cell.resolve_nets(resolver)
-        for source in {net.cell for net in cell.input_nets() if net.is_cell}:
-            readers.setdefault(source, set()).add(index)
-    seen, keys, stale = {}, {}, set()
-    pending = list(range(len(cells)))
-    while pending:
-        index = pending.pop()
-        if index in resolver.into:
-            continue
-        cell = cells[index]
-        if index in stale:      # an input was merged: read it from its representative
-            cell.resolve_nets(resolver)
-            stale.discard(index)
-        key = _key(cell)
-        if key is None:
-            continue
-        if keys.get(index) not in (None, key) and seen.get(keys[index]) == index:
-            del seen[keys[index]]
-        keys[index] = key
-        first = seen.setdefault(key, index)
-        if first != index:
-            resolver.into[index] = first
-            moved = readers.get(index, set())
-            readers.setdefault(first, set()).update(moved)
-            stale.update(moved)
-            pending.extend(moved)
-
-
-def _const(value):
-    return all(net.is_const for net in value)
-
-
-def _live_cells(netlist):
-    """Indices of cells whose outputs reach a top-level output (memories through their ports)."""
-    writers = {}
-    for index, cell in enumerate(netlist.cells):
-        if isinstance(cell, nir.SyncWritePort):
-            writers.setdefault(cell.memory, []).append(index)
-    live = set()
-    stack = [net for value in netlist.top.ports_o.values() for net in value]
-    while stack:
-        net = stack.pop()
-        if not net.is_cell or net.cell in live or net.cell == 0:
-            continue
-        index = net.cell
-        live.add(index)
-        cell = netlist.cells[index]
-        stack.extend(cell.input_nets())
-        if isinstance(cell, (nir.SyncReadPort, nir.AsyncReadPort)) and cell.memory not in live:
-            live.add(cell.memory)
-            for port in writers.get(cell.memory, ()):
-                live.add(port)
-                stack.extend(netlist.cells[port].input_nets())
-    return live
-
-
 def count_primitives(design, ports=None, platform=None):
     """Count the primitives of ``design``, elaborated for ``platform``, as Yosys would keep them.
 
@@ -218,51 +89,56 @@ def count_primitives(design, ports=None, platform=None):
         instantiates itself (:data:`BLOCK_PRIMITIVES`), and ``{description: count}`` of cells
         that are not modelled.
     """
-    netlist = _netlist(design, ports, platform)
-    _merge_duplicates(netlist)
-    cells = netlist.cells
-    live = _live_cells(netlist)
+    return count_netlist(netlist(design, ports, platform))
+
+
+def count_netlist(cells_of):
+    """:func:`count_primitives` of an emitted :class:`~hwgen.netlist.Netlist`."""
+    merge_duplicates(cells_of)
+    cells = cells_of.cells
+    live = live_cells(cells_of)
     kinds = Counter()
     unmodelled = Counter()
     instances = Counter()
     memories = []
-    absorbed = set()   # comparisons folded into a minmax
     roms, rom_cases = _roms(cells, live)
-    # Next-state logic of registers: AssignmentList index -> the FlipFlop that reads it.
+    async_read = {cell[1] for cell in cells if cell[0] == "read" and cell[3] is None}
+    # Next-state logic of registers: assignment list index -> the flip-flop that reads it.
     feeds_ff = {}
     for index in live:
         cell = cells[index]
-        if isinstance(cell, nir.FlipFlop):
-            sources = {net.cell for net in cell.data if net.is_cell}
+        if cell[0] == "ff":
+            sources = {net >> 16 for net in cell[1] if net >= 2}
             if len(sources) == 1:
                 feeds_ff[sources.pop()] = index
     enables = _feedback_muxes(cells, live)
+    absorbed = set()   # comparisons folded into a minmax
     for index in live:
         cell = cells[index]
-        if isinstance(cell, nir.Operator) and cell.operator == "m":
-            (sel,), a, b = cell.inputs
-            if sel.is_cell and isinstance(cells[sel.cell], nir.Operator) \
-                    and cells[sel.cell].operator in _COMPARE \
-                    and {tuple(a), tuple(b)} == {tuple(v) for v in cells[sel.cell].inputs}:
-                absorbed.add(sel.cell)
+        if cell[0] == "op" and cell[1] == "m":
+            (sel,), a, b = cell[2]
+            if sel >= 2 and cells[sel >> 16][0] == "op" and cells[sel >> 16][1] in _COMPARE \
+                    and {a, b} == set(cells[sel >> 16][2]):
+                absorbed.add(sel >> 16)
 
     for index in sorted(live):
         cell = cells[index]
-        if isinstance(cell, nir.Operator):
-            op, inputs = cell.operator, cell.inputs
+        kind = cell[0]
+        if kind == "op":
+            op, inputs = cell[1], cell[2]
             width = len(inputs[0])
             if op in _FREE or index in absorbed:
                 continue
             if op == "m":
                 (sel,), a, b = inputs
-                minmax = sel.is_cell and sel.cell in absorbed
+                minmax = sel >= 2 and sel >> 16 in absorbed
                 if index in enables:
                     if minmax:      # the comparison stays; its multiplexer is the enable
                         kinds["cmp", len(a)] += 1
                 elif minmax:
                     kinds["minmax", len(a)] += 1
                 else:
-                    _select(kinds, list(a), list(b))
+                    _select(kinds, a, b)
             elif op in ("+", "-"):
                 constant = len(inputs) == 1 or any(_const(v) for v in inputs)
                 kinds["add_const" if constant else "add", width] += 1
@@ -290,36 +166,39 @@ def count_primitives(design, ports=None, platform=None):
                 kinds["rom", select_bits] += columns
         elif index in rom_cases:
             continue
-        elif isinstance(cell, nir.Matches):
-            for pattern in cell.patterns:
+        elif kind == "matches":
+            for pattern in cell[2]:
                 bits = sum(ch != "-" for ch in pattern)
                 if bits > 1:   # one bit is a wire or its inverse
                     kinds["eq_const", bits] += 1
-        elif isinstance(cell, nir.PriorityMatch):
-            if len(cell.inputs) > 1:
-                kinds["and", len(cell.inputs) - 1] += 1
-        elif isinstance(cell, nir.AssignmentList):
+        elif kind == "priority":
+            if len(cell[2]) > 1:
+                kinds["and", len(cell[2]) - 1] += 1
+        elif kind == "assign":
             _assignments(cells, cell, feeds_ff.get(index), kinds)
-        elif isinstance(cell, nir.Part):
-            choices = max(1, -(-(len(cell.value) - cell.width) // cell.stride) + 1)
+        elif kind == "part":
+            _kind, value, _signed, _offset, width, stride = cell
+            choices = max(1, -(-(len(value) - width) // stride) + 1)
             if choices > 1:
-                kinds["mux", cell.width * (choices - 1)] += 1
-        elif isinstance(cell, nir.FlipFlop):
-            bits = sum(1 for i, net in enumerate(cell.data)
-                       if not (net.is_const and net == nir.Net.from_const((cell.init >> i) & 1)))
+                kinds["mux", width * (choices - 1)] += 1
+        elif kind == "ff":
+            data, init = cell[1], cell[2]
+            bits = sum(1 for i, net in enumerate(data) if net != (init >> i) & 1)
             if bits:
                 kinds["ff", bits] += 1
-        elif isinstance(cell, nir.Memory):
-            read = "async" if any(isinstance(c, nir.AsyncReadPort) and c.memory == index
-                                  for c in cells) else "sync"
-            memories.append((cell.depth, cell.width, read))
-        elif isinstance(cell, (nir.SyncReadPort, nir.AsyncReadPort, nir.SyncWritePort)):
+        elif kind == "memory":
+            memories.append((cell[1], cell[2], "async" if index in async_read else "sync"))
+        elif kind in ("read", "write"):
             continue
-        elif isinstance(cell, nir.Instance) and cell.type in BLOCK_PRIMITIVES:
-            instances[cell.type] += 1
+        elif kind == "instance" and cell[1] in BLOCK_PRIMITIVES:
+            instances[cell[1]] += 1
         else:
-            unmodelled[type(cell).__name__] += 1
+            unmodelled[f"{kind} {cell[1]}"] += 1     # an instance or another cell type
     return kinds, memories, instances, unmodelled
+
+
+def _const(value):
+    return all(net < 2 for net in value)
 
 
 def _feedback_muxes(cells, live):
@@ -327,30 +206,29 @@ def _feedback_muxes(cells, live):
     else: Yosys turns each such choice into the flip-flop's clock enable (an accumulator's
     ``acc <= max(acc, x)`` keeps the comparison and loses the multiplexer)."""
     readers = Counter(source for index in live
-                      for source in {net.cell for net in cells[index].input_nets() if net.is_cell})
+                      for source in {net >> 16 for net in input_nets(cells[index]) if net >= 2})
     enables = set()
     for index in live:
         cell = cells[index]
-        if not isinstance(cell, nir.FlipFlop):
+        if cell[0] != "ff":
             continue
-        own = tuple(nir.Net.from_cell(index, bit) for bit in range(len(cell.data)))
-        stack = [cell.data]
+        own = tuple(range(index << 16, (index << 16) + len(cell[1])))
+        stack = [cell[1]]
         while stack:
             value = stack.pop()
-            sources = {net.cell for net in value if net.is_cell}
-            if len(sources) != 1 or tuple(value) == own:
+            sources = {net >> 16 for net in value if net >= 2}
+            if len(sources) != 1 or value == own:
                 continue
             source = sources.pop()
             if readers[source] != 1:
                 continue
             feeding = cells[source]
-            if isinstance(feeding, nir.AssignmentList):
-                stack.append(feeding.default)
-                stack.extend(a.value for a in feeding.assignments)
-            elif isinstance(feeding, nir.Operator) and feeding.operator == "m" \
-                    and len(feeding.inputs[1]) == len(own):
-                _, a, b = feeding.inputs
-                if tuple(a) == own or tuple(b) == own:
+            if feeding[0] == "assign":
+                stack.append(feeding[1])
+                stack.extend(value for _cond, _start, value in feeding[2])
+            elif feeding[0] == "op" and feeding[1] == "m" and len(feeding[2][1]) == len(own):
+                _, a, b = feeding[2]
+                if a == own or b == own:
                     enables.add(source)
                 else:
                     stack.extend((a, b))
@@ -359,7 +237,7 @@ def _feedback_muxes(cells, live):
 
 def _roms(cells, live):
     """ROMs in logic: assignment lists with a constant default and constant assignments, each
-    under a case of one switch (a PriorityMatch over Matches cells of one selector).
+    under a case of one switch (a priority match over ``matches`` cells of one selector).
 
     Returns ``({index: (columns, selector bits)}, cases)``: columns counts the output bits that
     are neither constant nor a copy (or inverse) of another; ``cases`` are the switch's cells
@@ -368,35 +246,34 @@ def _roms(cells, live):
     roms, switches = {}, set()
     for index in live:
         cell = cells[index]
-        if not isinstance(cell, nir.AssignmentList) or not cell.assignments \
-                or not _const(cell.default):
+        if cell[0] != "assign" or not cell[2] or not _const(cell[1]):
             continue
-        width = len(cell.default)
-        switch = {a.cond.cell if a.cond.is_cell else None for a in cell.assignments}
-        if len(switch) != 1 or any(not _const(a.value) or a.start != 0 or len(a.value) != width
-                                   for a in cell.assignments):
+        default, assignments = cell[1], cell[2]
+        width = len(default)
+        switch = {cond >> 16 if cond >= 2 else None for cond, _start, _value in assignments}
+        if len(switch) != 1 or any(not _const(value) or start != 0 or len(value) != width
+                                   for _cond, start, value in assignments):
             continue
         switch = switch.pop()
-        if switch is None or not isinstance(cells[switch], nir.PriorityMatch):
+        if switch is None or cells[switch][0] != "priority":
             continue
-        inputs = cells[switch].inputs     # a constant one is the switch's Default case
-        tests = {net.cell for net in inputs if net.is_cell}
-        selectors = {tuple(cells[test].value) if isinstance(cells[test], nir.Matches) else None
-                     for test in tests}
+        inputs = cells[switch][2]     # a constant one is the switch's Default case
+        tests = {net >> 16 for net in inputs if net >= 2}
+        selectors = {cells[test][1] if cells[test][0] == "matches" else None for test in tests}
         if len(selectors) != 1 or None in selectors:
             continue
         # Each output bit's value in every case (and when none matches, unless a Default
         # case always does); the columns that vary cost LUTs.
-        rows = [tuple(net == nir.Net.from_const(1) for net in a.value) for a in cell.assignments]
-        if not any(net.is_const for net in inputs):
-            rows.append(tuple(net == nir.Net.from_const(1) for net in cell.default))
-        distinct = {min(column, tuple(not bit for bit in column))
+        rows = [value for _cond, _start, value in assignments]
+        if not any(net < 2 for net in inputs):
+            rows.append(default)
+        distinct = {min(column, tuple(1 - bit for bit in column))
                     for column in zip(*rows) if len(set(column)) > 1}
         roms[index] = (len(distinct), len(selectors.pop()))
         switches.add(switch)
         switches.update(tests)
-    readers = {net.cell for index in live if index not in roms and index not in switches
-               for net in cells[index].input_nets() if net.is_cell}
+    readers = {net >> 16 for index in live if index not in roms and index not in switches
+               for net in input_nets(cells[index]) if net >= 2}
     return roms, switches - readers
 
 
@@ -413,9 +290,9 @@ def _select(kinds, previous, chosen):
     condition, a constant against a signal an and/or gate, two signals a multiplexer."""
     gates = muxes = 0
     for old, new in zip(previous, chosen):
-        if old.is_const and new.is_const:
+        if old < 2 and new < 2:
             continue
-        if old.is_const or new.is_const:
+        if old < 2 or new < 2:
             gates += 1
         else:
             muxes += 1
@@ -427,27 +304,27 @@ def _select(kinds, previous, chosen):
 
 def _assignments(cells, cell, ff_index, kinds):
     """Multiplexers of an assignment list; a register's hold and reset cost nothing."""
-    assignments = list(cell.assignments)
-    width = len(cell.default)
-    if ff_index is not None and assignments and _const(assignments[-1].value) \
-            and assignments[-1].start == 0 and len(assignments[-1].value) == width:
+    _kind, default, assignments = cell
+    assignments = list(assignments)
+    width = len(default)
+    if ff_index is not None and assignments and _const(assignments[-1][2]) \
+            and assignments[-1][1] == 0 and len(assignments[-1][2]) == width:
         assignments.pop()               # synchronous reset
-    current = list(cell.default)
+    current = list(default)
     # A default that is a register's own output (directly, or through the comb logic that
     # computes its next state) is a hold: Yosys makes it the register's clock enable.
-    first = cell.default[0]
-    holds = first.is_cell and isinstance(cells[first.cell], nir.FlipFlop) and all(
-        net.is_cell and net.cell == first.cell and net.bit == first.bit + bit
-        for bit, net in enumerate(cell.default))
+    first = default[0]
+    holds = first >= 2 and cells[first >> 16][0] == "ff" \
+        and default == tuple(range(first, first + width))
     if holds and assignments:
-        enabled = assignments.pop(0)    # clock enable (the first assignment's condition)
-        current[enabled.start:enabled.start + len(enabled.value)] = list(enabled.value)
-    for assignment in assignments:
-        bits = slice(assignment.start, assignment.start + len(assignment.value))
-        _select(kinds, current[bits], list(assignment.value))
+        _cond, start, value = assignments.pop(0)   # clock enable (the first condition)
+        current[start:start + len(value)] = value
+    for cond, start, value in assignments:
+        bits = slice(start, start + len(value))
+        _select(kinds, current[bits], value)
         # After the choice a bit is a function of the condition: no longer a constant.
-        current[bits] = [new if old == new else cell.default[0] if not cell.default[0].is_const
-                         else assignment.cond for old, new in zip(current[bits], assignment.value)]
+        current[bits] = [new if old == new else first if first >= 2 else cond
+                         for old, new in zip(current[bits], value)]
 
 
 @dataclass(frozen=True)

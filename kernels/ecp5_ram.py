@@ -58,15 +58,16 @@ class OutputRegisteredRAM(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         bits, _, low = self._mode
+        zero, one = Const(0, 1), Const(1, 1)   # one of each: there are ~100 pins per tile
 
         def address(addr):
             # Word address on the upper pins; for 18-bit writes the two lowest pins are byte
             # enables (both on), every other unused pin is tied low.
-            pins = {f"AD{i}": Const(0, 1) for i in range(14)}
+            pins = {f"AD{i}": zero for i in range(14)}
             for i in range(len(addr)):
                 pins[f"AD{low + i}"] = addr[i]
             if bits == 18:
-                pins["AD0"] = pins["AD1"] = Const(1, 1)
+                pins["AD0"] = pins["AD1"] = one
             return pins
 
         wr_pins, rd_pins = address(self.wr_addr), address(self.rd_addr)
@@ -75,18 +76,18 @@ class OutputRegisteredRAM(wiring.Component):
             width = min(bits, self._width - lo)
             ports = {
                 "i_CLKA": ClockSignal(), "i_CLKB": ClockSignal(),
-                "i_CEA": Const(1, 1), "i_OCEA": Const(1, 1), "i_WEA": self.wr_en, "i_RSTA": Const(0, 1),
-                "i_CEB": self.rd_en, "i_OCEB": self.rd_en, "i_WEB": Const(0, 1), "i_RSTB": Const(0, 1),
+                "i_CEA": one, "i_OCEA": one, "i_WEA": self.wr_en, "i_RSTA": zero,
+                "i_CEB": self.rd_en, "i_OCEB": self.rd_en, "i_WEB": zero, "i_RSTB": zero,
             }
             for i in range(3):
-                ports[f"i_CSA{i}"] = ports[f"i_CSB{i}"] = Const(0, 1)
+                ports[f"i_CSA{i}"] = ports[f"i_CSB{i}"] = zero
             for pin, value in wr_pins.items():
                 ports[f"i_{pin[:2]}A{pin[2:]}"] = value
             for pin, value in rd_pins.items():
                 ports[f"i_{pin[:2]}B{pin[2:]}"] = value
             for i in range(18):
-                ports[f"i_DIA{i}"] = self.wr_data[lo + i] if i < width else Const(0, 1)
-                ports[f"i_DIB{i}"] = Const(0, 1)
+                ports[f"i_DIA{i}"] = self.wr_data[lo + i] if i < width else zero
+                ports[f"i_DIB{i}"] = zero
                 if i < width:
                     ports[f"o_DOB{i}"] = self.rd_data[lo + i]
             m.submodules[f"tile{block}"] = Instance(

@@ -1,0 +1,700 @@
+"""A design's bit-level netlist in plain tuples, as the estimator counts it.
+
+The cells are Amaranth's netlist (NIR) cells; the nets are NIR's integers (0 and 1 the
+constants, ``cell << 16 | bit`` a cell's output bit, the top cell 0 the design's inputs,
+negative a signal's late net until its driver is known). Each cell is a tuple whose first item
+is its kind:
+
+========================================  ================================================
+``("top",)``                              cell 0: its nets are the design's inputs
+``("op", operator, inputs)``              an NIR operator; ``inputs`` a tuple of values
+``("ff", data, init, clock)``             a flip-flop; ``clock`` tells clock domains apart
+``("assign", default, assignments)``      an assignment list of ``(cond, start, value)``
+``("matches", value, patterns)``          one bit: ``value`` matches one of ``patterns``
+``("priority", en, inputs)``              the first of ``inputs`` that is set, under ``en``
+``("part", value, signed, offset, width, stride)``  a variable bit or word select
+``("memory", depth, width)``              a memory array
+``("read", memory, addr, en)``            a read port; ``en`` is None when asynchronous
+``("write", memory, data, addr, en)``     a write port
+``("instance", type, inputs)``            an instance, its input values in a tuple
+``("other", type, nets)``                 anything else, with the nets it reads
+========================================  ================================================
+
+A value is a tuple of nets. :func:`emit` builds this netlist from the elaborated fragments
+directly, doing only what counting needs: several times faster than Amaranth's own netlist
+emitter, whose debug information, port and driver checks and per-net validation the estimator
+does not use. Designs using what :func:`emit` does not model (local or conflicting clock
+domains, I/O buffers, formal values, ports that are not signals) go through Amaranth's emitter
+(:func:`from_amaranth`), which gives the same netlist more slowly.
+"""
+
+from amaranth.hdl import ClockDomain, ClockSignal, Const, Fragment, Instance, ResetSignal, Signal
+from amaranth.hdl import _ast, _ir, _mem
+from amaranth.hdl import _nir as nir
+from amaranth.hdl._ir import NetlistEmitter, PortDirection
+
+from .build import _ports
+
+__all__ = ["Netlist", "emit", "from_amaranth", "netlist", "input_nets", "merge_duplicates",
+           "live_cells"]
+
+_ONE_BIT = {"u<", "u>", "u<=", "u>=", "s<", "s>", "s<=", "s>=", "==", "!=", "b", "r|", "r&", "r^"}
+_MERGED = {"op", "ff", "assign", "matches", "priority", "part"}
+
+
+class Netlist:
+    """Cells (see the module's table), the connections of late nets, and the nets of the
+    design's outputs."""
+
+    def __init__(self, cells, connections, outputs):
+        self.cells = cells
+        self.connections = connections
+        self.outputs = outputs
+
+
+class _Unsupported(Exception):
+    """The design uses a construct :func:`emit` leaves to Amaranth's emitter."""
+
+
+def netlist(design, ports=None, platform=None):
+    """The netlist of ``design`` elaborated for ``platform``, late nets not yet resolved
+    (:func:`merge_duplicates` resolves them)."""
+    fragment = Fragment.get(design, platform)
+    try:
+        return emit(fragment, _ports(design, ports))
+    except _Unsupported:
+        return from_amaranth(Fragment.get(design, platform), _ports(design, ports))
+
+
+def emit(fragment, ports):
+    """The netlist of an elaborated ``fragment`` with top-level ``ports``
+    (``{name: (signal, PortDirection)}``), built the way Amaranth's netlist emitter builds it."""
+    return _Emitter(fragment, ports).netlist
+
+
+def from_amaranth(fragment, ports):
+    """The netlist of ``fragment`` through Amaranth's own (complete, slower) netlist emitter."""
+    prepared = fragment.prepare(ports=ports, hierarchy=("top",))
+    amaranth = nir.Netlist()
+    _LeanEmitter(amaranth, prepared).emit_fragment(prepared.fragment, None)
+    cells = [_from_nir_cell(cell) for cell in amaranth.cells]
+    connections = {int(late): int(net) for late, net in amaranth.connections.items()}
+    outputs = [int(net) for value in amaranth.top.ports_o.values() for net in value]
+    return Netlist(cells, connections, outputs)
+
+
+class _LeanEmitter(NetlistEmitter):
+    """Amaranth's netlist emitter without the debug information (signal fields) it records."""
+
+    def emit_signal_fields(self):
+        pass
+
+
+def _value(value):
+    return tuple(map(int, value))
+
+
+def _from_nir_cell(cell):
+    if isinstance(cell, nir.Top):
+        return ("top",)
+    if isinstance(cell, nir.Operator):
+        return ("op", cell.operator, tuple(map(_value, cell.inputs)))
+    if isinstance(cell, nir.FlipFlop):
+        return ("ff", _value(cell.data), cell.init, (int(cell.clk), cell.clk_edge, int(cell.arst)))
+    if isinstance(cell, nir.AssignmentList):
+        return ("assign", _value(cell.default),
+                tuple((int(a.cond), a.start, _value(a.value)) for a in cell.assignments))
+    if isinstance(cell, nir.Matches):
+        return ("matches", _value(cell.value), tuple(cell.patterns))
+    if isinstance(cell, nir.PriorityMatch):
+        return ("priority", int(cell.en), _value(cell.inputs))
+    if isinstance(cell, nir.Part):
+        return ("part", _value(cell.value), cell.value_signed, _value(cell.offset), cell.width,
+                cell.stride)
+    if isinstance(cell, nir.Memory):
+        return ("memory", cell.depth, cell.width)
+    if isinstance(cell, nir.SyncReadPort):
+        return ("read", cell.memory, _value(cell.addr), int(cell.en))
+    if isinstance(cell, nir.AsyncReadPort):
+        return ("read", cell.memory, _value(cell.addr), None)
+    if isinstance(cell, nir.SyncWritePort):
+        return ("write", cell.memory, _value(cell.data), _value(cell.addr), _value(cell.en))
+    if isinstance(cell, nir.Instance):
+        return ("instance", cell.type, tuple(_value(v) for v in cell.ports_i.values()))
+    return ("other", type(cell).__name__, _value(cell.input_nets()))
+
+
+class _Emitter:
+    """Emits a fragment hierarchy as :class:`Netlist` cells, mirroring Amaranth 0.5's
+    ``NetlistEmitter`` (the same cells for the same statements) without its bookkeeping."""
+
+    def __init__(self, fragment, ports):
+        self.cells = [("top",)]
+        self.connections = {}
+        self.signals = {}           # id(signal) -> (late value, signed, signal)
+        self.drivers = {}           # id(signal) -> {(id(fragment), domain name): assignments}
+        self.cache = {}             # id(value) -> (value, signed, the object: keeps its id)
+        self.matches = {}
+        self.priorities = {}
+        self.next_late = -1
+        self.domains, self.created = self.find_domains(fragment)
+        self.emit_fragment(fragment)
+        self.emit_drivers()
+        self.netlist = Netlist(self.cells, self.connections, self.top_ports(ports))
+
+    # -- clock domains -----------------------------------------------------------------------
+
+    def find_domains(self, fragment):
+        """Every clock domain by name, and the ones Amaranth would create as design inputs."""
+        domains, used = {}, set()
+        stack = [fragment]
+        while stack:
+            frag = stack.pop()
+            for name, domain in frag.domains.items():
+                if domain.local or domains.setdefault(name, domain) is not domain:
+                    raise _Unsupported   # scoped or renamed domains
+            if isinstance(frag, _ir.IOBufferInstance):
+                raise _Unsupported
+            used.update(frag.statements)
+            if isinstance(frag, _mem.MemoryInstance):
+                used.update(port._domain for port in frag._read_ports + frag._write_ports)
+            stack.extend(sub for sub, _name, _src_loc in frag.subfragments)
+        created = [ClockDomain(name) for name in sorted(used - set(domains) - {"comb"})]
+        domains.update((domain.name, domain) for domain in created)
+        return domains, created
+
+    # -- values ------------------------------------------------------------------------------
+
+    def signal(self, signal):
+        entry = self.signals.get(id(signal))
+        if entry is None:
+            width = len(signal)
+            start = self.next_late
+            self.next_late -= width
+            entry = (tuple(range(start, start - width, -1)), signal.shape().signed, signal)
+            self.signals[id(signal)] = entry
+        return entry[0]
+
+    def cell(self, cell, width):
+        index = len(self.cells)
+        self.cells.append(cell)
+        base = index << 16
+        return tuple(range(base, base + width))
+
+    def operator(self, operator, *inputs):
+        if operator in _ONE_BIT:
+            width = 1
+        else:
+            width = len(inputs[1] if operator == "m" else inputs[0])
+        return self.cell(("op", operator, inputs), width)
+
+    def match(self, value, patterns):
+        key = (value, patterns)
+        net = self.matches.get(key)
+        if net is None:
+            net = self.matches[key] = self.cell(("matches", value, patterns), 1)[0]
+        return net
+
+    def priority(self, en, inputs):
+        key = (en, inputs)
+        nets = self.priorities.get(key)
+        if nets is None:
+            nets = self.priorities[key] = self.cell(("priority", en, inputs), len(inputs))
+        return nets
+
+    def rhs(self, value):
+        """``(value, signed)`` of an Amaranth value."""
+        cached = self.cache.get(id(value))
+        if cached is not None:
+            return cached[0], cached[1]
+        kind = type(value)
+        if kind is Const:
+            number, shape = value._value, value._shape
+            result = tuple((number >> bit) & 1 for bit in range(shape.width))
+            signed = shape.signed
+        elif kind is _ast.Operator:
+            result, signed = self.rhs_operator(value.operator, value.operands)
+        elif kind is _ast.Slice:
+            result, signed = self.rhs(value.value)[0][value.start:value.stop], False
+        elif kind is _ast.Concat:
+            result = ()
+            for part in value.parts:
+                result += self.rhs(part)[0]
+            signed = False
+        elif kind is _ast.SwitchValue:
+            result, signed = self.rhs_switch(value)
+        elif kind is _ast.Part:
+            inner, inner_signed = self.rhs(value.value)
+            offset = self.rhs(value.offset)[0]
+            result = self.cell(("part", inner, inner_signed, offset, value.width, value.stride),
+                               value.width)
+            signed = False
+        elif kind is ClockSignal:
+            result, signed = self.signal(self.domain(value.domain).clk), False
+        elif kind is ResetSignal:
+            rst = self.domain(value.domain).rst
+            if rst is None:
+                if not value.allow_reset_less:
+                    raise _Unsupported  # Amaranth reports the error
+                result = (0,)
+            else:
+                result = self.signal(rst)
+            signed = False
+        elif isinstance(value, Signal):
+            result = self.signal(value)
+            signed = self.signals[id(value)][1]
+        else:
+            raise _Unsupported          # AnyValue, Initial: formal verification only
+        self.cache[id(value)] = (result, signed, value)
+        return result, signed
+
+    def rhs_operator(self, operator, operands):
+        if len(operands) == 1:
+            a, signed = self.rhs(operands[0])
+            if operator == "s":
+                return a, True
+            if operator == "u":
+                return a, False
+            if operator == "-":
+                return self.operator("-", _extend(a, signed, len(a) + 1)), True
+            if operator == "~":
+                return self.operator("~", a), signed
+            return self.operator(operator, a), False      # b, r|, r&, r^
+        (a, signed_a), (b, signed_b) = self.rhs(operands[0]), self.rhs(operands[1])
+        if operator in ("|", "&", "^"):
+            a, b, signed = _unify(a, signed_a, b, signed_b)
+            return self.operator(operator, a, b), signed
+        if operator in ("+", "-"):
+            a, b, signed = _unify(a, signed_a, b, signed_b)
+            width = len(a) + 1
+            result = self.operator(operator, _extend(a, signed, width), _extend(b, signed, width))
+            return result, signed or operator == "-"
+        if operator in ("==", "!="):
+            a, b, _ = _unify(a, signed_a, b, signed_b)
+            return self.operator(operator, a, b), False
+        if operator in ("<", ">", "<=", ">="):
+            a, b, signed = _unify(a, signed_a, b, signed_b)
+            return self.operator(("s" if signed else "u") + operator, a, b), False
+        if operator == "*":
+            width = len(a) + len(b)
+            return (self.operator("*", _extend(a, signed_a, width), _extend(b, signed_b, width)),
+                    signed_a or signed_b)
+        if operator == "<<":
+            return (self.operator("<<", _extend(a, signed_a, len(a) + 2 ** len(b) - 1), b),
+                    signed_a)
+        if operator == ">>":
+            return self.operator("s>>" if signed_a else "u>>", a, b), signed_a
+        if operator == "//":
+            width = len(a) + signed_b
+            a, b, signed = _unify(a, signed_a, b, signed_b)
+            if len(a) < width:
+                a, b = _extend(a, signed, width), _extend(b, signed, width)
+            return self.operator("s//" if signed else "u//", a, b)[:width], signed
+        if operator == "%":
+            width = len(b)
+            a, b, signed = _unify(a, signed_a, b, signed_b)
+            return self.operator("s%" if signed else "u%", a, b)[:width], signed_b
+        raise _Unsupported
+
+    def rhs_switch(self, value):
+        test = self.rhs(value.test)[0]
+        cases = value.cases
+        if len(cases) == 2 and cases[0][0] == ("0" * len(test),) and cases[1][0] is None:
+            a, signed_a = self.rhs(cases[1][1])
+            b, signed_b = self.rhs(cases[0][1])
+            if len(test) != 1:
+                test = self.operator("b", test)
+            a, b, signed = _unify(a, signed_a, b, signed_b)
+            return self.operator("m", test, a, b), signed
+        conds = tuple(1 if patterns is None else self.match(test, patterns)
+                      for patterns, _elem in cases)
+        conds = self.priority(1, conds)
+        elems = [self.rhs(elem) for _patterns, elem in cases]
+        signed = any(s for _v, s in elems)
+        width = max((len(v) + (signed and not s) for v, s in elems), default=0)
+        assignments = tuple((cond, 0, _extend(v, s, width)) for cond, (v, s) in zip(conds, elems))
+        return self.cell(("assign", (0,) * width, assignments), width), signed
+
+    def lhs(self, value):
+        """Nets an instance output or a read port drives."""
+        kind = type(value)
+        if kind is _ast.Concat:
+            return sum((self.lhs(part) for part in value.parts), ())
+        if kind is _ast.Slice:
+            return self.lhs(value.value)[value.start:value.stop]
+        if kind is _ast.Operator:     # u() or s()
+            return self.lhs(value.operands[0])
+        if isinstance(value, Signal):
+            return self.signal(value)
+        raise _Unsupported
+
+    def connect(self, late, value):
+        for net, driver in zip(late, value):
+            if net in self.connections:
+                raise _Unsupported      # a driver conflict: Amaranth reports it
+            self.connections[net] = driver
+
+    def domain(self, name):
+        if name not in self.domains:     # used by a ClockSignal or ResetSignal only
+            self.domains[name] = ClockDomain(name)
+            self.created.append(self.domains[name])
+        return self.domains[name]
+
+    # -- statements --------------------------------------------------------------------------
+
+    def emit_fragment(self, fragment):
+        kind = type(fragment)
+        if kind is Instance:
+            self.emit_instance(fragment)
+            return
+        if kind is _mem.MemoryInstance:
+            self.emit_memory(fragment)
+            return
+        if kind is _ir.RequirePosedge:
+            return
+        if kind is not Fragment:
+            raise _Unsupported
+        for domain, statements in fragment.statements.items():
+            for statement in statements:
+                self.emit_statement(fragment, domain, statement, 1)
+        for subfragment, _name, _src_loc in fragment.subfragments:
+            self.emit_fragment(subfragment)
+
+    def emit_statement(self, fragment, domain, statement, cond):
+        kind = type(statement)
+        if kind is _ast.Assign:
+            rhs, signed = self.rhs(statement.rhs)
+            lhs = statement.lhs
+            width = len(lhs)
+            if len(rhs) > width:
+                rhs = rhs[:width]
+            elif len(rhs) < width:
+                rhs = _extend(rhs, signed, width)
+            self.emit_assign(fragment, domain, lhs, 0, rhs, cond)
+        elif kind is _ast.Switch:
+            test = self.rhs(statement.test)[0]
+            conds = tuple(1 if patterns is None else self.match(test, patterns)
+                          for patterns, _stmts, _src_loc in statement.cases)
+            conds = self.priority(cond, conds)
+            for subcond, (_patterns, statements, _src_loc) in zip(conds, statement.cases):
+                for substatement in statements:
+                    self.emit_statement(fragment, domain, substatement, subcond)
+        elif not isinstance(statement, (_ast.Print, _ast.Property)):
+            raise _Unsupported      # prints and assertions drive no logic
+
+    def emit_assign(self, fragment, domain, lhs, start, rhs, cond):
+        kind = type(lhs)
+        if kind is _ast.Slice:
+            self.emit_assign(fragment, domain, lhs.value, start + lhs.start, rhs, cond)
+        elif kind is _ast.Concat:
+            stop = 0
+            for part in lhs.parts:
+                part_start, stop = stop, stop + len(part)
+                if start >= stop or start + len(rhs) <= part_start:
+                    continue
+                lhs_start = max(0, start - part_start)
+                rhs_start = max(0, part_start - start)
+                rhs_stop = min(len(rhs), stop - start)
+                self.emit_assign(fragment, domain, part, lhs_start, rhs[rhs_start:rhs_stop], cond)
+        elif kind is _ast.Part:
+            offset = self.rhs(lhs.offset)[0]
+            width = len(lhs.value)
+            cases = min(-(-width // lhs.stride), 1 << len(offset))
+            conds = tuple(self.match(offset, (format(case, f"0{len(offset)}b"),))
+                          for case in range(cases))
+            for index, subcond in enumerate(self.priority(cond, conds)):
+                at = start + index * lhs.stride
+                if at < width:
+                    self.emit_assign(fragment, domain, lhs.value, at, rhs[:width - at], subcond)
+        elif kind is _ast.SwitchValue:
+            test = self.rhs(lhs.test)[0]
+            conds = tuple(1 if patterns is None else self.match(test, patterns)
+                          for patterns, _elem in lhs.cases)
+            for subcond, (_patterns, elem) in zip(self.priority(cond, conds), lhs.cases):
+                self.emit_assign(fragment, domain, elem, start, rhs[:len(elem)], subcond)
+        elif kind is _ast.Operator:     # u() or s()
+            self.emit_assign(fragment, domain, lhs.operands[0], start, rhs, cond)
+        elif isinstance(lhs, Signal):
+            self.signal(lhs)
+            drivers = self.drivers.setdefault(id(lhs), {})
+            drivers.setdefault((id(fragment), domain), []).append((cond, start, rhs))
+        else:
+            raise _Unsupported
+
+    def emit_instance(self, instance):
+        inputs, outputs = [], []
+        for connection, direction in instance.ports.values():
+            if isinstance(connection, _ast.IOValue):
+                raise _Unsupported
+            if direction == "i":
+                inputs.append(self.rhs(connection)[0])
+            else:
+                outputs.append(self.lhs(connection))
+        nets = self.cell(("instance", instance.type, tuple(inputs)), sum(map(len, outputs)))
+        at = 0
+        for late in outputs:
+            self.connect(late, nets[at:at + len(late)])
+            at += len(late)
+
+    def emit_memory(self, fragment):
+        data = fragment._data
+        memory = len(self.cells)
+        self.cells.append(("memory", data._depth, _ast.Shape.cast(data._shape).width))
+        for port in fragment._write_ports:
+            values = self.rhs(port._data)[0]
+            en = self.rhs(port._en)[0]
+            en = tuple(en[bit // port._granularity] for bit in range(len(values)))
+            self.cells.append(("write", memory, values, self.rhs(port._addr)[0], en))
+        for port in fragment._read_ports:
+            addr = self.rhs(port._addr)[0]
+            en = None if port._domain == "comb" else self.rhs(port._en)[0][0]
+            self.connect(self.lhs(port._data),
+                         self.cell(("read", memory, addr, en), len(port._data)))
+
+    # -- drivers and ports -------------------------------------------------------------------
+
+    def emit_drivers(self):
+        for key, drivers in self.drivers.items():
+            late, _signed, signal = self.signals[key]
+            for (_fragment, domain), assignments in drivers.items():
+                if len(drivers) == 1 and not any(net in self.connections for net in late):
+                    chunks = [(0, len(late))]
+                else:
+                    chunks = _chunks(assignments)
+                clocked = domain != "comb"
+                if clocked:
+                    cd = self.domain(domain)
+                    if cd.rst is not None and not cd.async_reset and not signal.reset_less:
+                        cond, = self.priority(1, (self.match(self.signal(cd.rst), ("1",)),))
+                        init = tuple((signal.init >> bit) & 1 for bit in range(len(late)))
+                        assignments = assignments + [(cond, 0, init)]
+                    arst = (self.signal(cd.rst)[0] if cd.rst is not None and cd.async_reset
+                            and not signal.reset_less else 0)
+                    clock = (self.signal(cd.clk)[0], cd.clk_edge, arst)
+                for start, stop in chunks:
+                    if clocked:
+                        default = late[start:stop]
+                    else:
+                        default = tuple((signal.init >> bit) & 1 for bit in range(start, stop))
+                    value = _driver_value(self, default, assignments, start, stop)
+                    if clocked:
+                        init = (signal.init >> start) & ((1 << (stop - start)) - 1)
+                        value = self.cell(("ff", value, init, clock), stop - start)
+                    self.connect(late[start:stop], value)
+
+    def top_ports(self, ports):
+        """Connect the inputs (the ports' and those of the clock domains Amaranth would create)
+        to the top cell and undriven signals to their initial values; returns the outputs' nets."""
+        inputs = [(signal, PortDirection.Input) for domain in self.created
+                  for signal in (domain.clk, domain.rst) if signal is not None]
+        if not isinstance(ports, dict):
+            raise _Unsupported
+        outputs, next_bit = [], 2
+        for signal, direction in [*ports.values(), *inputs]:
+            if not isinstance(signal, Signal):
+                raise _Unsupported
+            late = self.signal(signal)
+            if direction == PortDirection.Input:
+                self.connect(late, tuple(range(next_bit, next_bit + len(late))))
+                next_bit += len(late)
+            elif direction == PortDirection.Output:
+                outputs.extend(late)
+            else:
+                raise _Unsupported
+        for late, _signed, signal in self.signals.values():
+            for bit, net in enumerate(late):
+                if net not in self.connections:
+                    self.connections[net] = (signal.init >> bit) & 1
+        return outputs
+
+
+def _driver_value(emitter, default, assignments, start, stop):
+    """A driver's value over bits ``start:stop``: its default, or an assignment list."""
+    width = stop - start
+    clipped = []
+    for cond, at, value in assignments:
+        if at >= stop or at + len(value) <= start:
+            continue
+        if cond == 1 and at == start and len(value) == width and not clipped:
+            default = value
+            continue
+        if at < start:
+            value, at = value[start - at:], 0
+        else:
+            at -= start
+        clipped.append((cond, at, value[:width - at]))
+    if not clipped:
+        return default
+    return emitter.cell(("assign", default, tuple(clipped)), width)
+
+
+def _chunks(assignments):
+    """Runs of the bits the assignments drive."""
+    driven = set()
+    for _cond, start, value in assignments:
+        driven.update(range(start, start + len(value)))
+    chunks = []
+    for bit in sorted(driven):
+        if chunks and chunks[-1][1] == bit:
+            chunks[-1] = (chunks[-1][0], bit + 1)
+        else:
+            chunks.append((bit, bit + 1))
+    return chunks
+
+
+def _extend(value, signed, width):
+    if len(value) >= width:
+        return value
+    fill = value[-1] if signed else 0
+    return value + (fill,) * (width - len(value))
+
+
+def _unify(a, signed_a, b, signed_b):
+    """Operands extended to their common shape (``Shape._unify``), and its signedness."""
+    if signed_a == signed_b:
+        width = max(len(a), len(b))
+    elif signed_a:
+        width = max(len(a), len(b) + 1)
+    else:
+        width = max(len(a) + 1, len(b))
+    signed = signed_a or signed_b
+    return _extend(a, signed_a, width), _extend(b, signed_b, width), signed
+
+
+# -- after emission ----------------------------------------------------------------------------
+
+def input_nets(cell):
+    """Every net ``cell`` reads."""
+    kind = cell[0]
+    if kind == "op":
+        return [net for value in cell[2] for net in value]
+    if kind == "ff":
+        return [*cell[1], cell[3][0], cell[3][2]]
+    if kind == "assign":
+        nets = list(cell[1])
+        for cond, _start, value in cell[2]:
+            nets.append(cond)
+            nets.extend(value)
+        return nets
+    if kind == "matches":
+        return list(cell[1])
+    if kind == "priority":
+        return [cell[1], *cell[2]]
+    if kind == "part":
+        return [*cell[1], *cell[3]]
+    if kind == "read":
+        return list(cell[2]) if cell[3] is None else [*cell[2], cell[3]]
+    if kind == "write":
+        return [*cell[2], *cell[3], *cell[4]]
+    if kind == "instance":
+        return [net for value in cell[2] for net in value]
+    if kind == "other":
+        return list(cell[2])
+    return []
+
+
+def _resolve(cell, net):
+    """``cell`` with every net it reads passed through ``net``."""
+    kind = cell[0]
+
+    def value(nets):
+        return tuple(map(net, nets))
+    if kind == "op":
+        return ("op", cell[1], tuple(map(value, cell[2])))
+    if kind == "ff":
+        clk, edge, arst = cell[3]
+        return ("ff", value(cell[1]), cell[2], (net(clk), edge, net(arst)))
+    if kind == "assign":
+        return ("assign", value(cell[1]),
+                tuple((net(cond), start, value(v)) for cond, start, v in cell[2]))
+    if kind == "matches":
+        return ("matches", value(cell[1]), cell[2])
+    if kind == "priority":
+        return ("priority", net(cell[1]), value(cell[2]))
+    if kind == "part":
+        return ("part", value(cell[1]), cell[2], value(cell[3]), cell[4], cell[5])
+    if kind == "read":
+        return ("read", cell[1], value(cell[2]), None if cell[3] is None else net(cell[3]))
+    if kind == "write":
+        return ("write", cell[1], value(cell[2]), value(cell[3]), value(cell[4]))
+    if kind == "instance":
+        return ("instance", cell[1], tuple(map(value, cell[2])))
+    if kind == "other":
+        return ("other", cell[1], value(cell[2]))
+    return cell
+
+
+def merge_duplicates(netlist):
+    """Resolve the netlist's late nets, merging cells that compute the same function of the
+    same inputs as Yosys's ``opt_merge`` does (registers included): window lanes and tree
+    levels built separately often compare or register the same pixels. Repeats until no merge
+    enables another. Memories, their ports and instances are never merged."""
+    cells = netlist.cells
+    connections = netlist.connections
+    into = {}
+
+    def net(n):
+        while n < 0:
+            n = connections[n]
+        if n < 2 or n >> 16 not in into:
+            return n
+        cell = n >> 16
+        while cell in into:
+            cell = into[cell]
+        return cell << 16 | n & 0xffff
+
+    readers = {}
+    for index, cell in enumerate(cells):
+        cell = cells[index] = _resolve(cell, net)
+        for source in {n >> 16 for n in input_nets(cell) if n >= 2}:
+            readers.setdefault(source, set()).add(index)
+    seen, keys, stale = {}, {}, set()
+    pending = list(range(len(cells)))
+    while pending:
+        index = pending.pop()
+        if index in into:
+            continue
+        cell = cells[index]
+        if cell[0] not in _MERGED:
+            continue
+        if index in stale:      # an input was merged: read it from its representative
+            cell = cells[index] = _resolve(cell, net)
+            stale.discard(index)
+        if keys.get(index) not in (None, cell) and seen.get(keys[index]) == index:
+            del seen[keys[index]]
+        keys[index] = cell
+        first = seen.setdefault(cell, index)
+        if first != index:
+            into[index] = first
+            moved = readers.get(index, set())
+            readers.setdefault(first, set()).update(moved)
+            stale.update(moved)
+            pending.extend(moved)
+    netlist.outputs = [net(n) for n in netlist.outputs]
+    for index in stale:
+        cells[index] = _resolve(cells[index], net)
+
+
+def live_cells(netlist):
+    """Indices of cells whose outputs reach a top-level output (memories through their ports)."""
+    cells = netlist.cells
+    writers = {}
+    for index, cell in enumerate(cells):
+        if cell[0] == "write":
+            writers.setdefault(cell[1], []).append(index)
+    live = set()
+    stack = list(netlist.outputs)
+    while stack:
+        n = stack.pop()
+        index = n >> 16
+        if n < 2 or index in live or index == 0:
+            continue
+        live.add(index)
+        cell = cells[index]
+        stack.extend(input_nets(cell))
+        if cell[0] == "read" and cell[1] not in live:
+            live.add(cell[1])
+            for port in writers.get(cell[1], ()):
+                live.add(port)
+                stack.extend(input_nets(cells[port]))
+    return live
