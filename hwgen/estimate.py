@@ -92,11 +92,11 @@ def count_primitives(design, ports=None, platform=None):
     return count_netlist(netlist(design, ports, platform))
 
 
-def count_netlist(cells_of):
+def count_netlist(emitted):
     """:func:`count_primitives` of an emitted :class:`~hwgen.netlist.Netlist`."""
-    merge_duplicates(cells_of)
-    cells = cells_of.cells
-    live = live_cells(cells_of)
+    merge_duplicates(emitted)
+    cells = emitted.cells
+    live = live_cells(emitted)
     kinds = Counter()
     unmodelled = Counter()
     instances = Counter()

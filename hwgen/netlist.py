@@ -60,10 +60,11 @@ def netlist(design, ports=None, platform=None):
     """The netlist of ``design`` elaborated for ``platform``, late nets not yet resolved
     (:func:`merge_duplicates` resolves them)."""
     fragment = Fragment.get(design, platform)
+    ports = _ports(design, ports)
     try:
-        return emit(fragment, _ports(design, ports))
-    except _Unsupported:
-        return from_amaranth(Fragment.get(design, platform), _ports(design, ports))
+        return emit(fragment, ports)
+    except _Unsupported:     # emit() reads the fragment only: Amaranth's emitter can take it
+        return from_amaranth(fragment, ports)
 
 
 def emit(fragment, ports):
@@ -137,7 +138,8 @@ class _Emitter:
         self.matches = {}
         self.priorities = {}
         self.next_late = -1
-        self.domains, self.created = self.find_domains(fragment)
+        self.domains = self.find_domains(fragment)
+        self.created = []           # domains used but not defined: their clock and reset are inputs
         self.emit_fragment(fragment)
         self.emit_drivers()
         self.netlist = Netlist(self.cells, self.connections, self.top_ports(ports))
@@ -145,23 +147,16 @@ class _Emitter:
     # -- clock domains -----------------------------------------------------------------------
 
     def find_domains(self, fragment):
-        """Every clock domain by name, and the ones Amaranth would create as design inputs."""
-        domains, used = {}, set()
+        """Every clock domain the fragments define, by name (:meth:`domain` creates the rest)."""
+        domains = {}
         stack = [fragment]
         while stack:
             frag = stack.pop()
             for name, domain in frag.domains.items():
                 if domain.local or domains.setdefault(name, domain) is not domain:
                     raise _Unsupported   # scoped or renamed domains
-            if isinstance(frag, _ir.IOBufferInstance):
-                raise _Unsupported
-            used.update(frag.statements)
-            if isinstance(frag, _mem.MemoryInstance):
-                used.update(port._domain for port in frag._read_ports + frag._write_ports)
             stack.extend(sub for sub, _name, _src_loc in frag.subfragments)
-        created = [ClockDomain(name) for name in sorted(used - set(domains) - {"comb"})]
-        domains.update((domain.name, domain) for domain in created)
-        return domains, created
+        return domains
 
     # -- values ------------------------------------------------------------------------------
 
@@ -335,7 +330,7 @@ class _Emitter:
             self.connections[net] = driver
 
     def domain(self, name):
-        if name not in self.domains:     # used by a ClockSignal or ResetSignal only
+        if name not in self.domains:     # used but not defined: Amaranth creates it
             self.domains[name] = ClockDomain(name)
             self.created.append(self.domains[name])
         return self.domains[name]
