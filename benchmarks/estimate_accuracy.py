@@ -5,7 +5,7 @@ Design space: 3x3 and 5x5 dilation, 512x512 image, U in {1, 2, 4, 8, 16, 32} x b
 for Xilinx 7-series). For every resource it prints the mean and the largest absolute error, in
 percent of the synthesized figure and in units, the block-RAM exact-match count, and the speed
 ratio (Yosys synthesis time over estimate time, elaboration included). Synthesis results are
-cached (``hwgen.synth``), so a rerun only re-times the estimates.
+cached (``hwgen.resources.synth``), so a rerun only re-times the estimates.
 
     python benchmarks/estimate_accuracy.py [--boards ulx3s-85f arty-a7-100t] [--jobs 2]
         [--json FILE] [--markdown] [-q]
@@ -19,16 +19,13 @@ import sys
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from tqdm import tqdm
 
-from tqdm import tqdm  # noqa: E402
-
-from boards import get_board  # noqa: E402
-from hwgen.catalog import make_window_filter  # noqa: E402
-from hwgen.estimate import estimate  # noqa: E402
-from hwgen.options import board_tree_policy, design_name  # noqa: E402
-from hwgen.synth import synthesize  # noqa: E402
-from hwgen.versions import tool_versions  # noqa: E402
+from hwgen.boards import get_board
+from hwgen.catalog import board_tree_policy, design_name, make_window_filter
+from hwgen.resources.estimate import estimate
+from hwgen.resources.synth import synthesize
+from hwgen.versions import tool_versions
 
 UNROLLS = (1, 2, 4, 8, 16, 32)
 BUFFERS = ("none", "smart", "line")

@@ -9,17 +9,13 @@ time Amaranth's simulator takes with and without the HMM, per run and per simula
 
 import argparse
 import time
-from pathlib import Path
-import sys
 
 import numpy as np
 from amaranth.hdl import Fragment, Shape
 from amaranth.hdl._mem import MemoryInstance
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from kernels import WindowFilter  # noqa: E402
-from sim import instrument_pe, run_window_filter  # noqa: E402
+from hwgen.kernels import WindowFilter
+from hwgen.sim import instrument_pe, run_window_filter
 
 
 def storage_bits(fragment):

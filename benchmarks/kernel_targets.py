@@ -10,7 +10,7 @@ Targets:
   6 BRAM18 at 8 pixels/clock) and block RAM <= 2 / <= 4 BRAM18.
 
 Prints every figure, whether its target is met, and the critical path nextpnr names for U = 8.
-Results come from :func:`hwgen.synth.synthesize`, so they are cached: a rerun is instant.
+Results come from :func:`hwgen.resources.synth.synthesize`, so they are cached: a rerun is instant.
 
     python benchmarks/kernel_targets.py [--height 512] [--json FILE] [-q]
 """
@@ -20,14 +20,11 @@ import json
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from tqdm import tqdm
 
-from tqdm import tqdm  # noqa: E402
-
-from hwgen.catalog import make_window_filter  # noqa: E402
-from hwgen.options import board_tree_policy, design_name, resolve_board  # noqa: E402
-from hwgen.synth import synthesize  # noqa: E402
-from hwgen.versions import tool_versions  # noqa: E402
+from hwgen.catalog import board_tree_policy, design_name, make_window_filter, resolve_board
+from hwgen.resources.synth import synthesize
+from hwgen.versions import tool_versions
 
 FMAX_TARGET_MHZ, FMAX_STRETCH_MHZ = 125.0, 180.0
 # Vitis Vision dilate 3x3, 1920-wide image, Vivado HLS (published resource figures).

@@ -12,8 +12,8 @@ import time
 import numpy as np
 
 from hwgen.build import convert
-from kernels import WindowFilter
-from sim import run_window_filter
+from hwgen.kernels import WindowFilter
+from hwgen.sim import run_window_filter
 
 
 def main():

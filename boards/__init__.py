@@ -3,7 +3,7 @@
 The built-in boards are the ``*.toml`` files of this package; a user's own board is a TOML or
 JSON file of the same form (see ``docs/boards.md``)::
 
-    from boards import get_board
+    from hwgen.boards import get_board
     board = get_board("ulx3s-85f")          # a built-in board by name
     board = get_board("my-board.toml")      # or a board file
 """

@@ -1,12 +1,16 @@
-"""The kernels the command line knows, by name."""
+"""The kernels hwgen knows by name, the names of their design points, and the boards they are
+built for."""
 
+import hashlib
 from dataclasses import dataclass
 
-from kernels import BUFFERS, MASK_SHAPES, WindowFilter
-
+from .boards import Board, BoardError, get_board
 from .errors import HwgenError
+from .kernels import BUFFERS, MASK_SHAPES, WindowFilter
+from .kernels.window import default_credits
 
-__all__ = ["KERNELS", "KernelInfo", "kernel_info", "make_window_filter"]
+__all__ = ["KERNELS", "KernelInfo", "board_tree_policy", "design_name", "kernel_info",
+           "make_window_filter", "resolve_board"]
 
 
 @dataclass(frozen=True)
@@ -52,9 +56,43 @@ def kernel_info(name):
 
 
 def make_window_filter(kernel, **params):
-    """Build a :class:`kernels.WindowFilter` for a named kernel; bad parameters raise HwgenError."""
+    """Build a :class:`hwgen.kernels.WindowFilter` for a named kernel; bad parameters raise HwgenError."""
     info = kernel_info(kernel)
     try:
         return WindowFilter(info.op, **params)
     except (TypeError, ValueError) as error:
         raise HwgenError(str(error)) from None
+
+
+def board_tree_policy(board):
+    """The register policy a board's fabric needs: ``fast`` for 4-input LUTs, else ``lean``."""
+    return "fast" if board.resources.lut_inputs <= 4 else "lean"
+
+
+def design_name(kernel, pe):
+    """A name for a design that says its parameters: ``dilation_3x3_rect_u8_smart_p8_512x512``."""
+    mask = pe.mask_name
+    if mask == "custom":
+        mask = "mask" + hashlib.sha256(pe.mask.tobytes() + bytes(pe.mask.shape)).hexdigest()[:8]
+    parts = [kernel, f"{pe.rows}x{pe.cols}", mask, f"u{pe.unroll}", pe.buffer,
+             f"p{pe.pixel_bits}", f"{pe.width}x{pe.height}"]
+    if not pe.pipeline:
+        parts.append("nopipe")
+    default_policy = "lean" if pe.pipeline else None
+    if pe.tree_policy is not None and pe.tree_policy != default_policy:
+        parts.append(pe.tree_policy)
+    elif pe.tree_policy is None and (pe.pipeline or pe.tree_stages):
+        parts.append(f"t{pe.tree_stages}")
+    if pe.credits != default_credits(pe.datapath_latency, pe.pipeline):
+        parts.append(f"c{pe.credits}")
+    return "_".join(parts)
+
+
+def resolve_board(board):
+    """A :class:`hwgen.boards.Board` from a board, a built-in board's name or a board file."""
+    if isinstance(board, Board):
+        return board
+    try:
+        return get_board(board)
+    except BoardError as error:
+        raise HwgenError(f"--board: {error}") from None

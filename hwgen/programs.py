@@ -1,12 +1,12 @@
 """Jobs for the multithreaded-pipeline programs: their data in memory and numpy models.
 
-A job builds its :class:`kernels.pipeline.Program`, lays out its inputs in a flat memory image,
+A job builds its :class:`hwgen.kernels.pipeline.Program`, lays out its inputs in a flat memory image,
 and checks what the pipeline left in memory against a numpy model of the same arithmetic.
 """
 
 import numpy as np
 
-from kernels.programs import GEMM_VARIANTS, default_block_rows, gemm, pi_series, pi_step
+from .kernels.programs import GEMM_VARIANTS, default_block_rows, gemm, pi_series, pi_step
 
 from .errors import HwgenError
 
@@ -26,7 +26,7 @@ class GemmJob:
     ----------
     variant : str
     dim, threads, element_bits, frac_bits, lanes : int
-        See :func:`kernels.programs.gemm`.
+        See :func:`hwgen.kernels.programs.gemm`.
     seed : int
         Seed of the random matrices (every element value of the width is possible).
     """
@@ -99,7 +99,7 @@ class PiJob:
     ----------
     steps, threads : int
     frac_bits : int
-        See :func:`kernels.programs.pi_series`.
+        See :func:`hwgen.kernels.programs.pi_series`.
     """
     name = "pi"
     variants = ("series",)

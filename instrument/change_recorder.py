@@ -3,7 +3,7 @@
 A :class:`ChangeRecorder` watches one value (for example every hardware thread's 2-bit state, or
 the states of several state machines side by side) and asks for a record whenever it differs from
 the last one recorded; the HMM writes those records, with their timestamps, into a
-:class:`~instrument.trace_buffer.TraceBuffer` the host drains while the design runs, or that
+:class:`~hwgen.instrument.trace_buffer.TraceBuffer` the host drains while the design runs, or that
 counts exactly the records it had to drop. Between two records nothing changed, so the records
 alone give the value in every cycle.
 """

@@ -1,7 +1,7 @@
 """Histograms of sampled values: bins in a RAM table, plus count, sum, minimum and maximum.
 
 :func:`build_histogram` builds one into any module: the bins are a count table
-(:func:`~instrument.state_profiler.build_count_table`) whose entry is the sample's bin.
+(:func:`~hwgen.instrument.state_profiler.build_count_table`) whose entry is the sample's bin.
 """
 
 from amaranth.hdl import Module, Mux

@@ -1,15 +1,15 @@
 """The hardware measurement module (HMM): probes, their parts, control and readout.
 
-An :class:`HMM` turns a list of probes (:mod:`instrument.probe`) into parts (counters, state
+An :class:`HMM` turns a list of probes (:mod:`hwgen.instrument.probe`) into parts (counters, state
 profilers, histograms, trace buffers, ...) plus a cycle counter named ``cycles`` that every HMM
 has and that timestamps its traces, and gives them one control and readout port
-(:mod:`instrument.port`). Its :attr:`~HMM.layout` says where every value lives on that port.
+(:mod:`hwgen.instrument.port`). Its :attr:`~HMM.layout` says where every value lives on that port.
 
 Timing. The HMM samples every design expression its probes watch into a register at each clock
 edge and its parts count the samples one cycle later: the design's paths gain no logic but the
 sampling flip-flops, and every part sees the same cycle at the same time. The parts share one
 ``enable`` (the sampled cycle counts: the HMM runs and no clear is in progress), so every value
-describes the same cycles. Commands go through the same pipeline; see :mod:`instrument.port` for
+describes the same cycles. Commands go through the same pipeline; see :mod:`hwgen.instrument.port` for
 what the host sees.
 
 Simulation cost. Amaranth's simulator pays for every signal a process assigns, in every cycle,
@@ -70,11 +70,11 @@ class _Builder:
         self.timestamp = None
 
     def resolve(self, expr, probe, *, width=None):
-        """The value an expression of probe ``probe`` stands for (see :mod:`instrument.probe`)."""
+        """The value an expression of probe ``probe`` stands for (see :mod:`hwgen.instrument.probe`)."""
         if isinstance(expr, str) or callable(expr):
             if self.view is None:
                 raise ValueError(f"{probe}: names and functions need a design view; use "
-                                 f"instrument.attach() or give HMM(view=)")
+                                 f"hwgen.instrument.attach() or give HMM(view=)")
             expr = self.view.signal(expr) if isinstance(expr, str) else expr(self.view)
         try:
             value = Value.cast(expr)
@@ -142,7 +142,7 @@ class HMM(wiring.Component):
     Parameters
     ----------
     probes : sequence of Probe
-        What to measure (:mod:`instrument.probe`). Names must be unique.
+        What to measure (:mod:`hwgen.instrument.probe`). Names must be unique.
     view : DesignView or None
         Resolves probe expressions given as names or functions.
     counter_bits : int
@@ -155,7 +155,7 @@ class HMM(wiring.Component):
     Members
     -------
     port : In(PortSignature(layout.addr_bits, word_bits))
-        Control and readout, see :mod:`instrument.port`.
+        Control and readout, see :mod:`hwgen.instrument.port`.
     """
 
     def __init__(self, probes, *, view=None, counter_bits=32, word_bits=32, details=None):
@@ -175,7 +175,7 @@ class HMM(wiring.Component):
 
     @property
     def layout(self):
-        """The :class:`~instrument.layout.HMMLayout` of this HMM."""
+        """The :class:`~hwgen.instrument.layout.HMMLayout` of this HMM."""
         return self._layout
 
     @property

@@ -2,7 +2,7 @@
 
 Requests leave their timestamps in a queue; each response takes the oldest one out, so its latency
 is known in the cycle it arrives and goes straight into a histogram
-(:func:`~instrument.histogram.build_histogram`). The oldest timestamp waits in a register and the
+(:func:`~hwgen.instrument.histogram.build_histogram`). The oldest timestamp waits in a register and the
 queue's synchronous read port (block or distributed RAM) always fetches the one after it, so the
 latency is a difference of two registers. The queue holds ``depth`` timestamps; when more
 requests are outstanding, the newest go untracked (counted, not queued) until their responses have
@@ -31,7 +31,7 @@ class LatencyHistogram(wiring.Component):
     depth : int
         Outstanding requests tracked at once, rounded up to a power of two.
     bins, bin_width : int
-        Of the histogram, as for :class:`~instrument.histogram.Histogram`.
+        Of the histogram, as for :class:`~hwgen.instrument.histogram.Histogram`.
     latency_bits : int
         Width of a latency; latencies are exact below ``2 ** latency_bits`` cycles.
     bits : int
@@ -47,7 +47,7 @@ class LatencyHistogram(wiring.Component):
     enable : In(1)
         Count this cycle.
     clear, busy, raddr, rdata, count, sum, min, max
-        The histogram's, as for :class:`~instrument.histogram.Histogram`.
+        The histogram's, as for :class:`~hwgen.instrument.histogram.Histogram`.
     wait_cycles : Out(count_layout(bits))
         Cycles with requests from earlier cycles outstanding and no response.
     untracked : Out(count_layout(bits))

@@ -1,7 +1,7 @@
 """The layout manifest of an HMM: where every value lives on its port and how to decode it.
 
 The build writes it as JSON next to the Verilog; a host needs nothing else to read every value by
-name. Addresses are word addresses on the port (see :mod:`instrument.port`).
+name. Addresses are word addresses on the port (see :mod:`hwgen.instrument.port`).
 
 Scalar values live in the *snapshot*: one register of packed fields that the ``snapshot``
 command fills at once, read word by word (field ``f`` is bits ``f.offset .. f.offset + f.bits``

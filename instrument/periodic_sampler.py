@@ -1,7 +1,7 @@
 """Periodic samplers: a strobe every ``period`` observed cycles, to snapshot counters into a trace.
 
 The HMM records the chosen counters' values (with their overflow flags) into a
-:class:`~instrument.trace_buffer.TraceBuffer` on every strobe, so values can be drawn over time.
+:class:`~hwgen.instrument.trace_buffer.TraceBuffer` on every strobe, so values can be drawn over time.
 """
 
 from amaranth.hdl import Module, Mux, Signal

@@ -6,16 +6,16 @@ per thread) and ``ops_performed`` (operations this cycle) — gets:
 
 ``thread_states``
     A record of every thread's state and a timestamp whenever any thread's state changes
-    (:class:`~instrument.probe.ThreadStates`), in a ``stop``-mode trace the host drains while the
+    (:class:`~hwgen.instrument.probe.ThreadStates`), in a ``stop``-mode trace the host drains while the
     pipeline runs; records that find it full are counted in ``thread_states.dropped``.
 ``samples``
     Every ``sample_period`` cycles, the running totals ``stall_cycles.thread<t>`` (cycles thread
     ``t`` stalled), ``ops`` (operations performed), ``bytes_read`` and ``bytes_written`` (bytes
     requested at the memory ports), in a ``stop``-mode trace drained likewise.
 ``job``
-    The cycles the job starts and ends (:func:`~instrument.pe_probes.job_probe`).
+    The cycles the job starts and ends (:func:`~hwgen.instrument.pe_probes.job_probe`).
 ``busy_cycles``, ``bytes_read``, ``bytes_written``, ``ops``, ``stall_cycles.thread<t>``
-    The totals (:func:`~instrument.pe_probes.traffic_probes`).
+    The totals (:func:`~hwgen.instrument.pe_probes.traffic_probes`).
 
 A sampled counter is named ``<figure>.<field>`` when it belongs to the thread whose state is
 field ``<field>`` of the ``thread_states`` records.

@@ -19,8 +19,8 @@ Reads may be issued back to back, one per cycle; answers come in order. Reads an
 share a cycle.
 
 **Registers.** Address 0 is the control register: writing it executes the commands whose bits are
-set (:data:`~instrument.layout.COMMANDS`), reading it returns the status
-(:data:`~instrument.layout.STATUS_BITS`). Address 1 reads the layout id, a CRC-32 of the layout
+set (:data:`~hwgen.instrument.layout.COMMANDS`), reading it returns the status
+(:data:`~hwgen.instrument.layout.STATUS_BITS`). Address 1 reads the layout id, a CRC-32 of the layout
 manifest, so a host can check it decodes with the right manifest. Each trace has a ``consumed``
 register (read/write) and every other region is read-only.
 

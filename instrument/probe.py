@@ -1,12 +1,12 @@
 """Probes: what an HMM measures, described before the hardware exists.
 
-A probe names a measurement and the design expressions it watches; :class:`~instrument.hmm.HMM`
+A probe names a measurement and the design expressions it watches; :class:`~hwgen.instrument.hmm.HMM`
 builds the parts for it. An expression can be
 
 * an Amaranth value (for example a port of the design: ``pe.rd_req.valid``),
 * a string naming a signal of the elaborated design (``"out_fifo.level"``, see
-  :meth:`~instrument.discover.DesignView.signal`), or
-* a function that receives the :class:`~instrument.discover.DesignView` and returns a value,
+  :meth:`~hwgen.instrument.discover.DesignView.signal`), or
+* a function that receives the :class:`~hwgen.instrument.discover.DesignView` and returns a value,
   for expressions over internal signals: ``lambda d: d["out_fifo.level"] > 12``.
 
 Every counter is ``counter_bits`` wide (an HMM parameter), saturates and keeps an overflow flag.
@@ -42,7 +42,7 @@ class Probe:
     """A named measurement; ``name`` is dotted words of letters, digits, ``_`` and ``$``.
 
     Each kind of probe has ``build(builder)``, which the HMM calls to add the probe's parts and
-    readable values (see ``instrument.hmm``).
+    readable values (see ``hwgen.instrument.hmm``).
     """
 
     def __init__(self, name):
@@ -344,7 +344,7 @@ class Sampler(Probe):
 
 class Changes(Probe):
     """A record of chosen values and a timestamp whenever any of them changes, so the records
-    alone give every value in every cycle (see :mod:`instrument.change_recorder`).
+    alone give every value in every cycle (see :mod:`hwgen.instrument.change_recorder`).
 
     Parameters
     ----------

@@ -32,7 +32,7 @@ class StreamMonitor(wiring.Component):
     Members
     -------
     enable, clear : In(1)
-        As for :class:`~instrument.event_counter.EventCounter`.
+        As for :class:`~hwgen.instrument.event_counter.EventCounter`.
     valid, ready : In(1)
         The stream's handshake.
     transferring, blocking, idle : Out(count_layout(bits))

@@ -1,4 +1,4 @@
-"""Hardware generators: processing elements that share the port contract of :mod:`kernels.pe`."""
+"""Hardware generators: processing elements that share the port contract of :mod:`hwgen.kernels.pe`."""
 
 from .mask import MASK_SHAPES, structuring_element
 from .pe import BeatFormat, ControlSignature, pe_members

@@ -88,7 +88,7 @@ def separable_reduce(m, op, patterns, columns, lanes, valid, *, vertical_regs, h
         A new beat of columns is present.
     vertical_regs, horizontal_regs : collection of int
         Register positions in the column trees and the cross-column trees (see
-        :func:`~kernels.reduction.reduce_tree`).
+        :func:`~hwgen.kernels.reduction.reduce_tree`).
     name : str
 
     Returns

@@ -3,10 +3,10 @@
 Output pixel ``(y, x)`` is the reduction over ``img[y + i, x + j]`` for every active entry
 ``(i, j)`` of the structuring element: the valid region, ``(H - N + 1) x (W - M + 1)``.
 
-One :class:`WindowFilter` has the PE ports of :mod:`kernels.pe`, its own read and write address
+One :class:`WindowFilter` has the PE ports of :mod:`hwgen.kernels.pe`, its own read and write address
 generators, and one of three buffer strategies that decide the off-chip fetch pattern:
-``none`` (:mod:`kernels.direct`), ``smart`` (:mod:`kernels.smart_buffer`) and ``line``
-(:mod:`kernels.line_buffer`).
+``none`` (:mod:`hwgen.kernels.direct`), ``smart`` (:mod:`hwgen.kernels.smart_buffer`) and ``line``
+(:mod:`hwgen.kernels.line_buffer`).
 
 Flow control is by credits: a step (the beats that make one output beat) is only fetched when
 the output FIFO has room reserved for its result, so the datapath never stalls, responses are
@@ -127,7 +127,7 @@ class WindowFilter(wiring.Component):
     Members
     -------
     ctrl : In(ControlSignature({"src_base": addr, "dst_base": addr}))
-    rd_req, rd_rsp, wr_req : streams, see :mod:`kernels.pe`
+    rd_req, rd_rsp, wr_req : streams, see :mod:`hwgen.kernels.pe`
     """
 
     def __init__(self, op="max", size=(3, 3), *, mask="rect", pixel_bits=8, width=512, height=512,

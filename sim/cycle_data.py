@@ -6,7 +6,7 @@ from .readout import HMMReadout
 
 __all__ = ["CycleData", "Rates"]
 
-# Figures a PE's HMM measures (see instrument.pe_probes), by CycleData field.
+# Figures a PE's HMM measures (see hwgen.instrument.pe_probes), by CycleData field.
 _HMM_FIELDS = {
     "cycles": "busy_cycles",
     "bytes_read": "bytes_read",

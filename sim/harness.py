@@ -16,7 +16,7 @@ import numpy as np
 from amaranth.hdl import Module
 from amaranth.sim import Simulator
 
-from instrument import Instrumented, attach, job_probe, pe_probes
+from ..instrument import Instrumented, attach, job_probe, pe_probes
 
 from .cycle_data import CycleData
 from .hmm_host import HMMHost
@@ -32,8 +32,8 @@ class PERun:
     traffic, and the HMM's readout (``None`` for a bare PE)."""
     cycles: int
     storage: list
-    traffic: object   # sim.memory.PortTraffic
-    readout: object = None   # sim.readout.HMMReadout
+    traffic: object   # hwgen.sim.memory.PortTraffic
+    readout: object = None   # hwgen.sim.readout.HMMReadout
 
 
 @dataclass
@@ -41,18 +41,18 @@ class WindowRun:
     """A window filter's output image and the run's figures (from its HMM if it has one)."""
     image: np.ndarray
     figures: CycleData
-    traffic: object   # sim.memory.PortTraffic
+    traffic: object   # hwgen.sim.memory.PortTraffic
     memory: MemoryModel
 
 
 def instrument_pe(pe, *, timeline_depth=None, **options):
-    """``pe`` with the HMM every build gets: PE figures (:func:`instrument.pe_probes`), a state
+    """``pe`` with the HMM every build gets: PE figures (:func:`hwgen.instrument.pe_probes`), a state
     profile per state machine and counters per stream.
 
     With ``timeline_depth``, also the ``timeline`` of every state machine's state and stream's
-    category over time (see :func:`instrument.attach`) and the ``job`` trace
-    (:func:`instrument.job_probe`) that places the job on its timestamps. ``options`` go to
-    :func:`instrument.attach`.
+    category over time (see :func:`hwgen.instrument.attach`) and the ``job`` trace
+    (:func:`hwgen.instrument.job_probe`) that places the job on its timestamps. ``options`` go to
+    :func:`hwgen.instrument.attach`.
     """
     probes = pe_probes(pe)
     if timeline_depth is not None:
@@ -206,7 +206,7 @@ def check_image(image, pe):
 
 def run_window_filter(pe, image, *, memory=MemoryModel(), vcd=None, record_addresses=False,
                       instrument=True, monitors=(), progress=None, drain_interval_cycles=None):
-    """Filter ``image`` with a :class:`kernels.WindowFilter` in simulation.
+    """Filter ``image`` with a :class:`hwgen.kernels.WindowFilter` in simulation.
 
     The input frame is placed at element address 0 and the output frame right after it.
 

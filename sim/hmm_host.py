@@ -2,11 +2,11 @@
 
 :class:`HMMHost` drives an HMM's control and readout port the way a host bridge would — strobes,
 addresses and data on the port's signals, nothing else — and decodes what it reads with the
-layout manifest (:class:`instrument.HMMLayout`) into an :class:`~sim.readout.HMMReadout`.
+layout manifest (:class:`hwgen.instrument.HMMLayout`) into an :class:`~hwgen.sim.readout.HMMReadout`.
 """
 
-from instrument import COMMANDS, READ_LATENCY_CYCLES, REGISTERS, STATUS_BITS
-from instrument.layout import Field
+from ..instrument import COMMANDS, READ_LATENCY_CYCLES, REGISTERS, STATUS_BITS
+from ..instrument.layout import Field
 
 from .readout import HMMReadout
 

@@ -1,10 +1,10 @@
 """The host of a multithreaded pipeline: it starts the threads, drains the profile, waits.
 
-:func:`run_threads` runs one job on a :class:`kernels.pipeline.Pipeline` with the profiling HMM
-of :func:`instrument.pipeline_probes` attached from outside (:func:`instrument_pipeline`). The
+:func:`run_threads` runs one job on a :class:`hwgen.kernels.pipeline.Pipeline` with the profiling HMM
+of :func:`hwgen.instrument.pipeline_probes` attached from outside (:func:`instrument_pipeline`). The
 host latches the run-time parameters with ``ctrl.start``, starts thread 0, 1, ... on the
 pipeline's ``launch`` stream, one every ``launch_delay_cycles`` (a host's software takes that
-long per thread it starts), and waits for ``ctrl.done``, while :class:`~sim.memory.MemoryServer`
+long per thread it starts), and waits for ``ctrl.done``, while :class:`~hwgen.sim.memory.MemoryServer`
 serves the memory ports. Meanwhile it drains the HMM's thread-state and sample traces through the
 HMM's port every ``drain_interval_cycles``, as a real host would, and reads everything through
 that port at the end: every figure of the returned :class:`ThreadRun` comes from the hardware.
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from amaranth.sim import Simulator
 
-from instrument import THREAD_STATES, HMMLayout, Instrumented, attach, pipeline_probes
+from ..instrument import THREAD_STATES, HMMLayout, Instrumented, attach, pipeline_probes
 
 from .cycle_data import Rates
 from .hmm_host import HMMHost
@@ -129,7 +129,7 @@ class ThreadRun(Rates):
 
     @classmethod
     def from_readout(cls, readout, layout, *, launch_cycles):
-        """The figures of a readout of :func:`instrument.pipeline_probes` and its layout."""
+        """The figures of a readout of :func:`hwgen.instrument.pipeline_probes` and its layout."""
         start = next(r["timestamp"] for r in readout.traces["job"] if "start" in r["events"])
         first, cycles = start + 1, readout["busy_cycles"]
         threads = len(layout.trace("thread_states").payload)
@@ -188,11 +188,11 @@ class ThreadRun(Rates):
 
 def instrument_pipeline(pe, *, sample_period=64, state_depth=1024, sample_depth=64,
                         word_bits=64, **options):
-    """``pe`` with the profiling HMM of :func:`instrument.pipeline_probes`.
+    """``pe`` with the profiling HMM of :func:`hwgen.instrument.pipeline_probes`.
 
     The HMM's port is ``word_bits`` wide: at 64 bits a thread-state record of up to 15 threads is
     one word, so draining the trace takes one read per record. ``options`` go to
-    :func:`instrument.attach`.
+    :func:`hwgen.instrument.attach`.
     """
     probes = pipeline_probes(pe, sample_period=sample_period, state_depth=state_depth,
                              sample_depth=sample_depth)
@@ -201,13 +201,13 @@ def instrument_pipeline(pe, *, sample_period=64, state_depth=1024, sample_depth=
 
 def run_threads(pe, storage, *, params, host=HostModel(), memory=MemoryModel(), max_cycles=None,
                 vcd=None, progress=None, monitors=()):
-    """Run one job on a :class:`kernels.pipeline.Pipeline` with every one of its threads.
+    """Run one job on a :class:`hwgen.kernels.pipeline.Pipeline` with every one of its threads.
 
     Parameters
     ----------
     pe : Pipeline or Instrumented Pipeline
         A bare pipeline gets :func:`instrument_pipeline` with its defaults; an instrumented one
-        must carry :func:`instrument.pipeline_probes`.
+        must carry :func:`hwgen.instrument.pipeline_probes`.
     storage : list of int
         Memory contents (modified in place by the PE's writes).
     params : dict of str to int
@@ -234,7 +234,7 @@ def run_threads(pe, storage, *, params, host=HostModel(), memory=MemoryModel(), 
         for name in ("job", "thread_states", "samples"):
             design.layout.trace(name)
     except KeyError:
-        raise ValueError("the pipeline's HMM must carry instrument.pipeline_probes()") from None
+        raise ValueError("the pipeline's HMM must carry hwgen.instrument.pipeline_probes()") from None
     threads = pe.threads
     delay = host.launch_delay_cycles
     server = MemoryServer(memory, storage, [pe])

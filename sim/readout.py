@@ -2,7 +2,7 @@
 
 from dataclasses import dataclass
 
-from instrument.layout import Group
+from ..instrument.layout import Group
 
 __all__ = ["HMMReadout"]
 
@@ -23,7 +23,7 @@ class HMMReadout:
         Each table's counts by label.
     traces : dict of str to list of dict
         Each trace's records, oldest first.
-    groups : tuple of instrument.layout.Group
+    groups : tuple of hwgen.instrument.layout.Group
         What each probe measured, by role.
     """
     layout_id: int

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from instrument import Instrumented
-from kernels import WindowFilter
+from ..instrument import Instrumented
+from ..kernels import WindowFilter
 
 from .cycle_data import CycleData, Rates
 from .harness import check_image, instrument_pe, run_pes
@@ -34,7 +34,7 @@ def _layout(width, height, outputs, count):
 
 
 def window_system(pes, *, width, height, op="max", size=(3, 3), **params):
-    """``pes`` identical :class:`kernels.WindowFilter` PEs, of a ``width`` x ``height`` image,
+    """``pes`` identical :class:`hwgen.kernels.WindowFilter` PEs, of a ``width`` x ``height`` image,
     with addresses wide enough for one frame each (see :func:`frame_layout`); ``params`` are the
     filter's other parameters."""
     if isinstance(pes, bool) or not isinstance(pes, int) or pes < 1:

@@ -12,8 +12,8 @@ from amaranth.lib.wiring import In, Out
 from amaranth.sim import Simulator
 
 from hwgen.build import design_ports
-from instrument import DesignView, attach, probe
-from sim import HMMHost
+from hwgen.instrument import DesignView, attach, probe
+from hwgen.sim import HMMHost
 
 
 class Producer(wiring.Component):

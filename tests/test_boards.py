@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from boards import Board, BoardError, builtin_boards, get_board, load_board
+from hwgen.boards import Board, BoardError, builtin_boards, get_board, load_board
 
 # Figures as the issue states them (the seeds' platforms), independent of the board files.
 SEEDS = {

@@ -11,7 +11,7 @@ import pytest
 from PIL import Image
 
 import reference as ref
-from hwgen.cli import main
+from hwgen.cli.main import main
 
 SMALL = ["--width", "16", "--height", "10"]
 

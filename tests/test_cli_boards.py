@@ -6,8 +6,8 @@ import sys
 
 import pytest
 
-from boards import builtin_boards
-from hwgen.cli import main
+from hwgen.boards import builtin_boards
+from hwgen.cli.main import main
 
 
 def run(argv, capsys):

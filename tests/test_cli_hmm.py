@@ -2,8 +2,8 @@
 
 import json
 
-from hwgen.cli import main
-from instrument import HMMLayout
+from hwgen.cli.main import main
+from hwgen.instrument import HMMLayout
 
 SMALL = ["dilation", "--width", "16", "--height", "12"]
 

@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from boards import get_board
-from hwgen.cli import main
+from hwgen.boards import get_board
+from hwgen.cli.main import main
 
 SMALL = ["--image", "32x16", "--board", "ulx3s-85f"]
 

@@ -6,10 +6,10 @@ from amaranth.hdl import Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from boards import cost_families, get_board
+from hwgen.boards import cost_families, get_board
 from hwgen.catalog import make_window_filter
-from hwgen.cli import main
-from hwgen.estimate import count_primitives, estimate, rom_luts
+from hwgen.cli.main import main
+from hwgen.resources.estimate import count_primitives, estimate, rom_luts
 
 from designs import Registers
 

@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-from hwgen.frame_scaling import scale_frames, short_heights
-from hwgen.sweep import DesignPoint, measure
-from kernels import WindowFilter
-from sim import run_window_filter
+from hwgen.roofline.frame_scaling import scale_frames, short_heights
+from hwgen.roofline.sweep import DesignPoint, measure
+from hwgen.kernels import WindowFilter
+from hwgen.sim import run_window_filter
 
 
 def simulate(buffer, unroll, pipeline, width, height):

@@ -7,8 +7,8 @@ import pytest
 from amaranth.hdl import Cat, Elaboratable, Module, Mux, Signal
 from amaranth.sim import Simulator
 
-from instrument import HMM, THREAD_STATES, HMMLayout, probe
-from sim import HMMError, HMMHost
+from hwgen.instrument import HMM, THREAD_STATES, HMMLayout, probe
+from hwgen.sim import HMMError, HMMHost
 
 
 class Stimulus(Elaboratable):

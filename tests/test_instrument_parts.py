@@ -5,10 +5,10 @@ import random
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from instrument.state_profiler import TABLE_LATENCY
-from instrument import (ChangeRecorder, CycleCounter, EventCounter, Histogram, LatencyHistogram,
+from hwgen.instrument.state_profiler import TABLE_LATENCY
+from hwgen.instrument import (ChangeRecorder, CycleCounter, EventCounter, Histogram, LatencyHistogram,
                         PeriodicSampler, StateProfiler, StreamMonitor, TraceBuffer)
-from sim.stimulus import run_cycles
+from hwgen.sim.stimulus import run_cycles
 
 FAST = settings(max_examples=8, deadline=None)
 

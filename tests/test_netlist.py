@@ -6,14 +6,14 @@ from amaranth.hdl import (Array, Cat, ClockDomain, ClockSignal, Fragment, Instan
 from amaranth.lib import memory, wiring
 from amaranth.lib.wiring import In, Out
 
-from boards import get_board
+from hwgen.boards import get_board
 from hwgen.build import design_ports
 from hwgen.catalog import make_window_filter
-from hwgen.estimate import count_netlist, count_primitives
-from hwgen.netlist import _Unsupported, emit, from_amaranth
-from kernels.pipeline import Pipeline
-from kernels.programs import gemm
-from sim import instrument_pe
+from hwgen.resources.estimate import count_netlist, count_primitives
+from hwgen.resources.netlist import _Unsupported, emit, from_amaranth
+from hwgen.kernels.pipeline import Pipeline
+from hwgen.kernels.programs import gemm
+from hwgen.sim import instrument_pe
 
 
 class Assorted(wiring.Component):

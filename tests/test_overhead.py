@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from boards import get_board
-from hwgen.cli import main
-from hwgen.options import board_tree_policy
+from hwgen.boards import get_board
+from hwgen.cli.main import main
+from hwgen.catalog import board_tree_policy
 
 SMALL = ["--width", "32", "--height", "8"]
 

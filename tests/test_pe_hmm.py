@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from scipy import ndimage
 
-from kernels import WindowFilter
-from instrument import STREAM_CATEGORIES
-from sim import CycleData, MemoryModel, instrument_pe, run_window_filter
+from hwgen.kernels import WindowFilter
+from hwgen.instrument import STREAM_CATEGORIES
+from hwgen.sim import CycleData, MemoryModel, instrument_pe, run_window_filter
 
 RANDOM_MEMORY = MemoryModel(latency_cycles=3, jitter_cycles=4, backpressure=0.25, seed=7)
 

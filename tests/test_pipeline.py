@@ -9,12 +9,12 @@ from amaranth.hdl import Fragment, Module, Signal, unsigned
 from amaranth.lib import data
 from amaranth.sim import Simulator
 
-from kernels.pipeline import (Acquire, Barrier, Compute, If, Join, Load, LocalMemory, LocalRead,
+from hwgen.kernels.pipeline import (Acquire, Barrier, Compute, If, Join, Load, LocalMemory, LocalRead,
                               LocalWrite, Lock, Loop, Pipeline, Program, Release, Store,
                               ThreadState, Wait, While)
-from kernels.pipeline.schedule import Schedule
-from kernels.programs import GEMM_VARIANTS, gemm, pi_series
-from sim import HostModel, MemoryModel, MemoryServer, run_threads
+from hwgen.kernels.pipeline.schedule import Schedule
+from hwgen.kernels.programs import GEMM_VARIANTS, gemm, pi_series
+from hwgen.sim import HostModel, MemoryModel, MemoryServer, run_threads
 
 ADDR = 10
 PARAMS = {"src": unsigned(ADDR), "dst": unsigned(ADDR)}

@@ -6,7 +6,7 @@ import random
 import pytest
 from amaranth.sim import Simulator
 
-from kernels.pipeline.arbiter import RoundRobin
+from hwgen.kernels.pipeline.arbiter import RoundRobin
 
 
 def simulate(dut, cycles):

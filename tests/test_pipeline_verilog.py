@@ -5,8 +5,8 @@ import re
 import pytest
 
 from hwgen.build import convert
-from kernels.pipeline import Pipeline
-from kernels.programs import GEMM_VARIANTS, gemm, pi_series
+from hwgen.kernels.pipeline import Pipeline
+from hwgen.kernels.programs import GEMM_VARIANTS, gemm, pi_series
 
 PROGRAMS = [gemm(variant, dim=4, threads=2, lanes=2) for variant in GEMM_VARIANTS]
 PROGRAMS.append(pi_series(threads=2))

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 from amaranth.hdl import Fragment
 
-from kernels.pipeline import Pipeline
-from kernels.programs import GEMM_VARIANTS, gemm, pi_series, pi_step
-from sim import HostModel, MemoryModel, run_threads
+from hwgen.kernels.pipeline import Pipeline
+from hwgen.kernels.programs import GEMM_VARIANTS, gemm, pi_series, pi_step
+from hwgen.sim import HostModel, MemoryModel, run_threads
 
 
 def to_signed(words, bits):

@@ -4,12 +4,12 @@ import math
 
 import pytest
 
-from boards import get_board
+from hwgen.boards import get_board
 from hwgen.errors import HwgenError
-from hwgen.frame_scaling import FrameFigures
-from hwgen.roofline import (Roofline, RooflinePoint, SystemCheck, bounding_link, bytes_per_cycle,
+from hwgen.roofline.frame_scaling import FrameFigures
+from hwgen.roofline.model import (Roofline, RooflinePoint, SystemCheck, bounding_link, bytes_per_cycle,
                             scalability)
-from hwgen.sweep import DesignPoint, Measurement
+from hwgen.roofline.sweep import DesignPoint, Measurement
 
 EX500 = get_board("ex500")
 AVAILABLE = EX500.resources.as_counts()

@@ -5,8 +5,8 @@ import json
 import numpy as np
 import pytest
 
-from hwgen.cli import main
-from sim import STATE_NAMES
+from hwgen.cli.main import main
+from hwgen.sim import STATE_NAMES
 
 
 def test_run_gemm_prints_and_writes_the_figures(tmp_path, capsys):

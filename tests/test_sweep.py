@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-import hwgen.sweep as sweep
+import hwgen.roofline.sweep as sweep
 from hwgen.errors import HwgenError
-from hwgen.sweep import DesignPoint, design_grid, measure
+from hwgen.roofline.sweep import DesignPoint, design_grid, measure
 
 
 def test_grid_is_every_combination_buffer_major():

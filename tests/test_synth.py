@@ -5,12 +5,12 @@ import sys
 
 import pytest
 
-from boards import get_board
+from hwgen.boards import get_board
 from hwgen.catalog import make_window_filter
-from hwgen.cli import main
+from hwgen.cli.main import main
 from hwgen.errors import HwgenError
-from hwgen.estimate import estimate
-from hwgen.synth import SynthResult, cell_resources, synthesize
+from hwgen.resources.estimate import estimate
+from hwgen.resources.synth import SynthResult, cell_resources, synthesize
 
 from designs import Registers
 

@@ -3,7 +3,7 @@ min(P x perf_PE, CI x BW), over a sweep that crosses from compute-bound to I/O-b
 
 import pytest
 
-from hwgen.sweep import DesignPoint, simulate_systems, system_height
+from hwgen.roofline.sweep import DesignPoint, simulate_systems, system_height
 
 PES = 2
 # The EX500's links at its 250 MHz clock: PCIe x8 for one FPGA (4.2 GB/s), the shared x16 for

@@ -8,9 +8,9 @@ programs should reveal.
 
 import pytest
 
-from kernels.pipeline import Pipeline, ThreadState
-from kernels.programs import GEMM_VARIANTS, gemm, pi_series, pi_step
-from sim import HostModel, run_threads
+from hwgen.kernels.pipeline import Pipeline, ThreadState
+from hwgen.kernels.programs import GEMM_VARIANTS, gemm, pi_series, pi_step
+from hwgen.sim import HostModel, run_threads
 
 RUNNING, CRITICAL, SPINNING = (ThreadState.RUNNING.value, ThreadState.CRITICAL.value,
                                ThreadState.SPINNING.value)

@@ -1,15 +1,15 @@
 # amaranth: UnusedElaboratable=no
-"""The hardware profile of a pipeline (instrument.pipeline_probes, drained through the HMM port
+"""The hardware profile of a pipeline (hwgen.instrument.pipeline_probes, drained through the HMM port
 by the host model) against an observer that samples the pipeline's probe points and memory ports
 in the testbench every cycle: every state record, every sample and every total must be what the
 observer saw, and records the host could not drain in time must be counted exactly."""
 
 import pytest
 
-from instrument import THREAD_STATES, attach
-from kernels.pipeline import Pipeline, ThreadState
-from kernels.programs import gemm, pi_series, pi_step
-from sim import HostModel, MemoryModel, instrument_pipeline, run_threads
+from hwgen.instrument import THREAD_STATES, attach
+from hwgen.kernels.pipeline import Pipeline, ThreadState
+from hwgen.kernels.programs import gemm, pi_series, pi_step
+from hwgen.sim import HostModel, MemoryModel, instrument_pipeline, run_threads
 
 
 class Observer:

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from hwgen.cli import main
-from sim import STATE_NAMES
+from hwgen.cli.main import main
+from hwgen.sim import STATE_NAMES
 from trace_readers import read_chrome, read_pcf, read_prv, read_row
 
 

@@ -8,14 +8,14 @@ import time
 import numpy as np
 import pytest
 
-from hwgen.paraver import paraver_files
-from hwgen.perfetto import perfetto_trace
-from hwgen.timeline import Timeline
-from instrument import THREAD_STATES
-from kernels import WindowFilter
-from kernels.pipeline import Pipeline
-from kernels.programs import gemm
-from sim import MemoryModel, instrument_pe, instrument_pipeline, run_threads, run_window_filter
+from hwgen.traces.paraver import paraver_files
+from hwgen.traces.perfetto import perfetto_trace
+from hwgen.traces.timeline import Timeline
+from hwgen.instrument import THREAD_STATES
+from hwgen.kernels import WindowFilter
+from hwgen.kernels.pipeline import Pipeline
+from hwgen.kernels.programs import gemm
+from hwgen.sim import MemoryModel, instrument_pe, instrument_pipeline, run_threads, run_window_filter
 from trace_readers import FormatError, read_chrome, read_pcf, read_prv, read_row
 
 CLOCK_MHZ = 250.0

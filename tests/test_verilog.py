@@ -10,8 +10,8 @@ import pytest
 
 import reference as ref
 from hwgen.build import convert
-from kernels import WindowFilter
-from sim import run_window_filter
+from hwgen.kernels import WindowFilter
+from hwgen.sim import run_window_filter
 from verilog_tb import window_testbench
 
 # Warning classes Verilator -Wall reports on Amaranth's output, each judged harmless:

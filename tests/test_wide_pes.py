@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 import reference as ref
-from kernels import WindowFilter
-from sim import run_window_filter
+from hwgen.kernels import WindowFilter
+from hwgen.sim import run_window_filter
 
 
 @pytest.mark.parametrize("buffer, unroll, height", [("line", 512, 4), ("smart", 300, 302)])

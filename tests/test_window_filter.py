@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import reference as ref
-from kernels import WindowFilter, dilation, erosion
-from sim import MemoryModel, run_window_filter
+from hwgen.kernels import WindowFilter, dilation, erosion
+from hwgen.sim import MemoryModel, run_window_filter
 
 WIDTH, HEIGHT = 24, 12   # 24 is divisible by every unroll below; 12 rows fit U=8 strips of 5x5
 UNROLLS = [1, 2, 3, 4, 8]

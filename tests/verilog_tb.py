@@ -1,7 +1,7 @@
 """A Verilog testbench with an ideal memory, to run emitted PEs in other simulators.
 
 The memory answers a read in the cycle after the request, accepts every request, and applies
-writes lane by lane; it matches sim.MemoryModel() (the ideal model) cycle for cycle. The bench
+writes lane by lane; it matches hwgen.sim.MemoryModel() (the ideal model) cycle for cycle. The bench
 pulses start, counts the cycles busy is high up to and including the done cycle, and dumps the
 output frame as hex.
 """

@@ -1,6 +1,6 @@
 """Characterise what each primitive kind costs per family, with real synthesis.
 
-For every kind of :data:`hwgen.estimate.KINDS` at several widths, and for memories over a grid
+For every kind of :data:`hwgen.resources.estimate.KINDS` at several widths, and for memories over a grid
 of depths and widths, this builds a micro-benchmark (the primitive alone between its own
 top-level ports), synthesizes all of them side by side in one flattened Yosys run per family
 (the flow ``hwgen synth`` uses), splits the netlist into its connected parts (clock and reset
@@ -11,7 +11,7 @@ Isolated, every narrow gate takes a LUT of its own; in a design ABC packs neighb
 into shared LUTs. So the script then calibrates: it synthesizes a set of window filters that is
 disjoint from the accuracy benchmark's design space (other window shapes, masks, unrolls, pixel
 widths and a 240x120 image), and fits one non-negative factor per LUT group
-(:data:`hwgen.estimate.LUT_GROUPS`) by least squares; the estimator multiplies each group's
+(:data:`hwgen.resources.estimate.LUT_GROUPS`) by least squares; the estimator multiplies each group's
 isolated LUT cost by its factor. Rerun it after a Yosys upgrade:
 
     python tools/characterize_costs.py [FAMILY ...] [--calibrate-only] [-q]
@@ -26,22 +26,19 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import numpy as np
+from amaranth.hdl import Elaboratable, Module, Mux, Signal
+from scipy.optimize import nnls
+from amaranth.lib.memory import Memory
+from tqdm import tqdm
 
-import numpy as np  # noqa: E402
-from amaranth.hdl import Elaboratable, Module, Mux, Signal  # noqa: E402
-from scipy.optimize import nnls  # noqa: E402
-from amaranth.lib.memory import Memory  # noqa: E402
-from tqdm import tqdm  # noqa: E402
-
-from boards import COSTS_DIR, builtin_boards  # noqa: E402
-from hwgen import __version__  # noqa: E402
-from hwgen.build import to_rtlil  # noqa: E402
-from hwgen.catalog import make_window_filter  # noqa: E402
-from hwgen.estimate import KINDS, LUT_GROUPS, RESOURCES, count_primitives, lut_groups, rom_luts  # noqa: E402
-from hwgen.options import board_tree_policy, design_name  # noqa: E402
-from hwgen.synth import cell_resources, run_yosys, synthesize  # noqa: E402
-from hwgen.versions import tool_versions  # noqa: E402
+from hwgen.boards import COSTS_DIR, builtin_boards
+from hwgen import __version__
+from hwgen.build import to_rtlil
+from hwgen.catalog import board_tree_policy, design_name, make_window_filter
+from hwgen.resources.estimate import KINDS, LUT_GROUPS, RESOURCES, count_primitives, lut_groups, rom_luts
+from hwgen.resources.synth import cell_resources, run_yosys, synthesize
+from hwgen.versions import tool_versions
 
 WIDTHS = (1, 2, 3, 4, 6, 8, 12, 16, 20, 24, 32, 48, 64)
 MEMORY_DEPTHS = (16, 32, 64, 128, 256, 512, 1024, 2048)

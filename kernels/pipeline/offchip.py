@@ -1,4 +1,4 @@
-"""Off-chip loads and stores through the PE memory ports of :mod:`kernels.pe`.
+"""Off-chip loads and stores through the PE memory ports of :mod:`hwgen.kernels.pe`.
 
 Every :class:`Load` stage of a program shares ``rd_req``/``rd_rsp`` and every :class:`Store`
 stage shares ``wr_req``. A round-robin arbiter picks one waiting (stage, thread) pair per port and

@@ -7,7 +7,7 @@ any number of predecessors in the same cycle. A slot goes through these states::
 
 ``issue`` and ``complete`` come from the operation's own logic (a memory port, a lock, a
 barrier); ``complete`` may also come straight from WAIT (then the operation finished in the cycle
-it was issued). A :class:`~kernels.pipeline.stage.Join` skips to READY on arrival. The thread
+it was issued). A :class:`~hwgen.kernels.pipeline.stage.Join` skips to READY on arrival. The thread
 scheduler picks one READY slot per cycle, round robin, and hands its context to the next stage.
 """
 

@@ -1,7 +1,7 @@
 """The multithreaded stage-controlled pipeline: a program's datapath, shared by its threads.
 
-One :class:`Pipeline` is a PE (:mod:`kernels.pe`) generated from a
-:class:`~kernels.pipeline.program.Program`. Its datapath exists once; up to ``threads`` threads
+One :class:`Pipeline` is a PE (:mod:`hwgen.kernels.pe`) generated from a
+:class:`~hwgen.kernels.pipeline.program.Program`. Its datapath exists once; up to ``threads`` threads
 flow through it, each in its own stage or parked in a slot of a parking stage. The host latches
 the run-time parameters with ``ctrl.start``, then starts each thread by sending its id on the
 ``launch`` stream; ``ctrl.done`` pulses when every thread has left the program.
@@ -73,7 +73,7 @@ class Pipeline(wiring.Component):
     Members
     -------
     ctrl : In(ControlSignature(program.params))
-    rd_req, rd_rsp, wr_req : streams, see :mod:`kernels.pe`
+    rd_req, rd_rsp, wr_req : streams, see :mod:`hwgen.kernels.pe`
         Read beats carry as many lanes as the widest Load, write beats as the widest Store
         (stride 1).
     launch : In(stream.Signature(unsigned(tid width)))

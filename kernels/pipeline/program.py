@@ -29,9 +29,9 @@ class Program:
         The per-thread context (loop counters, registers, accumulators). The pipeline adds a
         read-only field ``tid``, the thread id; every other field starts at zero.
     body : list
-        Stages (:mod:`kernels.pipeline.stage`, :mod:`~kernels.pipeline.offchip`,
-        :mod:`~kernels.pipeline.local`, :mod:`~kernels.pipeline.sync`) and control flow
-        (:mod:`~kernels.pipeline.control`), in order.
+        Stages (:mod:`hwgen.kernels.pipeline.stage`, :mod:`~hwgen.kernels.pipeline.offchip`,
+        :mod:`~hwgen.kernels.pipeline.local`, :mod:`~hwgen.kernels.pipeline.sync`) and control flow
+        (:mod:`~hwgen.kernels.pipeline.control`), in order.
     params : dict of str to shape
         Run-time parameters, driven on ``ctrl`` by the host and latched at ``start``.
     element_bits : int

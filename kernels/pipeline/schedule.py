@@ -6,7 +6,7 @@ edges out of a node have exclusive conditions, so a thread takes exactly one. Ed
 :attr:`Schedule.exits` end the thread.
 
 Two rules keep static stages from ever stalling: a static stage has exactly one incoming edge
-(where paths merge in front of one, a :class:`~kernels.pipeline.stage.Join` is inserted), and
+(where paths merge in front of one, a :class:`~hwgen.kernels.pipeline.stage.Join` is inserted), and
 every parking stage accepts whatever arrives. A loop whose body starts with a parking stage loops
 back to that stage; otherwise a Join heads the loop. The program's first stage is always a Join
 that launched threads enter.

@@ -1,7 +1,7 @@
 """What every stage of a program shares, and the two stages that touch nothing outside the thread.
 
 A stage is one step of the datapath that a thread passes through. *Static* stages (:class:`Compute`,
-and :class:`~kernels.pipeline.sync.Release`) take one cycle and never stall: a thread that enters
+and :class:`~hwgen.kernels.pipeline.sync.Release`) take one cycle and never stall: a thread that enters
 one leaves it in the next cycle. *Parking* stages hold a variable-latency operation; they keep the
 context of every thread that waits in them in a slot of its own, and their thread scheduler
 releases one thread whose operation is done per cycle, in any order. :class:`Join` is a parking

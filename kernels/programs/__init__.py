@@ -1,4 +1,4 @@
-"""Programs for the multithreaded pipeline of :mod:`kernels.pipeline`, written with its stages."""
+"""Programs for the multithreaded pipeline of :mod:`hwgen.kernels.pipeline`, written with its stages."""
 
 from .gemm import GEMM_VARIANTS, default_block_rows, gemm
 from .pi import pi_series, pi_step

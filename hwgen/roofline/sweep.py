@@ -3,42 +3,40 @@ worker processes.
 
 A :class:`DesignPoint` is one PE configuration. :func:`measure` gives each point a
 :class:`Measurement`: the full frame's figures of one PE (simulated with an ideal memory, scaled
-from two short frames where the frame is taller, see :mod:`hwgen.frame_scaling`) and the
+from two short frames where the frame is taller, see :mod:`hwgen.roofline.frame_scaling`) and the
 resources of one bare PE (estimated or synthesized; with Fmax when asked).
 :func:`simulate_systems` runs systems of several PEs that share one memory. ``hwgen roofline``
 and ``hwgen explore`` measure through these two functions.
 
 Every task's result is cached as a small JSON file under ``$HWGEN_CACHE_DIR/sweep`` (else
 ``~/.cache/hwgen/sweep``), keyed by a hash of the task's full description, the tool versions and
-the source code the result depends on; a sweep that was stopped resumes from what it finished.
+every file of hwgen's code (:func:`hwgen.versions.source_hash`); a sweep that was stopped resumes
+from what it finished.
 """
 
 import gc
 import hashlib
-import importlib
 import json
 import multiprocessing
 import os
 import warnings
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, replace
-from functools import cache
 from pathlib import Path
 
 import numpy as np
 from amaranth.hdl import UnusedElaboratable
 from tqdm import tqdm
 
-from boards import Board, BoardError, cost_table
-from sim import CycleData, MemoryModel, run_window_filter, run_window_system, window_system
+from ..boards import Board, BoardError, cost_table
+from ..sim import CycleData, MemoryModel, run_window_filter, run_window_system, window_system
 
-from .catalog import kernel_info, make_window_filter
-from .errors import HwgenError
-from .estimate import estimate
+from ..catalog import design_name, kernel_info, make_window_filter, resolve_board
+from ..errors import HwgenError
+from ..resources.estimate import estimate
 from .frame_scaling import FrameFigures, row_unit, scale_frames, short_heights, units_height
-from .options import design_name, resolve_board
-from .synth import synthesize
-from .versions import tool_versions
+from ..resources.synth import synthesize
+from ..versions import source_hash, tool_versions
 
 __all__ = ["RESOURCE_METHODS", "DesignPoint", "Measurement", "cache_dir", "check_resources_method",
            "design_grid", "measure", "run_tasks", "simulate_systems", "system_height"]
@@ -46,7 +44,7 @@ __all__ = ["RESOURCE_METHODS", "DesignPoint", "Measurement", "cache_dir", "check
 #: Where resources per PE come from.
 RESOURCE_METHODS = ("estimate", "synth")
 #: Output rows, at least, of the frames of a simulated system (rounded up to whole units of
-#: :mod:`hwgen.frame_scaling`): enough that the steady state outweighs the fill and drain, whose
+#: :mod:`hwgen.roofline.frame_scaling`): enough that the steady state outweighs the fill and drain, whose
 #: traffic differs from it.
 SYSTEM_ROWS = 32
 
@@ -73,7 +71,7 @@ class DesignPoint:
         Pipelined or one step at a time.
     tree_stages : str
         Register policy of a pipelined point (``lean`` or ``fast``, see
-        :func:`hwgen.options.board_tree_policy`).
+        :func:`hwgen.catalog.board_tree_policy`).
     """
     kernel: str
     rows: int
@@ -92,7 +90,7 @@ class DesignPoint:
         return self.tree_stages if self.pipeline else None
 
     def build(self, height=None):
-        """The :class:`kernels.WindowFilter` of this point (of another ``height`` if given);
+        """The :class:`hwgen.kernels.WindowFilter` of this point (of another ``height`` if given);
         invalid parameters raise :class:`HwgenError`."""
         return make_window_filter(
             self.kernel, size=(self.rows, self.cols), mask=self.mask, width=self.width,
@@ -154,7 +152,7 @@ class Measurement:
     ----------
     point : DesignPoint
     name : str
-        The PE's full name, which says every parameter (:func:`hwgen.options.design_name`).
+        The PE's full name, which says every parameter (:func:`hwgen.catalog.design_name`).
     frame : FrameFigures
         One PE over the full frame with an ideal memory (latency 1, unlimited bandwidth).
     resources : dict
@@ -242,32 +240,8 @@ def _measure_resources(spec):
 
 _TASKS = {"frame": _simulate_frame, "system": _simulate_system, "resources": _measure_resources}
 
-# What each kind of task's result depends on besides its description: packages and modules whose
-# source is hashed into the cache key.
-_SOURCES = {
-    "frame": ("kernels", "instrument", "sim", "hwgen.sweep", "hwgen.catalog"),
-    "system": ("kernels", "instrument", "sim", "hwgen.sweep", "hwgen.catalog"),
-    "resources": ("kernels", "boards", "hwgen.sweep", "hwgen.catalog", "hwgen.build",
-                  "hwgen.estimate", "hwgen.synth"),
-}
-
-
 def _run_task(kind, spec):
     return _TASKS[kind](spec)
-
-
-@cache
-def _source_hash(kind):
-    digest = hashlib.sha256()
-    for name in _SOURCES[kind]:
-        module = importlib.import_module(name)
-        path = Path(module.__file__)
-        files = (sorted(p for p in path.parent.rglob("*") if p.suffix in (".py", ".json", ".toml"))
-                 if path.name == "__init__.py" else [path])
-        for file in files:
-            digest.update(file.relative_to(path.parent.parent).as_posix().encode())
-            digest.update(file.read_bytes())
-    return digest.hexdigest()
 
 
 def cache_dir():
@@ -277,7 +251,7 @@ def cache_dir():
 
 
 def _task_key(kind, spec):
-    blob = json.dumps({"kind": kind, "spec": spec, "source": _source_hash(kind),
+    blob = json.dumps({"kind": kind, "spec": spec, "source": source_hash(),
                        "tool_versions": tool_versions()}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()
 
@@ -428,7 +402,7 @@ def simulate_systems(requests, *, jobs=1, progress=False):
     ``point`` on frames of :func:`system_height` rows. Returns, per request, a dict with the
     frames' ``height``, the system's ``cycles``, ``ops``, ``bytes_read``, ``bytes_written`` and,
     as ``pe``, the figures of one PE alone on the same frame with an ideal memory (a
-    :class:`sim.CycleData`).
+    :class:`hwgen.sim.CycleData`).
     """
     tasks = []
     for point, pes, bandwidth in requests:

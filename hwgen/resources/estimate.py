@@ -3,7 +3,7 @@
 The method of seed 003: every primitive kind (adders, comparators, multiplexers, registers,
 memories...) is synthesized once per family in isolation at several widths
 (``tools/characterize_costs.py`` writes ``boards/costs/<family>.json``); a design is then
-estimated by elaborating it to its bit-level netlist (:mod:`hwgen.netlist`), dropping what
+estimated by elaborating it to its bit-level netlist (:mod:`hwgen.resources.netlist`), dropping what
 Yosys would drop (logic that drives no output, registers stuck at their initial value),
 classifying every remaining cell as one of :data:`KINDS` with its width, and adding up their
 costs, interpolated over the width.
@@ -33,11 +33,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from boards import BoardError, cost_table
+from ..boards import BoardError, cost_table
 
-from .errors import HwgenError
+from ..errors import HwgenError
 from .netlist import input_nets, live_cells, merge_duplicates, netlist
-from .options import resolve_board
+from ..catalog import resolve_board
 
 __all__ = ["KINDS", "RESOURCES", "LUT_GROUPS", "Estimate", "count_primitives", "count_netlist", "estimate",
            "lut_groups", "rom_luts", "price"]
@@ -93,7 +93,7 @@ def count_primitives(design, ports=None, platform=None):
 
 
 def count_netlist(emitted):
-    """:func:`count_primitives` of an emitted :class:`~hwgen.netlist.Netlist`."""
+    """:func:`count_primitives` of an emitted :class:`~hwgen.resources.netlist.Netlist`."""
     merge_duplicates(emitted)
     cells = emitted.cells
     live = live_cells(emitted)

@@ -33,7 +33,7 @@ from amaranth.hdl import _ast, _ir, _mem
 from amaranth.hdl import _nir as nir
 from amaranth.hdl._ir import NetlistEmitter, PortDirection
 
-from .build import _ports
+from ..build import _ports
 
 __all__ = ["Netlist", "emit", "from_amaranth", "netlist", "input_nets", "merge_duplicates",
            "live_cells"]

@@ -2,18 +2,13 @@
 
 import re
 
-import hashlib
-
-from boards import Board, BoardError, get_board
-from kernels import BUFFERS, MASK_SHAPES
-from kernels.window import TREE_POLICIES, default_credits
-
-from .catalog import KERNELS, make_window_filter
-from .errors import HwgenError
+from ..catalog import KERNELS, board_tree_policy, make_window_filter
+from ..errors import HwgenError
+from ..kernels import BUFFERS, MASK_SHAPES
+from ..kernels.window import TREE_POLICIES
 from .imageio import read_mask
 
-__all__ = ["add_kernel_options", "board_tree_policy", "design_name", "parse_size",
-           "resolve_board", "window_filter_from_args"]
+__all__ = ["add_kernel_options", "parse_size", "window_filter_from_args"]
 
 
 def parse_size(text, option="--size"):
@@ -66,9 +61,6 @@ def add_kernel_options(parser):
                             "up to a power of two)")
 
 
-def board_tree_policy(board):
-    """The register policy a board's fabric needs: ``fast`` for 4-input LUTs, else ``lean``."""
-    return "fast" if board.resources.lut_inputs <= 4 else "lean"
 
 
 def window_filter_from_args(args, image_shape=None, board=None):
@@ -95,32 +87,3 @@ def window_filter_from_args(args, image_shape=None, board=None):
         width=512 if width is None else width, height=512 if height is None else height,
         unroll=args.unroll, buffer=args.buffer, pipeline=args.pipeline,
         tree_stages=tree_stages, credits=args.credits)
-
-
-def design_name(kernel, pe):
-    """A name for a design that says its parameters: ``dilation_3x3_rect_u8_smart_p8_512x512``."""
-    mask = pe.mask_name
-    if mask == "custom":
-        mask = "mask" + hashlib.sha256(pe.mask.tobytes() + bytes(pe.mask.shape)).hexdigest()[:8]
-    parts = [kernel, f"{pe.rows}x{pe.cols}", mask, f"u{pe.unroll}", pe.buffer,
-             f"p{pe.pixel_bits}", f"{pe.width}x{pe.height}"]
-    if not pe.pipeline:
-        parts.append("nopipe")
-    default_policy = "lean" if pe.pipeline else None
-    if pe.tree_policy is not None and pe.tree_policy != default_policy:
-        parts.append(pe.tree_policy)
-    elif pe.tree_policy is None and (pe.pipeline or pe.tree_stages):
-        parts.append(f"t{pe.tree_stages}")
-    if pe.credits != default_credits(pe.datapath_latency, pe.pipeline):
-        parts.append(f"c{pe.credits}")
-    return "_".join(parts)
-
-
-def resolve_board(board):
-    """A :class:`boards.Board` from a board, a built-in board's name or a board file."""
-    if isinstance(board, Board):
-        return board
-    try:
-        return get_board(board)
-    except BoardError as error:
-        raise HwgenError(f"--board: {error}") from None

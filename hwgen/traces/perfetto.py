@@ -1,4 +1,4 @@
-"""Chrome / Perfetto JSON traces of a :class:`~hwgen.timeline.Timeline` (the Trace Event
+"""Chrome / Perfetto JSON traces of a :class:`~hwgen.traces.timeline.Timeline` (the Trace Event
 Format's JSON object form), for ui.perfetto.dev and chrome://tracing.
 
 Mapping
@@ -17,7 +17,7 @@ Mapping
   period, dropped records and the versions of hwgen and its tools.
 """
 
-from .versions import tool_versions
+from ..versions import tool_versions
 
 __all__ = ["perfetto_trace"]
 

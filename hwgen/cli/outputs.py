@@ -4,7 +4,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from .errors import HwgenError
+from ..errors import HwgenError
 
 __all__ = ["check_file_option", "check_folder_option", "write_files"]
 

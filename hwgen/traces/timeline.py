@@ -1,15 +1,15 @@
 """What an HMM recorded over time, ready to export: rows of states, sampled counters, markers.
 
 :meth:`Timeline.from_readout` turns the traces a host read from an HMM
-(:class:`sim.HMMReadout`, decoded with its :class:`instrument.HMMLayout`) into
+(:class:`hwgen.sim.HMMReadout`, decoded with its :class:`hwgen.instrument.HMMLayout`) into
 
-* **rows**, one per labelled field of a change trace (:class:`instrument.probe.Changes`): a
-  hardware thread of :class:`~instrument.probe.ThreadStates`, or a state machine or stream of an
+* **rows**, one per labelled field of a change trace (:class:`hwgen.instrument.probe.Changes`): a
+  hardware thread of :class:`~hwgen.instrument.probe.ThreadStates`, or a state machine or stream of an
   attached ``timeline``; each row is a sequence of spans of constant state;
-* **counters**, one per field of a sampler (:class:`instrument.probe.Sampler`): the count of
+* **counters**, one per field of a sampler (:class:`hwgen.instrument.probe.Sampler`): the count of
   each period, from the running totals the sampler recorded; a counter named ``<figure>.<field>``
   belongs to the row of field ``<field>``, any other to the whole design;
-* **markers**, one per record of a plain trace (:class:`instrument.probe.Trace`), for example
+* **markers**, one per record of a plain trace (:class:`hwgen.instrument.probe.Trace`), for example
   the start and end of a job.
 
 Time is in clock cycles counted by the HMM from its start (reset or the last clear) to the

@@ -5,10 +5,10 @@ import json
 import math
 from pathlib import Path
 
-from .errors import HwgenError
+from ..errors import HwgenError
 from .outputs import check_file_option, check_folder_option
-from .paraver import paraver_files
-from .perfetto import perfetto_trace
+from ..traces.paraver import paraver_files
+from ..traces.perfetto import perfetto_trace
 
 __all__ = ["add_trace_options", "check_trace_options", "trace_files", "DEFAULT_CLOCK_MHZ"]
 

@@ -3,9 +3,11 @@
 import json
 from pathlib import Path
 
-from ..options import add_kernel_options, design_name, resolve_board, window_filter_from_args
-from ..overhead import measure_overhead
-from ..synth import synth_command
+from ...catalog import design_name, resolve_board
+
+from ..options import add_kernel_options, window_filter_from_args
+from ...resources.overhead import measure_overhead
+from ...resources.synth import synth_command
 from .synth import add_board_option, check_json_path
 
 __all__ = ["register"]

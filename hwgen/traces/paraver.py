@@ -1,4 +1,4 @@
-"""Paraver traces of a :class:`~hwgen.timeline.Timeline`: the ``.prv`` trace, the ``.pcf``
+"""Paraver traces of a :class:`~hwgen.traces.timeline.Timeline`: the ``.prv`` trace, the ``.pcf``
 configuration and the ``.row`` names, in the formats Paraver reads (BSC's paraver-kernel).
 
 Mapping
@@ -22,7 +22,7 @@ Mapping
 
 import time
 
-from .versions import tool_versions
+from ..versions import tool_versions
 
 __all__ = ["paraver_files", "COUNTER_TYPE_BASE", "MARKER_TYPE_BASE"]
 

@@ -2,12 +2,12 @@
 
 from dataclasses import dataclass
 
-from sim import instrument_pe
+from ..sim import instrument_pe
 
 from .estimate import count_primitives
-from .options import resolve_board
+from ..catalog import resolve_board
 from .synth import synthesize
-from .versions import tool_versions
+from ..versions import tool_versions
 
 __all__ = ["Overhead", "measure_overhead", "memory_bits"]
 
@@ -25,8 +25,8 @@ class Overhead:
     board: str
     device_lut: int           # what one device of the board offers
     device_ff: int
-    original: object          # hwgen.synth.SynthResult
-    instrumented: object      # hwgen.synth.SynthResult
+    original: object          # hwgen.resources.synth.SynthResult
+    instrumented: object      # hwgen.resources.synth.SynthResult
     bram_block_bits: int
     original_memory_bits: int
     instrumented_memory_bits: int
@@ -65,7 +65,7 @@ class Overhead:
 
 def measure_overhead(pe, board, *, seeds=3, progress=False, **instrument_options):
     """Synthesize ``pe`` bare and with the default HMM on ``board`` (with Fmax where the family
-    has place and route); ``instrument_options`` go to :func:`instrument.attach`."""
+    has place and route); ``instrument_options`` go to :func:`hwgen.instrument.attach`."""
     board = resolve_board(board)
     platform = board.elaboration_platform()
     original = synthesize(pe, board, name="original", seeds=seeds, progress=progress)

@@ -4,10 +4,11 @@ import argparse
 import json
 from pathlib import Path
 
-from ..errors import HwgenError
-from ..options import add_kernel_options, design_name, resolve_board, window_filter_from_args
-from ..synth import DEFAULT_TARGET_MHZ, synth_command, synthesize
-from ..versions import tool_versions
+from ...errors import HwgenError
+from ...catalog import design_name, resolve_board
+from ..options import add_kernel_options, window_filter_from_args
+from ...resources.synth import DEFAULT_TARGET_MHZ, synth_command, synthesize
+from ...versions import tool_versions
 
 __all__ = ["register", "add_board_option", "check_json_path"]
 

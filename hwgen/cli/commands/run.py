@@ -7,15 +7,15 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from kernels.pipeline import Pipeline
-from sim import STATE_NAMES, HostModel, instrument_pipeline, run_threads
+from ...kernels.pipeline import Pipeline
+from ...sim import STATE_NAMES, HostModel, instrument_pipeline, run_threads
 
-from ..errors import HwgenError
+from ...errors import HwgenError
 from ..outputs import check_file_option, write_files
-from ..programs import PROGRAMS, GemmJob, PiJob
-from ..timeline import Timeline
-from ..trace_export import add_trace_options, check_trace_options, trace_files
-from ..versions import tool_versions
+from ...programs import PROGRAMS, GemmJob, PiJob
+from ...traces.timeline import Timeline
+from ..traces import add_trace_options, check_trace_options, trace_files
+from ...versions import tool_versions
 from .sim import add_memory_options, memory_from_args
 
 __all__ = ["register"]

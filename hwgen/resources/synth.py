@@ -32,10 +32,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .build import to_rtlil
-from .errors import HwgenError
-from .options import resolve_board
-from .versions import tool_versions
+from ..build import to_rtlil
+from ..errors import HwgenError
+from ..catalog import resolve_board
+from ..versions import tool_versions
 
 __all__ = ["SynthResult", "synthesize", "synth_command", "run_yosys", "primitive_cells",
            "cell_resources", "cache_dir",

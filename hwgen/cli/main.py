@@ -6,9 +6,9 @@ import warnings
 
 from amaranth.hdl import UnusedElaboratable
 
-from . import __version__
+from .. import __version__
 from .commands import COMMANDS
-from .errors import HwgenError
+from ..errors import HwgenError
 
 __all__ = ["main"]
 

@@ -3,11 +3,12 @@
 import time
 from pathlib import Path
 
-from instrument import PROTOCOL as HMM_PROTOCOL
-from sim import instrument_pe
+from ...instrument import PROTOCOL as HMM_PROTOCOL
+from ...sim import instrument_pe
 
-from ..build import convert, port_table, write_outputs
-from ..options import add_kernel_options, design_name, resolve_board, window_filter_from_args
+from ...build import convert, port_table, write_outputs
+from ...catalog import design_name, resolve_board
+from ..options import add_kernel_options, window_filter_from_args
 
 __all__ = ["register", "add_instrument_option", "window_manifest"]
 

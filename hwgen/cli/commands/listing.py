@@ -2,10 +2,10 @@
 
 import json
 
-from boards import builtin_boards
+from ...boards import builtin_boards
 
-from ..catalog import KERNELS
-from ..versions import tool_versions
+from ...catalog import KERNELS
+from ...versions import tool_versions
 
 __all__ = ["register"]
 

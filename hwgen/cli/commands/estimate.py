@@ -4,9 +4,10 @@ import argparse
 import json
 from pathlib import Path
 
-from ..estimate import estimate
-from ..options import add_kernel_options, design_name, resolve_board, window_filter_from_args
-from ..versions import tool_versions
+from ...resources.estimate import estimate
+from ...catalog import design_name, resolve_board
+from ..options import add_kernel_options, window_filter_from_args
+from ...versions import tool_versions
 from .synth import add_board_option, check_json_path
 
 __all__ = ["register"]

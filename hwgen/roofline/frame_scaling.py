@@ -9,7 +9,7 @@ fill and drain at the ends are the same for every ``k``. Two simulations, at ``k
 ``k = 2``, therefore give every figure of the full frame exactly; the figures are integers and so
 is the fit.
 
-Fetch counts are closed-form (:meth:`kernels.WindowFilter.traffic`), so the scaled bytes can be
+Fetch counts are closed-form (:meth:`hwgen.kernels.WindowFilter.traffic`), so the scaled bytes can be
 checked against the model, and the scaled cycles against a full-frame simulation (the tests do
 both).
 """
@@ -103,7 +103,7 @@ class FrameFigures:
 
     @classmethod
     def whole(cls, width, height, figures):
-        """The figures of a simulation of the whole frame (a :class:`sim.CycleData`)."""
+        """The figures of a simulation of the whole frame (a :class:`hwgen.sim.CycleData`)."""
         return cls(width=width, height=height, scaled=False, simulated_heights=(height,),
                    simulated_cycles=(figures.cycles,),
                    **{name: getattr(figures, name) for name in _COUNTS})
@@ -112,7 +112,7 @@ class FrameFigures:
 def scale_frames(rows, width, height, buffer, unroll, short):
     """The full frame's :class:`FrameFigures` from the short frames' figures.
 
-    ``short`` holds the :class:`sim.CycleData` of the frames of :func:`short_heights`, in order.
+    ``short`` holds the :class:`hwgen.sim.CycleData` of the frames of :func:`short_heights`, in order.
     """
     heights = short_heights(rows, height, buffer, unroll)
     if heights is None or len(short) != len(heights):

@@ -2,7 +2,7 @@
 
 On an FPGA the compute roof is not fixed: it is the performance of one processing element times
 how many of them fit, so it moves with every optimisation, while the I/O roofs are the board's
-links. For one design point (one PE configuration, :class:`hwgen.sweep.DesignPoint`) on ``d``
+links. For one design point (one PE configuration, :class:`hwgen.roofline.sweep.DesignPoint`) on ``d``
 devices of a board:
 
 - perf_PE = ops per cycle of one PE over a full frame (simulated, steady state included) x the
@@ -30,12 +30,12 @@ import math
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
-from boards import Board
+from ..boards import Board
 
-from .errors import HwgenError
-from .options import resolve_board
+from ..errors import HwgenError
+from ..catalog import resolve_board
 from .sweep import Measurement, measure, simulate_systems
-from .versions import tool_versions
+from ..versions import tool_versions
 
 __all__ = ["RESOURCES", "CLOCK_CHOICES", "RooflinePoint", "SystemCheck", "Ceiling", "Roofline",
            "scalability", "find_link", "bounding_link", "bytes_per_cycle", "check_clock",
@@ -101,7 +101,7 @@ def bytes_per_cycle(bandwidth_gbps, clock_mhz):
 class SystemCheck:
     """A simulated system of ``pes`` PEs sharing one memory, against the model's prediction.
 
-    The system runs on frames of :func:`hwgen.sweep.system_height` rows (shorter than the full
+    The system runs on frames of :func:`hwgen.roofline.sweep.system_height` rows (shorter than the full
     frame, which takes long to simulate P times), so the prediction takes perf_PE and CI of one PE
     on that frame:
     ``min(pes x pe_ops_per_cycle, ci x bandwidth)`` ops per cycle.
@@ -404,7 +404,7 @@ def build_roofline(points, board, *, devices=None, resources="estimate", clock="
     devices : list of int or None
         Device counts (default: every count up to the board's).
     resources : str
-        ``estimate`` or ``synth`` (see :func:`hwgen.sweep.measure`).
+        ``estimate`` or ``synth`` (see :func:`hwgen.roofline.sweep.measure`).
     clock : str or float
         ``board`` (its default clock), ``fmax`` (nextpnr's, per point) or MHz.
     link : str or None
@@ -415,7 +415,7 @@ def build_roofline(points, board, *, devices=None, resources="estimate", clock="
     ceiling_clocks_mhz : list of float or None
         Frequency ceilings (default: a quarter, half and three quarters of each point's clock).
     jobs, progress
-        See :func:`hwgen.sweep.run_tasks`.
+        See :func:`hwgen.roofline.sweep.run_tasks`.
     """
     board = resolve_board(board)
     if pes is not None and (isinstance(pes, bool) or not isinstance(pes, int) or pes < 1):

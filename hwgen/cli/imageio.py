@@ -4,7 +4,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import HwgenError
+from ..errors import HwgenError
 
 __all__ = ["read_image", "read_mask"]
 

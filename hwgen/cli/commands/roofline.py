@@ -11,13 +11,14 @@ import os
 import shutil
 from pathlib import Path
 
-from kernels import BUFFERS, MASK_SHAPES
+from ...kernels import BUFFERS, MASK_SHAPES
 
-from ..errors import HwgenError
-from ..options import board_tree_policy, parse_size, resolve_board
-from ..roofline import CLOCK_CHOICES, build_roofline, check_clock
-from ..roofline_figure import plot_roofline
-from ..sweep import RESOURCE_METHODS, design_grid
+from ...errors import HwgenError
+from ...catalog import board_tree_policy, resolve_board
+from ..options import parse_size
+from ...roofline.model import CLOCK_CHOICES, build_roofline, check_clock
+from ...roofline.figure import plot_roofline
+from ...roofline.sweep import RESOURCE_METHODS, design_grid
 from .synth import add_board_option
 
 __all__ = ["register", "add_sweep_options", "run_sweep"]

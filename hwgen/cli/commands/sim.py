@@ -11,17 +11,18 @@ import numpy as np
 from amaranth.hdl import UnusedElaboratable
 from tqdm import tqdm
 
-from sim import (MemoryModel, check_image, instrument_pe, run_window_filter,
+from ...sim import (MemoryModel, check_image, instrument_pe, run_window_filter,
                  run_window_system, window_system)
 
-from ..errors import HwgenError
+from ...errors import HwgenError
 from ..imageio import read_image
-from ..options import add_kernel_options, design_name, resolve_board, window_filter_from_args
+from ...catalog import design_name, resolve_board
+from ..options import add_kernel_options, window_filter_from_args
 from ..outputs import check_file_option, write_files
-from ..roofline import bounding_link, bytes_per_cycle
-from ..timeline import Timeline
-from ..trace_export import add_trace_options, check_trace_options, trace_files
-from ..versions import tool_versions
+from ...roofline.model import bounding_link, bytes_per_cycle
+from ...traces.timeline import Timeline
+from ..traces import add_trace_options, check_trace_options, trace_files
+from ...versions import tool_versions
 from .build import add_instrument_option
 
 __all__ = ["register", "add_memory_options", "memory_from_args"]
