@@ -1,14 +1,18 @@
 """Command-line options shared by every command that builds a kernel."""
 
 import re
+import sys
+import warnings
 
+from ..sim.engine import ENGINES, EngineNotice, EngineUnavailable, resolve_engine
 from ..catalog import KERNELS, board_tree_policy, make_window_filter
 from ..errors import HwgenError
 from ..kernels import BUFFERS, MASK_SHAPES
 from ..kernels.window import TREE_POLICIES
 from .imageio import read_mask
 
-__all__ = ["add_kernel_options", "parse_size", "window_filter_from_args"]
+__all__ = ["add_engine_option", "add_kernel_options", "engine_from_args", "parse_size",
+           "window_filter_from_args"]
 
 
 def parse_size(text, option="--size"):
@@ -87,3 +91,27 @@ def window_filter_from_args(args, image_shape=None, board=None):
         width=512 if width is None else width, height=512 if height is None else height,
         unroll=args.unroll, buffer=args.buffer, pipeline=args.pipeline,
         tree_stages=tree_stages, credits=args.credits)
+
+
+def add_engine_option(parser):
+    """Add ``--engine`` to a command that simulates."""
+    parser.add_argument("--engine", default=None, choices=ENGINES,
+                        help="pysim: Amaranth's simulator; compiled: the design compiled to C++ "
+                             "with Yosys's CXXRTL, identical results, about a thousand times "
+                             "faster (default: compiled when a C++ compiler is found, else "
+                             "pysim; $HWGEN_ENGINE overrides)")
+
+
+def engine_from_args(args, *, quiet=False):
+    """The engine ``--engine`` asks for, checked before anything runs; a fallback to
+    Amaranth's simulator is said in one line unless ``quiet``."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", EngineNotice)
+        try:
+            engine = resolve_engine(args.engine)
+        except (EngineUnavailable, ValueError) as error:
+            raise HwgenError(f"--engine: {error}") from None
+    for notice in caught:
+        if issubclass(notice.category, EngineNotice) and not quiet:
+            print(f"hwgen: {notice.message}", file=sys.stderr)
+    return engine

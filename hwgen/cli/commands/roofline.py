@@ -15,7 +15,7 @@ from ...kernels import BUFFERS, MASK_SHAPES
 
 from ...errors import HwgenError
 from ...catalog import board_tree_policy, resolve_board
-from ..options import parse_size
+from ..options import add_engine_option, engine_from_args, parse_size
 from ...roofline.model import CLOCK_CHOICES, build_roofline, check_clock
 from ...roofline.figure import plot_roofline
 from ...roofline.sweep import RESOURCE_METHODS, design_grid
@@ -43,8 +43,9 @@ def add_sweep_options(parser, *, jobs):
     grid.add_argument("--mask", default="rect", choices=list(MASK_SHAPES),
                       help="structuring element (default: %(default)s)")
     grid.add_argument("--image", default="512x512", metavar="WxH",
-                      help="frame width x height; taller frames are simulated as two short "
-                           "ones and scaled (default: %(default)s)")
+                      help="frame width x height; the compiled engine simulates it whole, "
+                           "Amaranth's simulator two short frames that are scaled to it "
+                           "(default: %(default)s)")
     board = parser.add_argument_group("board and model")
     add_board_option(board)
     board.add_argument("--devices", default=None, metavar="LIST",
@@ -71,6 +72,7 @@ def add_sweep_options(parser, *, jobs):
                           f"{parser.prog.split()[-1]}/KERNEL-BOARD)")
     run.add_argument("-j", "--jobs", type=int, default=jobs, metavar="N",
                      help="worker processes (default: %(default)s)")
+    add_engine_option(run)
     run.add_argument("-q", "--quiet", action="store_true",
                      help="no progress bar, print only the best point")
 
@@ -303,11 +305,12 @@ def _system_table(roofline):
 def run_sweep(args, *, ranked):
     """Run ``roofline`` (``ranked=False``) or ``explore`` (``ranked=True``)."""
     parsed = _parse(args)
+    engine = engine_from_args(args, quiet=args.quiet)
     roofline = build_roofline(
         parsed["points"], parsed["board"], devices=parsed["devices"], resources=args.resources,
         clock=parsed["clock"], link=args.link, pes=args.pes,
         ceiling_clocks_mhz=parsed["ceiling_clocks_mhz"], jobs=args.jobs,
-        progress=not args.quiet)
+        progress=not args.quiet, engine=engine)
     write_outputs(roofline, parsed["out"])
     if not args.quiet:
         first = roofline.points[0]

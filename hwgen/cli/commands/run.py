@@ -16,7 +16,8 @@ from ...programs import PROGRAMS, GemmJob, PiJob
 from ...traces.timeline import Timeline
 from ..traces import add_trace_options, check_trace_options, trace_files
 from ...versions import tool_versions
-from .sim import add_memory_options, memory_from_args
+from ..options import add_engine_option, engine_from_args
+from .sim import add_memory_options, engine_line, memory_from_args
 
 __all__ = ["register"]
 
@@ -66,6 +67,7 @@ def register(subparsers):
     parser.add_argument("--vcd", metavar="FILE", default=None,
                         help="write a waveform (default: none)")
     add_memory_options(parser)
+    add_engine_option(parser)
     parser.add_argument("-q", "--quiet", action="store_true",
                         help="print nothing on success, show no progress")
     parser.set_defaults(func=run)
@@ -116,17 +118,18 @@ def _profiled(job, args):
                                state_depth=depth)
 
 
-def _simulate(job, design, memory, host, vcd, quiet):
+def _simulate(job, design, memory, host, vcd, quiet, engine):
     storage, params = job.memory()
     budget = job.cycle_budget(memory, host)
     if quiet:
         return storage, run_threads(design, storage, params=params, host=host, memory=memory,
-                                    max_cycles=budget, vcd=vcd)
+                                    max_cycles=budget, vcd=vcd, engine=engine)
     with tqdm(desc="simulating", unit=" cycles", leave=False) as bar:
         def progress(cycles):
             bar.update(cycles - bar.n)
         return storage, run_threads(design, storage, params=params, host=host, memory=memory,
-                                    max_cycles=budget, vcd=vcd, progress=progress)
+                                    max_cycles=budget, vcd=vcd, progress=progress,
+                                    engine=engine)
 
 
 def run(args):
@@ -136,11 +139,12 @@ def run(args):
     host = _host_from_args(args)
     job = job_from_args(args)
     memory = memory_from_args(args)
+    engine = engine_from_args(args, quiet=args.quiet)
     design = _profiled(job, args)
 
     started = time.perf_counter()
     try:
-        storage, result = _simulate(job, design, memory, host, args.vcd, args.quiet)
+        storage, result = _simulate(job, design, memory, host, args.vcd, args.quiet, engine)
     except RuntimeError as error:
         raise HwgenError(f"{job.describe()}: {error}") from None
     elapsed = time.perf_counter() - started
@@ -162,6 +166,7 @@ def run(args):
         **result.to_json(),
         "trace_time_unit": "clock cycle, counted by the HMM from its start",
         "trace_files": sorted(str(path) for path in files),
+        "engine": result.engine,
         "simulation_seconds": elapsed,
     }
     if isinstance(job, PiJob):
@@ -205,5 +210,5 @@ def summary(job, result, memory, matches, storage, elapsed):
                      f"{result.state_records_dropped} thread-state records, "
                      f"{result.samples_dropped} samples; the state percentages miss those "
                      f"changes")
-    lines.append(f"  simulated in {elapsed:.1f} s ({result.cycles / elapsed:.0f} cycles/s)")
+    lines.append(f"  {engine_line(result.engine, elapsed, result.cycles)}")
     return "\n".join(lines)
