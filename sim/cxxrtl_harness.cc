@@ -516,6 +516,19 @@ struct Slot {
 
 // --- the simulation ---------------------------------------------------------------------------
 
+// Let the clock fall before the next edge. A flattened top keeps the clock's last value in
+// `prev_p_clk`: clearing it lets the clock input stay high and saves a commit of every wire.
+template<class Top>
+static auto clock_low(Top &top, int) -> decltype(top.prev_p_clk, void()) {
+	top.prev_p_clk = cxxrtl::value<1>{0u};
+}
+
+template<class Top>
+static void clock_low(Top &top, long) {
+	top.p_clk.set(false);
+	top.commit();
+}
+
 struct Simulation {
 	HWGEN_TOP top;
 	cxxrtl::debug_items items;
@@ -601,10 +614,8 @@ struct Simulation {
 		if (one_delta) {
 			// The design settles in one evaluation, so the evaluation at the rising edge
 			// computes the values at the edge (sampled here) and the registers' next state at
-			// once; the commit takes the edge. The clock input stays high: clearing the
-			// design's record of the clock's last value makes the next evaluation an edge
-			// again, without a second commit.
-			top.prev_p_clk = cxxrtl::value<1>{0u};
+			// once; the commit takes the edge.
+			clock_low(top, 0);
 			clk.set(1);
 			top.eval();
 			sample();

@@ -113,7 +113,9 @@ class ThreadRun(Rates):
     ``launch_cycles`` are the job cycles the host started each thread in.
     ``state_records_dropped`` and ``samples_dropped`` count the records the HMM's buffers had to
     drop because the host did not drain them in time (the timeline misses those changes);
-    ``readout`` holds everything the host read, decoded with ``layout``.
+    ``state_cycles`` (per thread, the cycles of the job in each state, by state code) come from
+    the HMM's per-thread state profiles and are exact whatever was dropped. ``readout`` holds
+    everything the host read, decoded with ``layout``.
     """
     cycles: int
     ops: int
@@ -128,6 +130,7 @@ class ThreadRun(Rates):
     samples_dropped: int
     readout: HMMReadout
     layout: HMMLayout
+    state_cycles: tuple = ()
     engine: dict = None
 
     @classmethod
@@ -153,6 +156,8 @@ class ThreadRun(Rates):
             sample_period_cycles=layout.trace("samples").period,
             state_records_dropped=readout["thread_states.dropped"],
             samples_dropped=readout["samples.dropped"], readout=readout, layout=layout,
+            state_cycles=tuple(tuple(readout.tables[f"thread_state.thread{t}"][name]
+                                     for name in STATE_NAMES) for t in range(threads)),
             engine=engine)
 
     @property
@@ -161,9 +166,10 @@ class ThreadRun(Rates):
 
 
     def state_percent(self):
-        """Per thread, the percentage of the job's cycles in each state, by state name."""
+        """Per thread, the percentage of the job's cycles in each state, by state name (from
+        the HMM's state profiles)."""
         return [{name: 100.0 * count / self.cycles for name, count in zip(STATE_NAMES, counts)}
-                for counts in self.timeline.state_cycles()]
+                for counts in self.state_cycles]
 
     def to_json(self):
         return {
