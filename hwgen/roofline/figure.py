@@ -269,7 +269,7 @@ def plot_roofline(roofline, paths):
     # An empty column right of the plot keeps room for the names of the compute roofs: their
     # leaders and the longest name (in points, at a little more than an average glyph's width).
     roofs = lines.roofs()
-    room = 36 + 0.58 * _FONT * max(len(text) for _, text, _ in roofs)
+    room = 36 + 0.62 * _FONT * max(len(text) for _, text, _ in roofs)
     grid = figure.add_gridspec(1, 2, width_ratios=(13 * 72 - room, room), wspace=0)
     ax = figure.add_subplot(grid[0])
     figure.add_subplot(grid[1]).axis("off")
