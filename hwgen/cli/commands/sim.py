@@ -242,8 +242,9 @@ def run(args):
             print(f"  timeline: {timeline['records']} records of FSM states and stream categories"
                   + (f", {dropped} DROPPED (drain faster or deepen --timeline-depth)"
                      if dropped else ""))
-            print("  draining the timeline delays the readout: more cycles around the job than "
-                  "untraced, the job's own the same")
+            print(f"  cycles around the job: the host reads the HMM out after its drain and "
+                  f"{args.drain_interval}-cycle wait, not after its 16-cycle poll as untraced; "
+                  f"the job's own are the same")
         for path in [*files, *([args.vcd] if args.vcd else [])]:
             print(f"  wrote {path}")
         print(f"  simulated in {elapsed:.1f} s ({sum(f.cycles for f in per_pe) / elapsed:.0f} "
