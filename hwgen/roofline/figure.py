@@ -263,7 +263,8 @@ def _inset_place(ax, segments, marks):
 
 def plot_roofline(roofline, paths):
     """Draw ``roofline`` (a :class:`hwgen.roofline.Roofline`) and save it to every path in
-    ``paths`` (the format follows the suffix: ``.png``, ``.svg``, ``.pdf``)."""
+    ``paths`` (the format follows the suffix: ``.png``, ``.svg``, ``.pdf``); returns the
+    :class:`matplotlib.figure.Figure`."""
     lines = _Lines(roofline)
     figure = Figure(figsize=(13, 9), dpi=150, layout="constrained")
     # An empty column right of the plot keeps room for the names of the compute roofs: their
@@ -309,6 +310,7 @@ def plot_roofline(roofline, paths):
     place_labels(labelled, lines.marks(labelled), segments=segments, fontsize=_FONT)
     for path in paths:
         figure.savefig(path)
+    return figure
 
 
 def _name_roofs(ax, roofs):
