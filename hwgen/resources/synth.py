@@ -13,8 +13,11 @@ Results are cached by a hash of the RTLIL, the tool versions and every option: a
 call reads the cache and returns at once. The cache folder is ``$HWGEN_CACHE_DIR/synth``, else
 ``~/.cache/hwgen/synth``.
 
-Known tool failure handled: Yosys 0.70 ``synth_xilinx`` can fail to map a memory to LUT RAM
-("invalid OPTION_ABITS/WIDTH combination"). Synthesis is then repeated once with ``-nolutram``
+Known tool failures handled: on iCE40, which has no LUT RAM, a memory whose ``ram_style``
+asks for distributed RAM (the HMM's small tables do) makes Yosys 0.70 fail; the attribute is
+dropped there before synthesis, so Yosys maps such memories as it would any other. Yosys 0.70
+``synth_xilinx`` can fail to map a memory to LUT RAM ("invalid OPTION_ABITS/WIDTH
+combination"). Synthesis is then repeated once with ``-nolutram``
 (memories go to block RAM or flip-flops; the design is unchanged) and the result lists the
 workaround, so a user can see that the figures come from that mapping.
 """
@@ -43,7 +46,7 @@ __all__ = ["SynthResult", "synthesize", "synth_command", "run_yosys", "primitive
            "DEFAULT_TARGET_MHZ", "FLOW_VERSION"]
 
 #: Bumped when the scripts or the counting change, so old cache entries are not reused.
-FLOW_VERSION = 2
+FLOW_VERSION = 3
 
 #: nextpnr's ``--freq`` per family: the timing-driven placer aims at this, Fmax is what it reaches.
 DEFAULT_TARGET_MHZ = {"ecp5": 200.0, "ice40": 100.0}
@@ -227,7 +230,10 @@ def run_yosys(board, work, *, progress=False):
         # Amaranth names the nets of array-shaped signals like `x[0]`; Yosys 0.70's ABC
         # reintegration then creates wires of the same names and fails an assertion. Hiding
         # those names first avoids it.
-        script = (f"read_rtlil design.il\nrename -hide w:*[*\n{command}\n"
+        # A memory that asks for distributed RAM (`ram_style`) on a family that has none
+        # (iCE40) makes Yosys 0.70 fail ("no valid mapping found"): drop the wish there.
+        wishes = "setattr -unset ram_style m:*\n" if board.family == "ice40" else ""
+        script = (f"read_rtlil design.il\nrename -hide w:*[*\n{wishes}{command}\n"
                   f"tee -q -o stat.json stat -json\n")
         (work / "synth.ys").write_text(script)
         what = f"synthesis ({command.split()[0]} for {board.name})"

@@ -242,9 +242,10 @@ def run(args):
             print(f"  timeline: {timeline['records']} records of FSM states and stream categories"
                   + (f", {dropped} DROPPED (drain faster or deepen --timeline-depth)"
                      if dropped else ""))
-            print(f"  cycles around the job: the host reads the HMM out after its drain and "
-                  f"{args.drain_interval}-cycle wait, not after its 16-cycle poll as untraced; "
-                  f"the job's own are the same")
+            if args.drain_interval:
+                print(f"  cycles around the job: the host reads the HMM out after its drain and "
+                      f"{args.drain_interval}-cycle wait, not after its 16-cycle poll as "
+                      f"untraced; the job's own are the same")
         for path in [*files, *([args.vcd] if args.vcd else [])]:
             print(f"  wrote {path}")
         print(f"  simulated in {elapsed:.1f} s ({sum(f.cycles for f in per_pe) / elapsed:.0f} "
