@@ -22,7 +22,8 @@ class KernelInfo:
     def parameters(self):
         """The parameters a user sets, with their defaults and allowed values."""
         return {
-            "size": {"default": "3x3", "allowed": "NxM, N and M >= 1, at most the image size"},
+            "size": {"default": "3x3", "allowed": "NxM, N and M >= 1, at most the image size; "
+                                                  "a mask file's shape when not given"},
             "mask": {"default": "rect", "allowed": [*MASK_SHAPES, "FILE (.npy or text of 0/1 rows)"]},
             "pixel_bits": {"default": 8, "allowed": "1..16"},
             "width": {"default": 512, "allowed": ">= M"},

@@ -31,8 +31,19 @@ class GemmJob:
         Seed of the random matrices (every element value of the width is possible).
     """
     name = "gemm"
+    description = "C = A @ B on random square matrices, integer or fixed point"
     variants = GEMM_VARIANTS
     size_option = "--dim"
+    #: The options of ``hwgen run gemm``: their defaults and what is allowed.
+    options = {
+        "variant": {"default": "naive", "allowed": list(GEMM_VARIANTS)},
+        "dim": {"default": 8, "allowed": "1..4096; vector, blocked: a multiple of lanes"},
+        "threads": {"default": 8, "allowed": "1..64 (blocked: 2..64)"},
+        "lanes": {"default": 4, "allowed": "vector, blocked: elements per vector request, "
+                                           "divides dim"},
+        "element_bits": {"default": 32, "allowed": "2..64"},
+        "frac_bits": {"default": 0, "allowed": "0 (integers)..element_bits - 1"},
+    }
 
     def __init__(self, variant, *, dim, threads, element_bits=32, frac_bits=0, lanes=4, seed=0):
         try:
@@ -109,8 +120,16 @@ class PiJob:
         See :func:`hwgen.kernels.programs.pi_series`.
     """
     name = "pi"
+    description = "pi as a fixed-point series summed by every thread, with a lock"
     variants = ("series",)
     size_option = "--steps"
+    #: The options of ``hwgen run pi``: their defaults and what is allowed.
+    options = {
+        "variant": {"default": "series", "allowed": ["series"]},
+        "steps": {"default": 64, "allowed": "1..2**32 - 1"},
+        "threads": {"default": 8, "allowed": "1..64"},
+        "frac_bits": {"default": 20, "allowed": "4..28"},
+    }
 
     def __init__(self, *, steps, threads, frac_bits=20):
         try:

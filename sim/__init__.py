@@ -9,6 +9,7 @@ from .host import (STATE_NAMES, HostModel, StateTimeline, ThreadRun, instrument_
                    run_threads)
 from .memory import MemoryModel, MemoryServer, PortTraffic
 from .readout import HMMReadout
+from .reference import window_filter_model
 from .stimulus import run_cycles
 from .system import SystemRun, frame_layout, run_window_system, window_system
 
@@ -17,5 +18,5 @@ __all__ = [
     "PERun", "PortTraffic", "STATE_NAMES", "StateTimeline", "ThreadRun", "WindowRun",
     "SystemRun", "check_image", "frame_layout", "instrument_pe", "instrument_pipeline",
     "run_cycles", "run_pe", "run_pes", "run_threads", "run_window_filter", "run_window_system",
-    "window_system",
+    "window_filter_model", "window_system",
 ]

@@ -102,7 +102,7 @@ def test_sim_reads_png_and_pgm(tmp_path):
     image = np.random.default_rng(3).integers(0, 256, (9, 12)).astype(np.uint8)
     for suffix in (".png", ".pgm"):
         path = tmp_path / f"in{suffix}"
-        Image.fromarray(image, mode="L").save(path)
+        Image.fromarray(image).save(path)
         out = tmp_path / f"out{suffix}.npy"
         assert main(["sim", "dilation", "--buffer", "line", "--unroll", "3", "--input", str(path),
                      "--output", str(out), "-q"]) == 0
@@ -134,7 +134,7 @@ def bad_files(tmp_path):
     np.save(tmp_path / "wide.npy", np.full((10, 16), 300))
     (tmp_path / "junk.png").write_bytes(b"not an image at all")
     (tmp_path / "mask.txt").write_text("1 1\n1 1\n")
-    Image.fromarray(np.zeros((10, 16, 3), np.uint8), mode="RGB").save(tmp_path / "rgb.png")
+    Image.fromarray(np.zeros((10, 16, 3), np.uint8)).save(tmp_path / "rgb.png")
     return tmp_path
 
 
@@ -144,7 +144,8 @@ def bad_files(tmp_path):
     (["build", "dilation", "--size", "20x3", "--height", "16"], "must fit in the image"),
     (["build", "dilation", "--size", "3"], "--size must be NxM"),
     (["build", "dilation", "--buffer", "fifo"], "--buffer must be one of none, smart, line"),
-    (["build", "dilation", "--mask", "{dir}/mask.txt"], "mask shape 2x2 must equal the window size 3x3"),
+    (["build", "dilation", "--mask", "{dir}/mask.txt", "--size", "3x3"],
+     "--size 3x3 differs from the --mask file's shape 2x2"),
     (["build", "dilation", "--mask", "{dir}/missing.txt"], "no such file"),
     (["build", "dilation", "--pixel-bits", "20"], "pixel_bits must be between 1 and 16"),
     (["build", "median"], "kernel must be one of dilation, erosion"),

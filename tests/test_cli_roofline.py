@@ -153,7 +153,7 @@ def test_out_must_be_a_folder(tmp_path, capsys):
     file = tmp_path / "file"
     file.write_text("")
     code, _, err = run(["roofline", "dilation", *SMALL, "--out", str(file)], capsys)
-    assert code == 2 and "is a file" in err
+    assert code == 2 and "exists and is not a folder" in err
 
 
 def test_sim_runs_pes_sharing_a_board_link(tmp_path, capsys):

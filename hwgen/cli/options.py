@@ -1,4 +1,8 @@
-"""Command-line options shared by every command that builds a kernel."""
+"""Command-line options that several commands share, and what they describe.
+
+Every option's help ends in its default, said once: :func:`add_option` writes it, so no
+formatter adds a second one.
+"""
 
 import re
 import sys
@@ -9,10 +13,28 @@ from ..catalog import KERNELS, board_tree_policy, make_window_filter
 from ..errors import HwgenError
 from ..kernels import BUFFERS, MASK_SHAPES
 from ..kernels.window import TREE_POLICIES
+from ..sim import MemoryModel, instrument_pe
 from .imageio import read_mask
 
-__all__ = ["add_engine_option", "add_kernel_options", "engine_from_args", "parse_size",
-           "window_filter_from_args"]
+__all__ = ["add_option", "add_engine_option", "add_kernel_options", "add_board_option", "add_link_option",
+           "add_instrument_option", "add_memory_options", "add_output_option", "add_json_option",
+           "add_quiet_option",
+           "parse_size", "window_filter_from_args", "design_from_args", "engine_from_args",
+           "engine_line",
+           "memory_from_args",
+           "hmm_label", "DEFAULT_SIZE", "DEFAULT_IMAGE_SIDE"]
+
+#: The window and the image side when nothing else gives them.
+DEFAULT_SIZE = (3, 3)
+DEFAULT_IMAGE_SIDE = 512
+
+
+def add_option(parser, *flags, help, shown="%(default)s", **kwargs):
+    """``parser.add_argument`` with ``(default: shown)`` after the help; ``shown`` says the
+    default in words where the value alone would not (``None`` for a flag, which shows none)."""
+    if shown is not None:
+        help = f"{help} (default: {shown})"
+    return parser.add_argument(*flags, help=help, **kwargs)
 
 
 def parse_size(text, option="--size"):
@@ -33,49 +55,98 @@ def _tree_stages(text):
                          f"not {text!r}") from None
 
 
-def add_kernel_options(parser):
-    """Add KERNEL and the window-filter options to an argparse parser."""
+def add_kernel_options(parser, *, image=False):
+    """Add KERNEL and the window-filter options; ``image``: the command reads an input image,
+    whose size is the default of ``--width`` and ``--height``."""
     parser.add_argument("kernel", metavar="KERNEL", help=f"one of: {', '.join(KERNELS)}")
     group = parser.add_argument_group("kernel options")
-    group.add_argument("--unroll", type=int, default=1, metavar="U",
-                       help="outputs per cycle (default: %(default)s)")
-    group.add_argument("--buffer", default="smart", metavar="|".join(BUFFERS),
-                       help="buffer strategy (default: %(default)s)")
-    group.add_argument("--size", default="3x3", metavar="NxM",
-                       help="window rows x columns (default: %(default)s)")
-    group.add_argument("--mask", default="rect", metavar="|".join([*MASK_SHAPES, "FILE"]),
-                       help="structuring element, or a .npy / text file of 0/1 rows of the window's "
-                            "size (default: %(default)s)")
-    group.add_argument("--pixel-bits", type=int, default=8, metavar="B",
-                       help="bits per pixel, 1..16 (default: %(default)s)")
-    group.add_argument("--width", type=int, default=None, metavar="W",
-                       help="image width (default: the input image's, else 512)")
-    group.add_argument("--height", type=int, default=None, metavar="H",
-                       help="image height (default: the input image's, else 512)")
-    group.add_argument("--no-pipeline", dest="pipeline", action="store_false",
-                       help="run one step at a time instead of pipelining (default: pipelined)")
-    group.add_argument("--tree-stages", type=_tree_stages, default=None,
-                       metavar="|".join([*TREE_POLICIES, "S"]),
-                       help="registers in the reduction tree: lean (a register every two "
-                            "comparator levels), fast (one every level) or a number (default: "
-                            "fast for a board with 4-input LUTs, else lean, when pipelined; 0 "
-                            "otherwise)")
-    group.add_argument("--credits", type=int, default=None, metavar="C",
-                       help="steps in flight at most (default: datapath latency + 8, rounded "
-                            "up to a power of two)")
+    add_option(group, "--unroll", type=int, default=1, metavar="U", help="outputs per cycle")
+    add_option(group, "--buffer", default="smart", metavar="|".join(BUFFERS),
+               help="buffer strategy")
+    add_option(group, "--size", default=None, metavar="NxM", help="window rows x columns",
+               shown="the --mask file's shape, else {}x{}".format(*DEFAULT_SIZE))
+    add_option(group, "--mask", default="rect", metavar="|".join([*MASK_SHAPES, "FILE"]),
+               help="structuring element, or a .npy / text file of 0/1 rows (`0 1 0`, `0,1,0` "
+                    "or `010`)")
+    add_option(group, "--pixel-bits", type=int, default=8, metavar="B", help="bits per pixel, 1..16")
+    side = f"the --input image's, else {DEFAULT_IMAGE_SIDE}" if image else DEFAULT_IMAGE_SIDE
+    add_option(group, "--width", type=int, default=None, metavar="W", help="image width",
+               shown=side)
+    add_option(group, "--height", type=int, default=None, metavar="H", help="image height",
+               shown=side)
+    add_option(group, "--no-pipeline", dest="pipeline", action="store_false",
+               help="run one step at a time instead of pipelining", shown="pipelined")
+    add_option(group, "--tree-stages", type=_tree_stages, default=None,
+               metavar="|".join([*TREE_POLICIES, "S"]),
+               help="registers in the reduction tree: lean (a register every two comparator "
+                    "levels), fast (one every level) or a number",
+               shown="fast for a board with 4-input LUTs, else lean, when pipelined; 0 otherwise")
+    add_option(group, "--credits", type=int, default=None, metavar="C",
+               help="steps in flight at most",
+               shown="datapath latency + 8, rounded up to a power of two")
 
 
+def add_board_option(parser, *, default, help):
+    """``--board B``: ``help`` says what the board is for."""
+    add_option(parser, "--board", default=default, metavar="B",
+               help=f"{help}; a built-in board (see `hwgen list`) or a .toml/.json board file",
+               shown="%(default)s" if default is not None else "none")
+
+
+def add_link_option(parser, *, shown):
+    """``--link NAME``: the board link that bounds the memory's bandwidth."""
+    add_option(parser, "--link", default=None, metavar="NAME",
+               help="the board's link, by name or a unique part of it", shown=shown)
+
+
+def add_instrument_option(parser, *, measured=False):
+    """``--no-instrument``; ``measured``: the command measures resources, of the PE as `build`
+    writes it unless told."""
+    if measured:
+        help, shown = ("measure the bare PE, without the hardware measurement module (HMM) that "
+                       "`build` and `sim` add", "the PE with its HMM, as `build` writes it")
+    else:
+        help, shown = ("leave out the hardware measurement module (HMM)", "every FSM, stream and "
+                       "PE figure is measured and readable on the hmm__* ports")
+    add_option(parser, "--no-instrument", dest="instrument", action="store_false", help=help,
+               shown=shown)
+
+
+def add_output_option(parser, flag, metavar, what):
+    """An option that names a file or folder to write ``what`` into (missing folders are made)."""
+    add_option(parser, flag, metavar=metavar, default=None, help=f"write {what}", shown="none")
+
+
+def add_json_option(parser, what):
+    add_output_option(parser, "--json", "FILE", f"{what} as JSON")
+
+
+def add_quiet_option(parser, help="print nothing on success"):
+    add_option(parser, "-q", "--quiet", action="store_true", help=help, shown=None)
+
+
+def hmm_label(instrumented):
+    """How outputs say which design was measured."""
+    return "with HMM" if instrumented else "bare"
 
 
 def window_filter_from_args(args, image_shape=None, board=None):
-    """Build the WindowFilter the options describe (image size from ``image_shape`` if not given).
+    """Build the WindowFilter the options describe (image size from ``image_shape`` if not given,
+    window size from a mask file if not given).
 
     For a ``board``, an unset ``--tree-stages`` follows :func:`board_tree_policy`.
     """
     if args.buffer not in BUFFERS:
         raise HwgenError(f"--buffer must be one of {', '.join(BUFFERS)}, not {args.buffer!r}")
-    size = parse_size(args.size)
     mask = args.mask if args.mask in MASK_SHAPES else read_mask(args.mask)
+    if args.size is not None:
+        size = parse_size(args.size)
+        if not isinstance(mask, str) and mask.shape != size:
+            raise HwgenError(f"--size {args.size} differs from the --mask file's shape "
+                             f"{mask.shape[0]}x{mask.shape[1]}; leave --size out or make them "
+                             f"match")
+    else:
+        size = DEFAULT_SIZE if isinstance(mask, str) else mask.shape
     width, height = args.width, args.height
     if image_shape is not None:
         image_h, image_w = image_shape
@@ -88,18 +159,63 @@ def window_filter_from_args(args, image_shape=None, board=None):
         tree_stages = board_tree_policy(board)
     return make_window_filter(
         args.kernel, size=size, mask=mask, pixel_bits=args.pixel_bits,
-        width=512 if width is None else width, height=512 if height is None else height,
+        width=DEFAULT_IMAGE_SIDE if width is None else width,
+        height=DEFAULT_IMAGE_SIDE if height is None else height,
         unroll=args.unroll, buffer=args.buffer, pipeline=args.pipeline,
         tree_stages=tree_stages, credits=args.credits)
 
 
+def design_from_args(args, board=None):
+    """``(pe, design)``: the PE the options describe and the design to build or measure, the PE
+    with its HMM unless ``--no-instrument`` (for ``board``'s part when given)."""
+    pe = window_filter_from_args(args, board=board)
+    if not args.instrument:
+        return pe, pe
+    platform = None if board is None else board.elaboration_platform()
+    return pe, instrument_pe(pe, platform=platform)
+
+
+def add_memory_options(parser, *, seeded):
+    """The memory model's options; ``seeded`` says what else ``--seed`` draws."""
+    group = parser.add_argument_group("memory model")
+    add_option(group, "--mem-bandwidth", type=float, default=None, metavar="BYTES_PER_CYCLE",
+               help="read + write bandwidth in bytes per cycle, fractions allowed",
+               shown="unlimited")
+    add_option(group, "--mem-latency", type=int, default=1, metavar="CYCLES",
+               help="cycles from a read request to its response")
+    add_option(group, "--mem-jitter", type=int, default=0, metavar="CYCLES",
+               help="extra random latency 0..CYCLES per response")
+    add_option(group, "--mem-backpressure", type=float, default=0.0, metavar="P",
+               help="probability a port stalls in a cycle")
+    add_option(group, "--seed", type=int, default=0, metavar="S",
+               help=f"seed of {seeded} and of the memory's jitter and backpressure")
+
+
+_MEMORY_OPTIONS = {
+    "bandwidth_bytes_per_cycle": "--mem-bandwidth", "latency_cycles": "--mem-latency",
+    "jitter_cycles": "--mem-jitter", "backpressure": "--mem-backpressure",
+}
+
+
+def memory_from_args(args):
+    try:
+        return MemoryModel(bandwidth_bytes_per_cycle=args.mem_bandwidth,
+                           latency_cycles=args.mem_latency, jitter_cycles=args.mem_jitter,
+                           backpressure=args.mem_backpressure, seed=args.seed)
+    except ValueError as error:
+        message = str(error)
+        for field, option in _MEMORY_OPTIONS.items():
+            message = message.replace(field, option)
+        raise HwgenError(message) from None
+
+
 def add_engine_option(parser):
     """Add ``--engine`` to a command that simulates."""
-    parser.add_argument("--engine", default=None, choices=ENGINES,
-                        help="pysim: Amaranth's simulator; compiled: the design compiled to C++ "
-                             "with Yosys's CXXRTL, identical results, about a thousand times "
-                             "faster (default: compiled when a C++ compiler is found, else "
-                             "pysim; $HWGEN_ENGINE overrides)")
+    add_option(parser, "--engine", default=None, choices=ENGINES,
+               help="pysim: Amaranth's simulator; compiled: the design compiled to C++ with "
+                    "Yosys's CXXRTL, the same results about a thousand times faster",
+               shown="compiled when a C++ compiler is found, else pysim; $HWGEN_ENGINE "
+                     "overrides")
 
 
 def engine_from_args(args, *, quiet=False):
@@ -115,3 +231,16 @@ def engine_from_args(args, *, quiet=False):
         if issubclass(notice.category, EngineNotice) and not quiet:
             print(f"hwgen: {notice.message}", file=sys.stderr)
     return engine
+
+
+def engine_line(info, elapsed, cycles):
+    """How long simulating ``cycles`` cycles took and by which engine: ``simulated 2,073,620
+    cycles in 0.9 s by the compiled engine (2,300,000 cycles/s; compiled in 8.1 s)``."""
+    if info["name"] == "pysim":
+        return (f"simulated {cycles:,} cycles in {elapsed:.1f} s by Amaranth's simulator "
+                f"({cycles / elapsed:,.0f} cycles/s)")
+    running = max(elapsed - info["compile_seconds"], 1e-9)
+    built = ("model from the cache" if info["cached"]
+             else f"compiled in {info['compile_seconds']:.1f} s")
+    return (f"simulated {cycles:,} cycles in {running:.1f} s by the compiled engine "
+            f"({cycles / running:,.0f} cycles/s; {built})")

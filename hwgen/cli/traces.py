@@ -6,11 +6,13 @@ import math
 from pathlib import Path
 
 from ..errors import HwgenError
+from .options import add_option, add_output_option
 from .outputs import check_file_option, check_folder_option
 from ..traces.paraver import paraver_files
 from ..traces.perfetto import perfetto_trace
 
-__all__ = ["add_trace_options", "check_trace_options", "trace_files", "DEFAULT_CLOCK_MHZ"]
+__all__ = ["add_trace_options", "add_drain_option", "check_trace_options", "trace_files",
+           "DEFAULT_CLOCK_MHZ"]
 
 #: The clock that turns cycles into the microseconds of a Perfetto trace unless told otherwise.
 DEFAULT_CLOCK_MHZ = 100.0
@@ -20,16 +22,20 @@ def add_trace_options(parser):
     group = parser.add_argument_group(
         "trace export", "traces of what the hardware measurement module recorded over time; "
                         "time is counted in clock cycles from the HMM's start")
-    group.add_argument("--paraver", metavar="DIR", default=None,
-                       help="write a Paraver trace (NAME.prv, .pcf, .row) into DIR, made if "
-                            "missing; Paraver shows cycles as ns (default: none)")
-    group.add_argument("--perfetto", metavar="FILE", default=None,
-                       help="write a Chrome/Perfetto JSON trace for ui.perfetto.dev or "
-                            "chrome://tracing (default: none)")
-    group.add_argument("--clock-mhz", type=float, default=DEFAULT_CLOCK_MHZ, metavar="MHZ",
-                       help="clock that turns cycles into the microseconds of the Perfetto trace "
-                            "(default: %(default)s)")
+    add_output_option(group, "--paraver", "DIR",
+                      "a Paraver trace (NAME.prv, .pcf, .row) into DIR; Paraver shows cycles as ns")
+    add_output_option(group, "--perfetto", "FILE",
+                      "a Chrome/Perfetto JSON trace for ui.perfetto.dev or chrome://tracing")
+    add_option(group, "--clock-mhz", type=float, default=DEFAULT_CLOCK_MHZ, metavar="MHZ",
+               help="clock that turns cycles into the microseconds of the Perfetto trace")
     return group
+
+
+def add_drain_option(group, *, default, what, running):
+    """``--drain-interval``: how often the host drains ``what`` while ``running``."""
+    add_option(group, "--drain-interval", type=int, default=default, metavar="CYCLES",
+               help=f"cycles the host waits between drains of {what} while {running}; 0: read "
+                    f"it only at the end, so records that do not fit are dropped")
 
 
 def check_trace_options(args):

@@ -21,32 +21,32 @@ def memory_bits(design):
 
 @dataclass(frozen=True)
 class Overhead:
-    """Resources and Fmax of a design without and with its HMM (:func:`measure_overhead`)."""
+    """Resources and Fmax of a design bare and with its HMM (:func:`measure_overhead`)."""
     board: str
     device_lut: int           # what one device of the board offers
     device_ff: int
-    original: object          # hwgen.resources.synth.SynthResult
-    instrumented: object      # hwgen.resources.synth.SynthResult
+    bare: object              # hwgen.resources.synth.SynthResult of the design alone
+    with_hmm: object          # hwgen.resources.synth.SynthResult of the design with its HMM
     bram_block_bits: int
-    original_memory_bits: int
-    instrumented_memory_bits: int
+    bare_memory_bits: int
+    with_hmm_memory_bits: int
 
     def rows(self):
-        """``(label, original, instrumented)`` for every figure compared (Fmax may be None)."""
-        o, i = self.original, self.instrumented
+        """``(label, bare, with HMM)`` for every figure compared (Fmax may be None)."""
+        b, h = self.bare, self.with_hmm
         return [
-            ("LUT", o.lut, i.lut),
-            ("FF", o.ff, i.ff),
-            ("block RAM (blocks)", o.bram, i.bram),
-            ("block RAM bits", o.bram * self.bram_block_bits, i.bram * self.bram_block_bits),
-            ("memory bits", self.original_memory_bits, self.instrumented_memory_bits),
-            ("Fmax (MHz)", o.fmax_mhz, i.fmax_mhz),
+            ("LUT", b.lut, h.lut),
+            ("FF", b.ff, h.ff),
+            ("block RAM (blocks)", b.bram, h.bram),
+            ("block RAM bits", b.bram * self.bram_block_bits, h.bram * self.bram_block_bits),
+            ("memory bits", self.bare_memory_bits, self.with_hmm_memory_bits),
+            ("Fmax (MHz)", b.fmax_mhz, h.fmax_mhz),
         ]
 
     def device_share(self):
         """The HMM's LUTs and FFs as a fraction of one device: ``{"lut": f, "ff": f}``."""
-        return {"lut": (self.instrumented.lut - self.original.lut) / self.device_lut,
-                "ff": (self.instrumented.ff - self.original.ff) / self.device_ff}
+        return {"lut": (self.with_hmm.lut - self.bare.lut) / self.device_lut,
+                "ff": (self.with_hmm.ff - self.bare.ff) / self.device_ff}
 
     def to_json(self):
         figures = {}
@@ -55,12 +55,12 @@ class Overhead:
                    .replace(" ", "_"))
             change = None if before is None or after is None else after - before
             figures[key] = {
-                "original": before, "instrumented": after, "overhead": change,
+                "bare": before, "with_hmm": after, "overhead": change,
                 "overhead_percent": None if not before or change is None else 100 * change / before,
             }
         return {"tool_versions": tool_versions(), "board": self.board, "figures": figures,
                 "device_share_percent": {k: 100 * v for k, v in self.device_share().items()},
-                "original": self.original.to_json(), "instrumented": self.instrumented.to_json()}
+                "bare": self.bare.to_json(), "with_hmm": self.with_hmm.to_json()}
 
 
 def measure_overhead(pe, board, *, seeds=3, progress=False, **instrument_options):
@@ -68,11 +68,11 @@ def measure_overhead(pe, board, *, seeds=3, progress=False, **instrument_options
     has place and route); ``instrument_options`` go to :func:`hwgen.instrument.attach`."""
     board = resolve_board(board)
     platform = board.elaboration_platform()
-    original = synthesize(pe, board, name="original", seeds=seeds, progress=progress)
-    instrumented = synthesize(instrument_pe(pe, platform=platform, **instrument_options), board,
-                              name="instrumented", seeds=seeds, progress=progress)
+    bare = synthesize(pe, board, name="bare", seeds=seeds, progress=progress)
+    with_hmm = synthesize(instrument_pe(pe, platform=platform, **instrument_options), board,
+                          name="with HMM", seeds=seeds, progress=progress)
     return Overhead(board=board.name, device_lut=board.resources.lut,
-                    device_ff=board.resources.ff, original=original, instrumented=instrumented,
+                    device_ff=board.resources.ff, bare=bare, with_hmm=with_hmm,
                     bram_block_bits=board.resources.bram_block_bits,
-                    original_memory_bits=memory_bits(pe),
-                    instrumented_memory_bits=memory_bits(instrument_pe(pe, **instrument_options)))
+                    bare_memory_bits=memory_bits(pe),
+                    with_hmm_memory_bits=memory_bits(instrument_pe(pe, **instrument_options)))

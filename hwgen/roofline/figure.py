@@ -2,26 +2,43 @@
 
 - a diagonal I/O roof for every board link: dashed for one device, solid for two or more,
   dash-dotted for a link whose bandwidth does not depend on the device count;
-- a horizontal compute roof per design point and device count, in the point's colour (one hue
-  per buffer, darker for larger U), dashed for one device and solid for more;
+- a horizontal compute roof per design point and device count, dashed for one device and solid
+  for more, each named in a column right of the plot with its value;
 - a vertical dotted line at every point's CI, up to what it attains;
-- the attainable performance of every point: a circle when pipelined, a square when not, hollow
-  on one device and filled on more, labelled with its U;
+- the attainable performance of every point, hollow on one device and filled on more; the
+  marker's shape says the buffer (crossed out when not pipelined), its colour U on a sequential
+  palette (darker for larger U), and a direct label, placed clear of every line, names it;
 - under the best point's compute roof, its ceilings (pipelining, lower clocks) as dotted lines
-  in warm colours, from where they meet the point's I/O roof.
+  in warm colours, from where they meet the point's I/O roof, named in the same column.
+
+The legend sits under the plot, the title over it.
 """
 
 import math
-from collections import defaultdict
 
 import matplotlib
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
+from matplotlib.ticker import FuncFormatter
+
+from .labels import place_labels, segment_crosses_box, spread
 
 __all__ = ["plot_roofline"]
 
 _IO_GREYS = ("#000000", "#666666", "#999999", "#bbbbbb")
-_HUES = {"smart": "Blues", "line": "Oranges", "none": "Greens"}
+_MARKERS = {"smart": "o", "line": "^", "none": "s"}
+_PALETTE = "viridis"
+# The palette's range: its lightest end (yellow) is too faint on white.
+_DARKEST, _LIGHTEST = 0.0, 0.82
+_FONT = 7.5
+# Points whose marks are this close (in points, 1/72 inch) share one label.
+_SAME_PLACE = 4
+# When every point fits in this share of the plot's width and height, an inset of this size
+# (axes fractions) magnifies them.
+_CROWDED = 0.12
+_INSET = (0.42, 0.45)
+# Tick labels of an inset, which spans less than a decade: 2, 3, 4 rather than 2 x 10^0.
+_PLAIN = FuncFormatter(lambda value, _: f"{value:g}")
 
 
 def _style(counts):
@@ -38,15 +55,12 @@ def _devices(counts):
 
 
 def _colours(designs):
-    """A colour per design point: a hue per buffer, darker for larger U."""
-    colours = {}
-    for buffer, hue in _HUES.items():
-        unrolls = sorted({d.unroll for d in designs if d.buffer == buffer})
-        for d in designs:
-            if d.buffer == buffer:
-                shade = 0.45 + 0.5 * unrolls.index(d.unroll) / max(1, len(unrolls) - 1)
-                colours[d] = matplotlib.colormaps[hue](shade)
-    return colours
+    """A colour per U, on a sequential palette: darker for larger U."""
+    unrolls = sorted({d.unroll for d in designs})
+    palette = matplotlib.colormaps[_PALETTE]
+    steps = max(1, len(unrolls) - 1)
+    return {u: palette(_LIGHTEST - (_LIGHTEST - _DARKEST) * i / steps)
+            for i, u in enumerate(unrolls)}
 
 
 def _nice(value, up):
@@ -61,149 +75,259 @@ def _nice(value, up):
     return chosen * 10.0 ** exponent
 
 
-def _place_labels(ax, marks, fontsize):
-    """Write each label left of its mark (right of it near the left edge), moving labels up so
-    that none overlaps another (in points, after the layout is done)."""
-    scale = 72 / ax.figure.dpi
-    height = fontsize * 1.25
-    axes_left = ax.get_window_extent().x0 * scale
-    placed = []
-    for (x, y), text in sorted(marks.items(), key=lambda item: item[0][1]):
-        px, py = (v * scale for v in ax.transData.transform((x, y)))
-        width = len(text) * fontsize * 0.55
-        left, bottom = px - 8 - width, py + 2
-        if left < axes_left:
-            left = px + 8
-        for other_left, other_bottom, other_width in sorted(placed, key=lambda b: b[1]):
-            if left < other_left + other_width and other_left < left + width \
-                    and bottom < other_bottom + height and other_bottom < bottom + height:
-                bottom = other_bottom + height
-        placed.append((left, bottom, width))
-        ax.annotate(text, (x, y), xytext=(left + width - px, bottom - py),
-                    textcoords="offset points", ha="right", va="bottom", fontsize=fontsize,
-                    zorder=6, arrowprops={"arrowstyle": "-", "color": "#999999", "linewidth": 0.5,
-                                          "shrinkA": 0, "shrinkB": 4})
+def _name(designs, buffers):
+    """``U128, 256`` for the design points drawn at one place (``smart U..`` when the figure
+    has several buffers; ``, no pipeline`` for unpipelined ones)."""
+    first = designs[0]
+    text = ("" if len(buffers) == 1 else f"{first.buffer} ") + "U" + ", ".join(
+        str(u) for u in sorted({d.unroll for d in designs}))
+    return text + ("" if first.pipeline else ", no pipeline")
 
 
-def _group_label(designs):
-    """``smart U1, 2, 8`` for the design points drawn at one place."""
-    return (f"{designs[0].buffer} U"
-            + ", ".join(str(u) for u in sorted({d.unroll for d in designs})))
+def _groups(marks, radius):
+    """Marks ``(x_px, y_px, key, item)`` drawn at one place: each group is a mark and the marks
+    of its key within ``radius`` pixels of it, a list of items in the marks' order."""
+    groups = []
+    for x, y, key, item in marks:
+        for group in groups:
+            gx, gy, gkey = group[0]
+            if gkey == key and math.hypot(x - gx, y - gy) <= radius:
+                group[1].append(item)
+                break
+        else:
+            groups.append(((x, y, key), [item]))
+    return [items for _, items in groups]
+
+
+class _Lines:
+    """What a roofline draws, ready to draw on the main plot and on a magnified inset."""
+
+    def __init__(self, roofline):
+        self.roofline = roofline
+        self.points = roofline.points
+        self.fitting = [p for p in self.points if p.attainable_gbops > 0]
+        self.designs = list(dict.fromkeys(p.measurement.point for p in self.points))
+        self.buffers = list(dict.fromkeys(d.buffer for d in self.designs))
+        self.colour = _colours(self.designs)
+        self.best = roofline.best()
+        self.ceilings = roofline.ceilings(self.best)
+        self.ceiling_colours = [matplotlib.colormaps["autumn"](i / max(1, len(self.ceilings)))
+                                for i in range(len(self.ceilings))]
+        self.io_roofs = roofline.io_roofs()
+        links = list(dict.fromkeys(link.name for link, _, _ in self.io_roofs))
+        self.io_greys = [_IO_GREYS[links.index(link.name) % len(_IO_GREYS)]
+                         for link, _, _ in self.io_roofs]
+
+    def limits(self):
+        """``(xmin, xmax, ymin, ymax)``: wide enough for every ridge point, where a compute roof
+        meets the I/O roof that bounds it."""
+        cis = [p.ci_ops_per_byte for p in self.points]
+        ridges = [p.cp_gbops / p.bandwidth_gbps for p in self.fitting]
+        xmin, xmax = _nice(min(cis) / 5, False), _nice(max(cis + ridges) * 2, True)
+        lows = ([p.attainable_gbops for p in self.fitting]
+                + [gbps * xmin for _, _, gbps in self.io_roofs])
+        highs = [p.cp_gbops for p in self.fitting] + [p.io_roof_gbops for p in self.fitting]
+        return xmin, xmax, _nice(min(lows) / 1.5, False), _nice(max(highs) * 2, True)
+
+    def draw(self, ax, xmin, xmax, ymin, ymax):
+        """Draw every line and mark within these limits; returns the lines as segments."""
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlim(xmin, xmax)
+        ax.set_ylim(ymin, ymax)
+        ax.grid(True, which="major", color="#dddddd", linewidth=0.6)
+        ax.grid(True, which="minor", color="#f2f2f2", linewidth=0.4)
+        segments = []
+        for (_, counts, gbps), grey in zip(self.io_roofs, self.io_greys):
+            ax.plot([xmin, xmax], [gbps * xmin, gbps * xmax], color=grey,
+                    linestyle=_style(counts), linewidth=2.2, zorder=3)
+            segments.append(((xmin, gbps * xmin), (xmax, gbps * xmax)))
+        for p in self.fitting:
+            design = p.measurement.point
+            ax.axhline(p.cp_gbops, color=self.colour[design.unroll],
+                       linestyle=_style([p.devices]), linewidth=1.2 if design.pipeline else 0.8,
+                       zorder=2)
+            segments.append(((xmin, p.cp_gbops), (xmax, p.cp_gbops)))
+        for design in self.designs:
+            own = [p for p in self.fitting if p.measurement.point == design]
+            if own:
+                top = max(p.attainable_gbops for p in own)
+                ax.vlines(own[0].ci_ops_per_byte, ymin, top, color=self.colour[design.unroll],
+                          linestyle=":", linewidth=1.0, zorder=2)
+                segments.append(((own[0].ci_ops_per_byte, ymin),
+                                 (own[0].ci_ops_per_byte, top)))
+        for c, shade in zip(self.ceilings, self.ceiling_colours):
+            start = max(xmin, c.gbops / self.best.bandwidth_gbps)
+            ax.plot([start, xmax], [c.gbops, c.gbops], color=shade, linestyle=(0, (1, 1)),
+                    linewidth=2.2, zorder=4)
+            segments.append(((start, c.gbops), (xmax, c.gbops)))
+        for p in self.fitting:
+            design = p.measurement.point
+            shade = self.colour[design.unroll]
+            ax.plot(p.ci_ops_per_byte, p.attainable_gbops, marker=_MARKERS[design.buffer],
+                    markersize=8, markeredgecolor=shade, markeredgewidth=1.6,
+                    markerfacecolor="white" if p.devices == 1 else shade, linestyle="none",
+                    zorder=5)
+            if not design.pipeline:
+                ax.plot(p.ci_ops_per_byte, p.attainable_gbops, marker="x", markersize=5,
+                        color="black" if p.devices > 1 else shade, markeredgewidth=1.2,
+                        linestyle="none", zorder=5.5)
+        return segments
+
+    def roofs(self):
+        """``(GBops/s, name, colour)`` of every compute roof and ceiling."""
+        found = [(p.cp_gbops, f"{_name([p.measurement.point], self.buffers)}, "
+                              f"{_devices([p.devices])}: {p.cp_gbops:,.0f}",
+                  self.colour[p.measurement.point.unroll]) for p in self.fitting]
+        found += [(c.gbops, f"ceiling {c.label}: {c.gbops:,.0f}", shade)
+                  for c, shade in zip(self.ceilings, self.ceiling_colours)]
+        return found
+
+    def marks(self, ax):
+        """The labels of the design points, ``(x, y, text, colour)``: one per design point at
+        its highest mark; points drawn at one place on ``ax`` share one."""
+        tops = []
+        for design in self.designs:
+            own = [p for p in self.fitting if p.measurement.point == design]
+            if own:
+                top = max(own, key=lambda p: p.attainable_gbops)
+                x, y = ax.transData.transform((top.ci_ops_per_byte, top.attainable_gbops))
+                tops.append((x, y, (design.buffer, design.pipeline), top))
+        marks = []
+        for group in _groups(sorted(tops, key=lambda t: t[0]),
+                             radius=_SAME_PLACE * ax.figure.dpi / 72):
+            first = group[0]
+            names = [p.measurement.point for p in group]
+            marks.append((first.ci_ops_per_byte, first.attainable_gbops,
+                          _name(names, self.buffers),
+                          self.colour[max(d.unroll for d in names)]))
+        return marks
+
+    def legend(self):
+        handles = [Line2D([], [], color=grey, linestyle=_style(counts), linewidth=2.2,
+                          label=f"I/O roof {gbps:g} GB/s: {link.name} ({_devices(counts)})")
+                   for (link, counts, gbps), grey in zip(self.io_roofs, self.io_greys)]
+        handles += [Line2D([], [], color="#444444", linestyle=_style([d]), marker="o",
+                           markerfacecolor="white" if d == 1 else "#444444",
+                           label=f"compute roof and attainable, {_devices([d])}")
+                    for d in self.roofline.device_counts]
+        unpipelined = not all(d.pipeline for d in self.designs)
+        if len(self.buffers) > 1 or unpipelined:
+            handles += [Line2D([], [], color="#444444", linestyle="none", marker=_MARKERS[b],
+                               label=f"{b} buffer") for b in self.buffers]
+        if unpipelined:
+            handles.append(Line2D([], [], color="#444444", linestyle="none", marker="x",
+                                  label="without pipelining (crossed)"))
+        handles.append(Line2D([], [], color="#444444", linestyle=":", label="CI of a point"))
+        if self.ceilings:
+            handles.append(Line2D([], [], color=self.ceiling_colours[0], linestyle=(0, (1, 1)),
+                                  linewidth=2.2,
+                                  label=f"ceilings under the best, {self.best.label} on "
+                                        f"{_devices([self.best.devices])}"))
+        handles += [Line2D([], [], color=shade, marker="o", linestyle="none", label=f"U{u}")
+                    for u, shade in self.colour.items()]
+        return handles
+
+    def title(self):
+        points, point = self.points, self.designs[0]
+        clocks = sorted({p.clock_mhz for p in points})
+        clock = (f"{clocks[0]:g} MHz" if len(clocks) == 1
+                 else f"{clocks[0]:.0f}-{clocks[-1]:.0f} MHz")
+        notes = [f"clock {clock} ({points[0].clock_source.split(' (')[0]})",
+                 f"resources per bare PE: {points[0].measurement.resources_source}"]
+        if self.roofline.scaled:
+            notes.append("figures scaled from short frames")
+        unfit = [p.label for p in points if p.attainable_gbops == 0]
+        if unfit:
+            notes.append("a PE does not fit, not drawn: " + ", ".join(dict.fromkeys(unfit)))
+        only = f", {self.buffers[0]} buffer" if len(self.buffers) == 1 else ""
+        board = self.roofline.board
+        return (f"Extended roofline: {self.roofline.kernel} {point.rows}x{point.cols} "
+                f"{point.mask}{only}, {point.width}x{point.height} frames, on {board.name} "
+                f"({board.device_count} x {board.device})\n" + "; ".join(notes))
+
+
+def _inset_place(ax, segments, marks):
+    """Where, in axes fractions, a magnified view of ``marks`` can go: the first corner of
+    the plot that no line crosses and no mark is in; ``None`` when there is none."""
+    to_display = ax.transData.transform
+    lines = [tuple(map(tuple, to_display([p, q]))) for p, q in segments]
+    spots = [tuple(to_display(m)) for m in marks]
+    for x, y in ((0.55, 0.04), (0.04, 0.51), (0.55, 0.51), (0.04, 0.04)):
+        box = ax.transAxes.transform([(x, y), (x + _INSET[0], y + _INSET[1])]).ravel()
+        if not any(segment_crosses_box(p, q, box) for p, q in lines) and not any(
+                box[0] <= sx <= box[2] and box[1] <= sy <= box[3] for sx, sy in spots):
+            return (x, y, *_INSET)
+    return None
 
 
 def plot_roofline(roofline, paths):
     """Draw ``roofline`` (a :class:`hwgen.roofline.Roofline`) and save it to every path in
-    ``paths`` (the format follows the suffix: ``.png``, ``.svg``, ``.pdf``)."""
-    points = roofline.points
-    fitting = [p for p in points if p.attainable_gbops > 0]
-    designs = list(dict.fromkeys(p.measurement.point for p in points))
-    colour = _colours(designs)
-    best = roofline.best()
-    ceilings = roofline.ceilings(best)
-
-    # Wide enough for every ridge point, where a compute roof meets the I/O roof that bounds it.
-    cis = [p.ci_ops_per_byte for p in points]
-    ridges = [p.cp_gbops / p.bandwidth_gbps for p in fitting]
-    xmin, xmax = _nice(min(cis) / 5, False), _nice(max(cis + ridges) * 2, True)
-    io_roofs = roofline.io_roofs()
-    lows = [p.attainable_gbops for p in fitting] + [gbps * xmin for _, _, gbps in io_roofs]
-    highs = [p.cp_gbops for p in fitting] + [p.io_roof_gbops for p in fitting]
-    ymin, ymax = _nice(min(lows) / 1.5, False), _nice(max(highs) * 2, True)
-
-    figure = Figure(figsize=(13, 7.5), dpi=150, layout="constrained")
-    ax = figure.add_subplot()
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlim(xmin, xmax)
-    ax.set_ylim(ymin, ymax)
-    ax.grid(True, which="major", color="#dddddd", linewidth=0.6)
-    ax.grid(True, which="minor", color="#f2f2f2", linewidth=0.4)
-
-    handles = []
-    links = list(dict.fromkeys(link.name for link, _, _ in io_roofs))
-    for link, counts, gbps in io_roofs:
-        grey = _IO_GREYS[links.index(link.name) % len(_IO_GREYS)]
-        ax.plot([xmin, xmax], [gbps * xmin, gbps * xmax], color=grey, linestyle=_style(counts),
-                linewidth=2.2, zorder=3)
-        handles.append(Line2D([], [], color=grey, linestyle=_style(counts), linewidth=2.2,
-                              label=f"I/O roof {gbps:g} GB/s: {link.name} ({_devices(counts)})"))
-
-    for p in fitting:
-        design = p.measurement.point
-        ax.axhline(p.cp_gbops, color=colour[design], linestyle=_style([p.devices]),
-                   linewidth=1.2 if design.pipeline else 0.8, zorder=2)
-    for design in designs:
-        own = [p for p in fitting if p.measurement.point == design]
-        if own:
-            ax.vlines(own[0].ci_ops_per_byte, ymin, max(p.attainable_gbops for p in own),
-                      color=colour[design], linestyle=":", linewidth=1.0, zorder=2)
-
-    ceiling_colours = [matplotlib.colormaps["autumn"](i / max(1, len(ceilings)))
-                       for i in range(len(ceilings))]
-    for c, shade in zip(ceilings, ceiling_colours):
-        start = max(xmin, c.gbops / best.bandwidth_gbps)
-        ax.plot([start, xmax], [c.gbops, c.gbops], color=shade, linestyle=(0, (1, 1)),
-                linewidth=2.2, zorder=4)
-
-    for p in fitting:
-        design = p.measurement.point
-        ax.plot(p.ci_ops_per_byte, p.attainable_gbops, marker="o" if design.pipeline else "s",
-                markersize=8 if design.pipeline else 5, markeredgecolor=colour[design],
-                markeredgewidth=1.6,
-                markerfacecolor="white" if p.devices == 1 else colour[design], linestyle="none",
-                zorder=5)
-    # One label per design point, at its highest mark; points drawn at one place share it.
-    groups = defaultdict(list)
-    for design in designs:
-        own = [p for p in fitting if p.measurement.point == design]
-        if own:
-            top = max(own, key=lambda p: p.attainable_gbops)
-            key = (round(math.log10(top.ci_ops_per_byte) * 40),
-                   round(math.log10(top.attainable_gbops) * 40), design.buffer)
-            groups[key].append(top)
-
-    for d in roofline.device_counts:
-        handles.append(Line2D([], [], color="#444444", linestyle=_style([d]), marker="o",
-                              markerfacecolor="white" if d == 1 else "#444444",
-                              label=f"compute roof and attainable, {_devices([d])}"))
-    if not all(d.pipeline for d in designs):
-        handles.append(Line2D([], [], color="#444444", linestyle="none", marker="s",
-                              label="without pipelining (square)"))
-    handles.append(Line2D([], [], color="#444444", linestyle=":", label="CI of a point"))
-    if ceilings:
-        handles.append(Line2D([], [], linestyle="none", label=f"ceilings of the best, "
-                              f"{best.label} on {_devices([best.devices])}:"))
-        handles += [Line2D([], [], color=shade, linestyle=(0, (1, 1)), linewidth=2.2,
-                           label=f"  {c.label}: {c.gbops:,.0f} GBops/s")
-                    for c, shade in zip(ceilings, ceiling_colours)]
-    handles.append(Line2D([], [], linestyle="none", label=""))
-    handles += [Line2D([], [], color=colour[d], marker="o" if d.pipeline else "s", linewidth=1.2,
-                       label=d.label) for d in designs]
-    figure.legend(handles=handles, loc="outside right upper", fontsize=8,
-                  ncols=1 if len(handles) <= 30 else 2)
-
-    point = designs[0]
-    clocks = sorted({p.clock_mhz for p in points})
-    clock = f"{clocks[0]:g} MHz" if len(clocks) == 1 else f"{clocks[0]:.0f}-{clocks[-1]:.0f} MHz"
-    notes = [f"clock {clock} ({points[0].clock_source.split(' (')[0]})",
-             f"resources per PE: {points[0].measurement.resources_source}"]
-    if roofline.scaled:
-        notes.append("figures scaled from short frames")
-    unfit = [p.label for p in points if p.attainable_gbops == 0]
-    if unfit:
-        notes.append("a PE does not fit, not drawn: " + ", ".join(dict.fromkeys(unfit)))
-    ax.set_title(f"Extended roofline: {roofline.kernel} {point.rows}x{point.cols} {point.mask}, "
-                 f"{point.width}x{point.height} frames, on {roofline.board.name} "
-                 f"({roofline.board.device_count} x {roofline.board.device})\n"
-                 + "; ".join(notes), fontsize=10)
+    ``paths`` (the format follows the suffix: ``.png``, ``.svg``, ``.pdf``); returns the
+    :class:`matplotlib.figure.Figure`."""
+    lines = _Lines(roofline)
+    figure = Figure(figsize=(13, 9), dpi=150, layout="constrained")
+    # An empty column right of the plot keeps room for the names of the compute roofs: their
+    # leaders and the longest name (in points, at a little more than an average glyph's width).
+    roofs = lines.roofs()
+    room = 36 + 0.62 * _FONT * max(len(text) for _, text, _ in roofs)
+    grid = figure.add_gridspec(1, 2, width_ratios=(13 * 72 - room, room), wspace=0)
+    ax = figure.add_subplot(grid[0])
+    figure.add_subplot(grid[1]).axis("off")
+    xmin, xmax, ymin, ymax = lines.limits()
+    segments = lines.draw(ax, xmin, xmax, ymin, ymax)
+    figure.legend(handles=lines.legend(), loc="outside lower center", fontsize=8, ncols=4,
+                  title="colour: outputs per cycle U, darker for larger; compute roofs and "
+                        "ceilings are named right of the plot in GBops/s", title_fontsize=8)
+    ax.set_title(lines.title(), fontsize=10)
     ax.set_xlabel("computational intensity CI (ops/byte)")
     ax.set_ylabel("performance (GBops/s)")
 
     # Labels go where the finished layout puts their marks.
     figure.draw_without_rendering()
     figure.set_layout_engine("none")
-    marks = {(same[0].ci_ops_per_byte, same[0].attainable_gbops):
-             _group_label([p.measurement.point for p in same]) for same in groups.values()}
-    _place_labels(ax, marks, fontsize=7.5)
+    _name_roofs(ax, roofs)
+    labelled = ax
+    spots = [(p.ci_ops_per_byte, p.attainable_gbops) for p in lines.fitting]
+    xs, ys = ([ax.transData.transform(s)[k] for s in spots] for k in (0, 1))
+    frame = ax.get_window_extent()
+    place = _inset_place(ax, segments, spots)
+    if (place is not None and max(xs) - min(xs) < _CROWDED * frame.width
+            and max(ys) - min(ys) < _CROWDED * frame.height):
+        # The points are crowded: magnify them in an inset, and label them there.
+        labelled = ax.inset_axes(place, zorder=8)
+        low = [min(v for v, _ in spots), min(v for _, v in spots)]
+        high = [max(v for v, _ in spots), max(v for _, v in spots)]
+        pads = [(h / l) ** 0.35 * 1.03 for l, h in zip(low, high)]
+        segments = lines.draw(labelled, low[0] / pads[0], high[0] * pads[0],
+                              low[1] / pads[1], high[1] * pads[1])
+        labelled.tick_params(labelsize=7, which="both")
+        for axis in (labelled.xaxis, labelled.yaxis):
+            axis.set_major_formatter(_PLAIN)
+            axis.set_minor_formatter(_PLAIN)
+        labelled.set_facecolor("white")
+        ax.indicate_inset_zoom(labelled, edgecolor="#555555")
+    place_labels(labelled, lines.marks(labelled), segments=segments, fontsize=_FONT)
     for path in paths:
         figure.savefig(path)
+    return figure
+
+
+def _name_roofs(ax, roofs):
+    """Name each horizontal line of ``roofs`` ``(GBops/s, text, colour)`` right of the plot,
+    beside where it leaves it, the names spread so that none overlaps another; an elbowed
+    leader joins a name to its line."""
+    scale = ax.figure.dpi / 72
+    frame = ax.get_window_extent()
+    to_data = ax.transData.inverted()
+    wanted = [ax.transData.transform((1, gbops))[1] for gbops, _, _ in roofs]
+    at = spread(wanted, (_FONT + 2.5) * scale, frame.y0, frame.y1)
+    # Leader elbows and the text, in axes widths right of the plot.
+    step = 6 * scale / frame.width
+    elbows = (1, 1 + step, 1 + 4 * step, 1 + 5 * step)
+    for (gbops, text, shade), y in zip(roofs, at):
+        y = to_data.transform((frame.x0, y))[1]
+        ax.plot(elbows, [gbops, gbops, y, y], color=shade, linewidth=0.6,
+                transform=ax.get_yaxis_transform(), clip_on=False)
+        ax.text(elbows[-1] + step / 2, y, text, transform=ax.get_yaxis_transform(), ha="left",
+                va="center", fontsize=_FONT, color=shade, clip_on=False)

@@ -26,7 +26,6 @@ from pathlib import Path
 
 import numpy as np
 from amaranth.hdl import UnusedElaboratable
-from tqdm import tqdm
 
 from ..boards import Board, BoardError, cost_table
 from ..sim.engine import EngineUnavailable, resolve_engine
@@ -34,6 +33,7 @@ from ..sim import CycleData, MemoryModel, run_window_filter, run_window_system, 
 
 from ..catalog import design_name, kernel_info, make_window_filter, resolve_board
 from ..errors import HwgenError
+from ..progress import Progress, note
 from ..resources.estimate import estimate
 from .frame_scaling import FrameFigures, row_unit, scale_frames, short_heights, units_height
 from ..resources.synth import synthesize
@@ -282,7 +282,8 @@ def run_tasks(tasks, *, jobs=1, progress=False, desc="measuring"):
     jobs : int
         Worker processes; 1 runs the tasks in this process.
     progress : bool
-        Show a progress bar over the tasks.
+        Say on stderr how many tasks the cache answers, and show a progress bar over the
+        others on a terminal (elsewhere a line when they are slow).
 
     Returns
     -------
@@ -300,8 +301,12 @@ def run_tasks(tasks, *, jobs=1, progress=False, desc="measuring"):
         if found is not None:
             results[key] = found
     pending = [key for key in unique if key not in results]
-    with tqdm(total=len(unique), initial=len(results), desc=desc, unit="task", disable=not progress,
-              leave=False) as bar:
+    if progress and results:
+        note(f"{desc}: {len(results)} of {len(unique)} measurements answered from the cache "
+             f"({folder})")
+    with Progress(desc, total=len(unique), unit="task", enabled=progress) as bar:
+        bar.update_to(len(results))
+
         def finish(key, result):
             kind, spec = unique[key]
             _write_cached(folder / f"{kind}-{key}.json", kind, spec, result)

@@ -1,4 +1,5 @@
-"""One module per command; each has ``register(subparsers)``."""
+"""One module per command; each has ``NAME``, ``HELP`` (one line for ``hwgen --help``),
+``DESCRIPTION``, ``add_options(parser)`` and ``run(args)``."""
 
 from . import build, estimate, explore, listing, overhead, roofline, run, sim, synth
 

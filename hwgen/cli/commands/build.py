@@ -4,13 +4,14 @@ import time
 from pathlib import Path
 
 from ...instrument import PROTOCOL as HMM_PROTOCOL
-from ...sim import instrument_pe
 
 from ...build import convert, port_table, write_outputs
 from ...catalog import design_name, resolve_board
-from ..options import add_kernel_options, window_filter_from_args
+from ..options import (add_board_option, add_instrument_option, add_kernel_options, add_option,
+                       add_quiet_option, design_from_args)
+from ..outputs import check_folder_option
 
-__all__ = ["register", "add_instrument_option", "window_manifest"]
+__all__ = ["add_options", "run", "window_manifest"]
 
 PE_PROTOCOL = (
     "Drive ctrl__src_base and ctrl__dst_base (element addresses), pulse ctrl__start for one "
@@ -21,28 +22,21 @@ PE_PROTOCOL = (
 )
 
 
-def register(subparsers):
-    parser = subparsers.add_parser(
-        "build", help="generate Verilog, RTLIL and a manifest for a kernel",
-        description="Generate a window-filter PE as Verilog (<top>.v), RTLIL (<top>.il) and "
-                    "manifest.json.")
+NAME = "build"
+HELP = "generate Verilog, RTLIL and a manifest for a kernel"
+DESCRIPTION = ("Generate a window-filter PE as Verilog (<top>.v), RTLIL (<top>.il) and "
+               "manifest.json.")
+
+
+def add_options(parser):
     add_kernel_options(parser)
-    parser.add_argument("--board", metavar="B", default=None,
-                        help="build for a board's part: its vendor primitives (such as the ECP5 "
-                             "block RAM's output register) and its register policy; a built-in "
-                             "board (see `hwgen list`) or a .toml/.json board file (default: a "
-                             "generic design)")
-    parser.add_argument("--out", metavar="DIR", default=None,
-                        help="output folder (default: build/<kernel>-<parameters>[-<board>])")
+    add_board_option(parser, default=None,
+                     help="build for a board's part: its vendor primitives (such as the ECP5 "
+                          "block RAM's output register) and its register policy")
+    add_option(parser, "--out", metavar="DIR", default=None, help="output folder",
+               shown="build/<kernel>-<parameters>[-<board>]")
     add_instrument_option(parser)
-    parser.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
-    parser.set_defaults(func=run)
-
-
-def add_instrument_option(parser):
-    parser.add_argument("--no-instrument", dest="instrument", action="store_false",
-                        help="leave out the hardware measurement module (default: every FSM, "
-                             "stream and PE figure is measured and readable on the hmm__* ports)")
+    add_quiet_option(parser)
 
 
 def window_manifest(kernel, pe, name, design, board=None):
@@ -66,10 +60,10 @@ def window_manifest(kernel, pe, name, design, board=None):
 
 def run(args):
     started = time.perf_counter()
+    check_folder_option("--out", args.out)
     board = None if args.board is None else resolve_board(args.board)
     platform = None if board is None else board.elaboration_platform()
-    pe = window_filter_from_args(args, board=board)
-    design = instrument_pe(pe, platform=platform) if args.instrument else pe
+    pe, design = design_from_args(args, board)
     name = design_name(args.kernel, pe)
     if board is not None:
         name += "_" + board.name.replace("-", "_")
@@ -108,7 +102,7 @@ def summary(kernel, pe, name, result, elapsed, design):
             f"({', '.join(t.name for t in layout.tables)}), {len(layout.traces)} traces; port "
             f"hmm__* with {layout.addr_bits}-bit addresses and {layout.word_bits}-bit words")
     else:
-        lines.append("no HMM (--no-instrument)")
+        lines.append("bare PE, no HMM (--no-instrument)")
     lines.append(f"wrote {result.verilog}, {result.rtlil.name}, {result.manifest.name} "
                  f"(top {name}) in {elapsed:.1f} s")
     return "\n".join(lines)

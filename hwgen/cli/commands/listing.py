@@ -1,21 +1,25 @@
-"""``hwgen list``: the kernels (and their parameters) hwgen can build, and the built-in boards."""
+"""``hwgen list``: the kernels (and their parameters) hwgen can build, the programs ``run`` runs
+(and their options), and the built-in boards."""
 
 import json
 
 from ...boards import builtin_boards
 
 from ...catalog import KERNELS
+from ...programs import PROGRAMS
 from ...versions import tool_versions
+from ..options import add_option
 
-__all__ = ["register"]
+__all__ = ["add_options", "run"]
+
+NAME = "list"
+HELP = "list kernels, programs, their parameters and the boards"
+DESCRIPTION = ("List the kernels hwgen can build, the pipeline programs `hwgen run` runs, "
+               "their parameters, and the built-in boards.")
 
 
-def register(subparsers):
-    parser = subparsers.add_parser("list", help="list kernels, their parameters and the boards",
-                                   description="List the kernels hwgen can build and the built-in "
-                                               "boards.")
-    parser.add_argument("--json", action="store_true", help="print JSON for machines")
-    parser.set_defaults(func=run)
+def add_options(parser):
+    add_option(parser, "--json", action="store_true", help="print JSON for machines", shown=None)
 
 
 def board_summary(board):
@@ -39,21 +43,40 @@ def board_summary(board):
     }
 
 
+def program_summary(job):
+    """What ``list --json`` says about a program of ``hwgen run``."""
+    return {"name": job.name, "description": job.description, "variants": list(job.variants),
+            "options": job.options}
+
+
+def _parameter_lines(parameters):
+    for name, spec in parameters.items():
+        allowed = spec["allowed"]
+        allowed = ", ".join(map(str, allowed)) if isinstance(allowed, list) else allowed
+        yield f"  {name:12} default {spec['default']}; {allowed}"
+
+
 def run(args):
     kernels = [info.to_json() for info in KERNELS.values()]
     boards = builtin_boards()
     if args.json:
         print(json.dumps({"tool_versions": tool_versions(), "kernels": kernels,
+                          "programs": [program_summary(job) for job in PROGRAMS.values()],
                           "boards": [board_summary(b) for b in boards.values()]}, indent=2))
         return 0
     print("kernels:")
     for info in KERNELS.values():
         print(f"  {info.name:10} {info.description}")
-    print("kernel parameters (options of build, sim, synth, estimate):")
-    for name, spec in next(iter(KERNELS.values())).parameters().items():
-        allowed = spec["allowed"]
-        allowed = ", ".join(map(str, allowed)) if isinstance(allowed, list) else allowed
-        print(f"  {name:12} default {spec['default']}; {allowed}")
+    print("kernel parameters (options of build, sim, synth, estimate, overhead):")
+    for line in _parameter_lines(next(iter(KERNELS.values())).parameters()):
+        print(line)
+    print("programs (hwgen run PROGRAM):")
+    for job in PROGRAMS.values():
+        print(f"  {job.name:10} {job.description}; variants {', '.join(job.variants)}")
+        print(f"  {job.name} options (--variant, --" + ", --".join(
+            name.replace("_", "-") for name in job.options if name != "variant") + "):")
+        for line in _parameter_lines(job.options):
+            print(f"  {line}")
     print("boards (--board NAME, or a .toml/.json board file):")
     for board in boards.values():
         r = board.resources

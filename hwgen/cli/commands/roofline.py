@@ -15,13 +15,15 @@ from ...kernels import BUFFERS, MASK_SHAPES
 
 from ...errors import HwgenError
 from ...catalog import board_tree_policy, resolve_board
-from ..options import add_engine_option, engine_from_args, parse_size
+from ..measured import DEFAULT_BOARD
+from ..options import (add_board_option, add_engine_option, add_link_option, add_option,
+                       add_quiet_option, engine_from_args, parse_size)
+from ..outputs import check_folder_option
 from ...roofline.model import CLOCK_CHOICES, build_roofline, check_clock
 from ...roofline.figure import plot_roofline
 from ...roofline.sweep import RESOURCE_METHODS, design_grid
-from .synth import add_board_option
 
-__all__ = ["register", "add_sweep_options", "run_sweep"]
+__all__ = ["add_options", "run", "add_sweep_options", "run_sweep"]
 
 OUTPUTS = ("roofline.png", "roofline.svg", "points.csv", "roofline.json")
 _PIPELINE = {"on": (True,), "off": (False,), "both": (True, False)}
@@ -31,63 +33,58 @@ def add_sweep_options(parser, *, jobs):
     """The options ``roofline`` and ``explore`` share (``jobs``: the default of ``-j``)."""
     parser.add_argument("kernel", metavar="KERNEL", help="dilation or erosion")
     grid = parser.add_argument_group("design points (lists are comma-separated)")
-    grid.add_argument("--unroll", default="1,2,4,8", metavar="LIST",
-                      help="outputs per cycle U (default: %(default)s)")
-    grid.add_argument("--buffer", default="smart,line", metavar="LIST",
-                      help=f"buffer strategies, of {', '.join(BUFFERS)} (default: %(default)s)")
-    grid.add_argument("--pipeline", default="on", choices=list(_PIPELINE),
-                      help="pipelined PEs, unpipelined ones (for the pipelining ceiling) or both "
-                           "(default: %(default)s)")
-    grid.add_argument("--size", default="3x3", metavar="NxM",
-                      help="window rows x columns (default: %(default)s)")
-    grid.add_argument("--mask", default="rect", choices=list(MASK_SHAPES),
-                      help="structuring element (default: %(default)s)")
-    grid.add_argument("--image", default="512x512", metavar="WxH",
-                      help="frame width x height; the compiled engine simulates it whole, "
-                           "Amaranth's simulator two short frames that are scaled to it "
-                           "(default: %(default)s)")
+    add_option(grid, "--unroll", default="1,2,4,8", metavar="LIST", help="outputs per cycle U")
+    add_option(grid, "--buffer", default="smart,line", metavar="LIST",
+               help=f"buffer strategies, of {', '.join(BUFFERS)}")
+    add_option(grid, "--pipeline", default="on", choices=list(_PIPELINE),
+               help="pipelined PEs, unpipelined ones (for the pipelining ceiling) or both")
+    add_option(grid, "--size", default="3x3", metavar="NxM", help="window rows x columns")
+    add_option(grid, "--mask", default="rect", choices=list(MASK_SHAPES),
+               help="structuring element")
+    add_option(grid, "--image", default="512x512", metavar="WxH",
+               help="frame width x height; the compiled engine simulates it whole, Amaranth's "
+                    "simulator two short frames that are scaled to it")
     board = parser.add_argument_group("board and model")
-    add_board_option(board)
-    board.add_argument("--devices", default=None, metavar="LIST",
-                       help="device counts to fill with PEs (default: 1 up to the board's count)")
-    board.add_argument("--resources", default="estimate", choices=RESOURCE_METHODS,
-                       help="resources per PE from the fast estimate or from Yosys "
-                            "(default: %(default)s)")
-    board.add_argument("--clock", default="board", metavar="|".join([*CLOCK_CHOICES, "MHZ"]),
-                       help="the board's default clock, nextpnr's Fmax per point (ecp5 and ice40 "
-                            "boards) or a clock in MHz (default: %(default)s)")
-    board.add_argument("--link", default=None, metavar="NAME",
-                       help="the link that bounds every point, by name or a unique part of it "
-                            "(default: the tightest link at each device count)")
-    board.add_argument("--ceiling-clocks", default=None, metavar="LIST",
-                       help="clocks in MHz of the frequency ceilings (default: 1/4, 1/2 and 3/4 "
-                            "of the clock)")
-    board.add_argument("--pes", type=int, default=None, metavar="P",
-                       help="also simulate P PEs sharing a memory with the bounding link's "
-                            "bandwidth, against the model's prediction (default: no system "
-                            "simulation)")
+    add_board_option(board, default=DEFAULT_BOARD, help="the board whose roofline it is")
+    add_option(board, "--devices", default=None, metavar="LIST",
+               help="device counts to fill with PEs", shown="1 up to the board's count")
+    add_option(board, "--resources", default="estimate", choices=RESOURCE_METHODS,
+               help="resources per bare PE (without its HMM) from the fast estimate or from "
+                    "Yosys")
+    add_option(board, "--clock", default="board", metavar="|".join([*CLOCK_CHOICES, "MHZ"]),
+               help="the board's default clock, nextpnr's Fmax per point (ecp5 and ice40 boards) "
+                    "or a clock in MHz")
+    add_link_option(board, shown="the tightest link at each device count")
+    add_option(board, "--ceiling-clocks", default=None, metavar="LIST",
+               help="clocks in MHz of the frequency ceilings", shown="1/4, 1/2 and 3/4 of the clock")
+    add_option(board, "--pes", type=int, default=None, metavar="P",
+               help="also simulate P PEs sharing a memory with the bounding link's bandwidth, "
+                    "against the model's prediction", shown="no system simulation")
     run = parser.add_argument_group("running")
-    run.add_argument("--out", default=None, metavar="DIR",
-                     help=f"folder for {', '.join(OUTPUTS)} (default: "
-                          f"{parser.prog.split()[-1]}/KERNEL-BOARD)")
-    run.add_argument("-j", "--jobs", type=int, default=jobs, metavar="N",
-                     help="worker processes (default: %(default)s)")
+    add_option(run, "--out", default=None, metavar="DIR",
+               help=f"folder for {', '.join(OUTPUTS)}",
+               shown=f"{parser.prog.split()[-1]}/KERNEL-BOARD")
+    add_option(run, "-j", "--jobs", type=int, default=jobs, metavar="N", help="worker processes")
     add_engine_option(run)
-    run.add_argument("-q", "--quiet", action="store_true",
-                     help="no progress bar, print only the best point")
+    add_quiet_option(run, "no progress, print only the best point")
 
 
-def register(subparsers):
-    parser = subparsers.add_parser(
-        "roofline", help="measure design points and draw the extended roofline",
-        description="Simulate every design point (one PE configuration) for its ops per cycle and "
-                    "computational intensity, find its resources per PE, and place it on the "
-                    "board's extended roofline: compute roof = PEs that fit x one PE's "
-                    "performance, I/O roofs = the board's links. Writes "
-                    + ", ".join(OUTPUTS) + " and prints the design point that attains the most. "
-                    "Every finished measurement is cached.")
+NAME = "roofline"
+HELP = "measure design points and draw the extended roofline"
+DESCRIPTION = ("Simulate every design point (one PE configuration) for its ops per cycle and "
+               "computational intensity, find its resources per PE, and place it on the "
+               "board's extended roofline: compute roof = PEs that fit x one PE's "
+               "performance, I/O roofs = the board's links. Writes "
+               + ", ".join(OUTPUTS) + " and prints the design point that attains the most. "
+               "Every finished measurement is cached.")
+
+
+def add_options(parser):
     add_sweep_options(parser, jobs=1)
-    parser.set_defaults(func=lambda args: run_sweep(args, ranked=False))
+
+
+def run(args):
+    return run_sweep(args, ranked=False)
 
 
 def _list(option, text, convert, allowed):
@@ -140,8 +137,7 @@ def _parse(args):
     if getattr(args, "top", 0) < 0:
         raise HwgenError(f"--top must be 0 (all) or a positive integer, not {args.top}")
     out = Path(args.out) if args.out else Path(args.command) / f"{args.kernel}-{board.name}"
-    if out.exists() and not out.is_dir():
-        raise HwgenError(f"--out {str(out)!r} is a file, not a folder")
+    check_folder_option("--out", out)
     points = design_grid(
         args.kernel, unrolls=_list("--unroll", args.unroll, _positive, "positive integers"),
         buffers=_list("--buffer", args.buffer, _buffer, ", ".join(BUFFERS)),

@@ -5,72 +5,67 @@ import json
 import time
 from pathlib import Path
 
-from tqdm import tqdm
-
 from ...kernels.pipeline import Pipeline
 from ...sim import STATE_NAMES, HostModel, instrument_pipeline, run_threads
 
 from ...errors import HwgenError
-from ..outputs import check_file_option, write_files
+from ..options import (add_engine_option, add_json_option, add_memory_options, add_option, add_output_option, add_quiet_option, engine_from_args, engine_line, memory_from_args)
+from ..outputs import check_file_option, staged_file, write_files
+from ...progress import Progress
 from ...programs import PROGRAMS, GemmJob, PiJob
 from ...traces.timeline import Timeline
-from ..traces import add_trace_options, check_trace_options, trace_files
+from ..traces import add_drain_option, add_trace_options, check_trace_options, trace_files
 from ...versions import tool_versions
-from ..options import add_engine_option, engine_from_args
-from .sim import add_memory_options, engine_line, memory_from_args
 
-__all__ = ["register"]
+__all__ = ["add_options", "run"]
+
+NAME = "run"
+HELP = "run a multithreaded-pipeline program, profile its threads, export traces"
+DESCRIPTION = ("Simulate a program on the multithreaded stage-controlled pipeline against a "
+               "memory model with the hardware measurement module attached, check its "
+               "result against a numpy model, and report what the hardware recorded: "
+               "cycles, the share of time each thread spent in each state, ops and bytes "
+               "per cycle; optionally as Paraver and Perfetto traces. `hwgen list` shows "
+               "the programs and their options.")
 
 
-def register(subparsers):
-    parser = subparsers.add_parser(
-        "run", help="run a multithreaded-pipeline program, profile its threads, export traces",
-        description="Simulate a program on the multithreaded stage-controlled pipeline against a "
-                    "memory model with the hardware measurement module attached, check its "
-                    "result against a numpy model, and report what the hardware recorded: "
-                    "cycles, the share of time each thread spent in each state, ops and bytes "
-                    "per cycle; optionally as Paraver and Perfetto traces.")
+def add_options(parser):
     parser.add_argument("program", metavar="PROGRAM", help=f"one of: {', '.join(PROGRAMS)}")
+    gemm, pi = GemmJob.options, PiJob.options
     group = parser.add_argument_group("program options")
-    group.add_argument("--variant", default=None, metavar="V",
-                       help=f"gemm: {'|'.join(GemmJob.variants)} (default: naive)")
-    group.add_argument("--threads", type=int, default=8, metavar="T",
-                       help="hardware threads (default: %(default)s)")
+    add_option(group, "--variant", default=None, metavar="V",
+               help=f"gemm: {'|'.join(GemmJob.variants)}; pi: {'|'.join(PiJob.variants)}",
+               shown=f"gemm {gemm['variant']['default']}, pi {pi['variant']['default']}")
+    add_option(group, "--threads", type=int, default=gemm["threads"]["default"], metavar="T",
+               help="hardware threads")
     size = group.add_mutually_exclusive_group()
-    size.add_argument("--dim", type=int, default=None, metavar="N",
-                      help="gemm: matrix size (default: 8)")
-    size.add_argument("--steps", type=int, default=None, metavar="S",
-                      help="pi: steps of the series (default: 64)")
-    group.add_argument("--lanes", type=int, default=4, metavar="V",
-                       help="gemm vector/blocked: elements per vector request (default: %(default)s)")
-    group.add_argument("--element-bits", type=int, default=32, metavar="B",
-                       help="gemm: bits per matrix element (default: %(default)s)")
-    group.add_argument("--frac-bits", type=int, default=None, metavar="F",
-                       help="fixed-point fraction bits (default: gemm 0 = integers, pi 20)")
-    group.add_argument("--launch-delay", type=int, default=HostModel().launch_delay_cycles,
-                       metavar="CYCLES", help="host cycles to start one thread (default: %(default)s)")
+    add_option(size, "--dim", type=int, default=None, metavar="N", help="gemm: matrix size",
+               shown=gemm["dim"]["default"])
+    add_option(size, "--steps", type=int, default=None, metavar="S",
+               help="pi: steps of the series", shown=pi["steps"]["default"])
+    add_option(group, "--lanes", type=int, default=gemm["lanes"]["default"], metavar="V",
+               help="gemm vector/blocked: elements per vector request")
+    add_option(group, "--element-bits", type=int, default=gemm["element_bits"]["default"],
+               metavar="B", help="gemm: bits per matrix element")
+    add_option(group, "--frac-bits", type=int, default=None, metavar="F",
+               help="fixed-point fraction bits",
+               shown=f"gemm {gemm['frac_bits']['default']} = integers, pi "
+                     f"{pi['frac_bits']['default']}")
+    add_option(group, "--launch-delay", type=int, default=HostModel().launch_delay_cycles,
+               metavar="CYCLES", help="host cycles to start one thread")
     profile = parser.add_argument_group("profile")
-    profile.add_argument("--sample-period", type=int, default=64, metavar="P",
-                         help="cycles between samples of stall cycles, ops and bytes "
-                              "(default: %(default)s)")
-    profile.add_argument("--trace-depth", type=int, default=1024, metavar="RECORDS",
-                         help="thread-state records the HMM buffers, a power of two "
-                              "(default: %(default)s)")
-    profile.add_argument("--drain-interval", type=int, default=HostModel().drain_interval_cycles,
-                         metavar="CYCLES",
-                         help="cycles the host waits between drains of the HMM's traces while "
-                              "the program runs; 0: read them only at the end, so records that "
-                              "do not fit are dropped (default: %(default)s)")
+    add_option(profile, "--sample-period", type=int, default=64, metavar="P",
+               help="cycles between samples of stall cycles, ops and bytes")
+    add_option(profile, "--trace-depth", type=int, default=1024, metavar="RECORDS",
+               help="thread-state records the HMM buffers, a power of two")
+    add_drain_option(profile, default=HostModel().drain_interval_cycles,
+                     what="the HMM's traces", running="the program runs")
     add_trace_options(parser)
-    parser.add_argument("--json", metavar="FILE", default=None,
-                        help="write the run's figures as JSON (default: none)")
-    parser.add_argument("--vcd", metavar="FILE", default=None,
-                        help="write a waveform (default: none)")
-    add_memory_options(parser)
+    add_json_option(parser, "the run's figures")
+    add_output_option(parser, "--vcd", "FILE", "a waveform")
+    add_memory_options(parser, seeded="gemm's random matrices")
     add_engine_option(parser)
-    parser.add_argument("-q", "--quiet", action="store_true",
-                        help="print nothing on success, show no progress")
-    parser.set_defaults(func=run)
+    add_quiet_option(parser, "print nothing on success, show no progress")
 
 
 def job_from_args(args):
@@ -80,22 +75,27 @@ def job_from_args(args):
     if args.program == "gemm":
         if args.steps is not None:
             raise HwgenError("--steps applies to pi; gemm takes --dim")
-        variant = args.variant or "naive"
+        variant = args.variant or GemmJob.options["variant"]["default"]
         if variant not in GemmJob.variants:
             raise HwgenError(f"--variant must be one of {', '.join(GemmJob.variants)}, "
                              f"not {variant!r}")
         if not 2 <= args.element_bits <= 64:
             raise HwgenError(f"--element-bits must be between 2 and 64, not {args.element_bits}")
-        return GemmJob(variant, dim=8 if args.dim is None else args.dim, threads=args.threads,
-                       element_bits=args.element_bits,
-                       frac_bits=0 if args.frac_bits is None else args.frac_bits,
+        defaults = GemmJob.options
+        return GemmJob(variant, dim=defaults["dim"]["default"] if args.dim is None else args.dim,
+                       threads=args.threads, element_bits=args.element_bits,
+                       frac_bits=(defaults["frac_bits"]["default"] if args.frac_bits is None
+                                  else args.frac_bits),
                        lanes=args.lanes, seed=args.seed)
     if args.dim is not None:
         raise HwgenError("--dim applies to gemm; pi takes --steps")
     if args.variant not in (None, *PiJob.variants):
         raise HwgenError(f"--variant of pi must be {PiJob.variants[0]}, not {args.variant!r}")
-    return PiJob(steps=64 if args.steps is None else args.steps, threads=args.threads,
-                 frac_bits=20 if args.frac_bits is None else args.frac_bits)
+    defaults = PiJob.options
+    return PiJob(steps=defaults["steps"]["default"] if args.steps is None else args.steps,
+                 threads=args.threads,
+                 frac_bits=(defaults["frac_bits"]["default"] if args.frac_bits is None
+                            else args.frac_bits))
 
 
 def _host_from_args(args):
@@ -121,14 +121,10 @@ def _profiled(job, args):
 def _simulate(job, design, memory, host, vcd, quiet, engine):
     storage, params = job.memory()
     budget = job.cycle_budget(memory, host)
-    if quiet:
+    with (Progress("simulating", unit="cycle", enabled=not quiet) as bar,
+          staged_file(vcd) as staged):
         return storage, run_threads(design, storage, params=params, host=host, memory=memory,
-                                    max_cycles=budget, vcd=vcd, engine=engine)
-    with tqdm(desc="simulating", unit=" cycles", leave=False) as bar:
-        def progress(cycles):
-            bar.update(cycles - bar.n)
-        return storage, run_threads(design, storage, params=params, host=host, memory=memory,
-                                    max_cycles=budget, vcd=vcd, progress=progress,
+                                    max_cycles=budget, vcd=staged, progress=bar.update_to,
                                     engine=engine)
 
 
@@ -176,7 +172,7 @@ def run(args):
     write_files(files)
     if not args.quiet:
         print(summary(job, result, memory, matches, storage, elapsed))
-        for path in files:
+        for path in [*files, *([args.vcd] if args.vcd else [])]:
             print(f"  wrote {path}")
     if not matches:
         raise HwgenError(f"{job.describe()}: the result does not match the numpy model")

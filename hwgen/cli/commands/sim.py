@@ -9,106 +9,69 @@ from pathlib import Path
 
 import numpy as np
 from amaranth.hdl import UnusedElaboratable
-from tqdm import tqdm
 
-from ...sim import (MemoryModel, check_image, instrument_pe, run_window_filter,
-                 run_window_system, window_system)
+from ...sim import (check_image, instrument_pe, run_window_filter, run_window_system,
+                    window_filter_model, window_system)
 
 from ...errors import HwgenError
-from ..imageio import read_image
+from ..imageio import IMAGE_SUFFIXES, encode_image, read_image
 from ...catalog import design_name, resolve_board
-from ..options import add_engine_option, add_kernel_options, engine_from_args, window_filter_from_args
-from ..outputs import check_file_option, write_files
+from ..options import (add_board_option, add_engine_option, add_instrument_option,
+                       add_json_option, add_kernel_options, add_link_option, add_memory_options,
+                       add_option, add_output_option, add_quiet_option, engine_from_args,
+                       engine_line, memory_from_args, window_filter_from_args)
+from ..outputs import check_file_option, staged_file, write_files
+from ...progress import Progress
 from ...roofline.model import bounding_link, bytes_per_cycle
 from ...traces.timeline import Timeline
-from ..traces import add_trace_options, check_trace_options, trace_files
+from ..traces import add_drain_option, add_trace_options, check_trace_options, trace_files
 from ...versions import tool_versions
-from .build import add_instrument_option
 
-__all__ = ["register", "add_memory_options", "engine_line", "memory_from_args"]
-
-
-def add_memory_options(parser):
-    group = parser.add_argument_group("memory model")
-    group.add_argument("--mem-bandwidth", type=float, default=None, metavar="BYTES_PER_CYCLE",
-                       help="read + write bandwidth in bytes per cycle, fractions allowed "
-                            "(default: unlimited)")
-    group.add_argument("--mem-latency", type=int, default=1, metavar="CYCLES",
-                       help="cycles from a read request to its response (default: %(default)s)")
-    group.add_argument("--mem-jitter", type=int, default=0, metavar="CYCLES",
-                       help="extra random latency 0..CYCLES per response (default: %(default)s)")
-    group.add_argument("--mem-backpressure", type=float, default=0.0, metavar="P",
-                       help="probability a port stalls in a cycle (default: %(default)s)")
-    group.add_argument("--seed", type=int, default=0,
-                       help="seed of the random image and the memory's randomness (default: %(default)s)")
-
-
-_MEMORY_OPTIONS = {
-    "bandwidth_bytes_per_cycle": "--mem-bandwidth", "latency_cycles": "--mem-latency",
-    "jitter_cycles": "--mem-jitter", "backpressure": "--mem-backpressure",
-}
-
-
-def memory_from_args(args):
-    try:
-        return MemoryModel(bandwidth_bytes_per_cycle=args.mem_bandwidth,
-                           latency_cycles=args.mem_latency, jitter_cycles=args.mem_jitter,
-                           backpressure=args.mem_backpressure, seed=args.seed)
-    except ValueError as error:
-        message = str(error)
-        for field, option in _MEMORY_OPTIONS.items():
-            message = message.replace(field, option)
-        raise HwgenError(message) from None
+__all__ = ["add_options", "run"]
 
 
 def add_system_options(parser):
     group = parser.add_argument_group("system of PEs")
-    group.add_argument("--pes", type=int, default=1, metavar="P",
-                       help="PEs, each filtering its own frame, that share the memory "
-                            "(default: %(default)s)")
-    group.add_argument("--board", default=None, metavar="B",
-                       help="set the memory's bandwidth to a link of this board (a built-in "
-                            "board or a board file): its GB/s over the clock (default: none)")
-    group.add_argument("--link", default=None, metavar="NAME",
-                       help="the board's link, by name or a unique part of it (default: the "
-                            "tightest at --devices)")
-    group.add_argument("--devices", type=int, default=1, metavar="D",
-                       help="devices of the board whose link bandwidth the PEs share "
-                            "(default: %(default)s)")
-    group.add_argument("--clock", type=float, default=None, metavar="MHZ",
-                       help="clock that turns the link's GB/s into bytes per cycle (default: "
-                            "the board's)")
+    add_option(group, "--pes", type=int, default=1, metavar="P",
+               help="PEs, each filtering its own frame, that share the memory")
+    add_board_option(group, default=None,
+                     help="set the memory's bandwidth to a link of this board: its GB/s over "
+                          "the clock")
+    add_link_option(group, shown="the tightest at --devices")
+    add_option(group, "--devices", type=int, default=1, metavar="D",
+               help="devices of the board whose link bandwidth the PEs share")
+    add_option(group, "--clock", type=float, default=None, metavar="MHZ",
+               help="clock that turns the link's GB/s into bytes per cycle", shown="the board's")
 
 
-def register(subparsers):
-    parser = subparsers.add_parser(
-        "sim", help="simulate a kernel on an image and report its figures",
-        description="Simulate a window-filter PE, or a system of PEs that share one memory, in "
-                    "Amaranth's simulator against a memory model.")
-    add_kernel_options(parser)
-    parser.add_argument("--input", metavar="IMG", default=None,
-                        help="input image: .npy 2-D integer array or 8-bit grey PNG/PGM "
-                             "(default: a seeded random W x H image)")
-    parser.add_argument("--output", metavar="OUT.npy", default=None,
-                        help="write the output image (.npy, or .png/.pgm for 8/16-bit pixels)")
-    parser.add_argument("--json", metavar="FILE", default=None, help="write the run's figures as JSON")
-    parser.add_argument("--vcd", metavar="FILE", default=None,
-                        help="write a waveform (with the HMM's signals when instrumented)")
+NAME = "sim"
+HELP = "simulate a kernel on an image and report its figures"
+DESCRIPTION = ("Simulate a window-filter PE, or a system of PEs that share one memory, in "
+               "Amaranth's simulator against a memory model, and check the output image "
+               "against a numpy model of the filter.")
+
+
+def add_options(parser):
+    add_kernel_options(parser, image=True)
+    add_option(parser, "--input", metavar="IMG", default=None,
+               help="input image: a .npy 2-D integer array, or an 8- or 16-bit greyscale PNG or "
+                    "PGM", shown="a seeded random W x H image")
+    add_output_option(parser, "--output", "OUT",
+                      "the output image: .npy (uint8 up to 8-bit pixels, else uint16), or an 8- "
+                      "or 16-bit greyscale .png or .pgm")
+    add_json_option(parser, "the run's figures")
+    add_output_option(parser, "--vcd", "FILE",
+                      "a waveform (with the HMM's signals when instrumented)")
     add_instrument_option(parser)
     group = add_trace_options(parser)
-    group.add_argument("--timeline-depth", type=int, default=4096, metavar="RECORDS",
-                       help="records of the HMM's timeline of FSM states and stream categories, "
-                            "a power of two; made only for --paraver or --perfetto "
-                            "(default: %(default)s)")
-    group.add_argument("--drain-interval", type=int, default=64, metavar="CYCLES",
-                       help="cycles the host waits between drains of the timeline while the "
-                            "kernel runs; 0: read it only at the end, so records that do not fit "
-                            "are dropped (default: %(default)s)")
-    add_memory_options(parser)
+    add_option(group, "--timeline-depth", type=int, default=4096, metavar="RECORDS",
+               help="records of the HMM's timeline of FSM states and stream categories, a power "
+                    "of two; made only for --paraver or --perfetto")
+    add_drain_option(group, default=64, what="the timeline", running="the kernel runs")
+    add_memory_options(parser, seeded="the random input image")
     add_system_options(parser)
     add_engine_option(parser)
-    parser.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
-    parser.set_defaults(func=run)
+    add_quiet_option(parser)
 
 
 def _timeline_options(args):
@@ -122,19 +85,6 @@ def _timeline_options(args):
     if args.drain_interval < 0:
         raise HwgenError(f"--drain-interval must be an integer >= 0, not {args.drain_interval}")
     return depth, args.drain_interval or None
-
-
-def _write_image(path, image, pixel_bits):
-    path = Path(path)
-    suffix = path.suffix.lower()
-    if suffix == ".npy":
-        np.save(path, image)
-    elif suffix in (".png", ".pgm"):
-        from PIL import Image
-        mode, dtype = ("L", np.uint8) if pixel_bits <= 8 else ("I;16", np.uint16)
-        Image.fromarray(image.astype(dtype), mode=mode).save(path)
-    else:
-        raise HwgenError(f"--output must end in .npy, .png or .pgm, not {path.name!r}")
 
 
 def _link_memory(args, memory):
@@ -169,14 +119,28 @@ def _system(args, shape, board):
                          tree_stages=p["tree_stages"], credits=p["credits"])
 
 
+def _model_check(pe, images, outputs):
+    """``None`` when every output image equals the numpy model's, else what differs."""
+    for index, (image, output) in enumerate(zip(images, outputs)):
+        expected = window_filter_model(image, pe.mask, pe.op.name)
+        wrong = np.argwhere(output != expected)
+        if len(wrong):
+            (row, col), where = wrong[0], f"PE {index}: " if len(images) > 1 else ""
+            return (f"{where}{len(wrong)} of {expected.size} output pixels differ from the "
+                    f"numpy model, the first at row {row}, column {col}: {output[row, col]} "
+                    f"instead of {expected[row, col]}")
+    return None
+
+
 def run(args):
     for option, path in (("--output", args.output), ("--json", args.json), ("--vcd", args.vcd)):
         check_file_option(option, path)
     tracing = check_trace_options(args)
     if tracing:
         timeline_depth, drain_interval = _timeline_options(args)
-    if args.output and Path(args.output).suffix.lower() not in (".npy", ".png", ".pgm"):
-        raise HwgenError(f"--output must end in .npy, .png or .pgm, not {Path(args.output).name!r}")
+    if args.output and Path(args.output).suffix.lower() not in IMAGE_SUFFIXES:
+        raise HwgenError(f"--output must end in {', '.join(IMAGE_SUFFIXES)}, not "
+                         f"{Path(args.output).name!r}")
     if args.pes < 1:
         raise HwgenError(f"--pes must be a positive integer, not {args.pes}")
     if args.pes > 1 and args.output:
@@ -200,30 +164,31 @@ def run(args):
     try:
         images = [check_image(frame, pe) for frame in images]
     except ValueError as error:
-        raise HwgenError(f"--input: {error}") from None
+        raise HwgenError(f"--input: {error} (--pixel-bits sets the pixel width)") from None
     design, drain = pe, None
     if tracing:
         design, drain = instrument_pe(pe, timeline_depth=timeline_depth), drain_interval
-    with tqdm(total=pe.ideal_cycles(), unit="cycle", unit_scale=True, disable=args.quiet,
-              leave=False, desc="simulating") as bar:
+    with (Progress("simulating", total=pe.ideal_cycles(), unit="cycle",
+                   enabled=not args.quiet) as bar,
+          staged_file(args.vcd) as vcd):
         started = time.perf_counter()
-        progress = lambda cycles: bar.update(cycles - bar.n)
         if len(pes) == 1:
-            result = run_window_filter(design, images[0], memory=memory, vcd=args.vcd,
+            result = run_window_filter(design, images[0], memory=memory, vcd=vcd,
                                        instrument=args.instrument, drain_interval_cycles=drain,
-                                       progress=progress, engine=engine)
-            per_pe, engine_info = [result.figures], result.engine
+                                       progress=bar.update_to, engine=engine)
+            per_pe, outputs, engine_info = [result.figures], [result.image], result.engine
         else:
-            system = run_window_system(pes, images, memory=memory, vcd=args.vcd,
-                                       instrument=args.instrument, progress=progress,
+            system = run_window_system(pes, images, memory=memory, vcd=vcd,
+                                       instrument=args.instrument, progress=bar.update_to,
                                        engine=engine)
-            per_pe, engine_info = system.per_pe, system.engine
+            per_pe, outputs, engine_info = system.per_pe, system.images, system.engine
         elapsed = time.perf_counter() - started
 
     figures = per_pe[0]
     model = pe.traffic()
     matches = all(f.bytes_read == model.bytes_read and f.bytes_written == model.bytes_written
                   for f in per_pe)
+    mismatch = _model_check(pe, images, outputs)
     report = {
         "tool_versions": tool_versions(),
         "kernel": args.kernel,
@@ -234,9 +199,12 @@ def run(args):
         **figures.to_json(),
         "fetch_model": model.to_json(),
         "fetch_model_matches": matches,
+        "result_matches_numpy_model": mismatch is None,
         "engine": engine_info,
         "simulation_seconds": elapsed,
     }
+    if figures.total_cycles is not None:
+        report["cycles_outside_job"] = figures.total_cycles - figures.cycles
     if len(pes) > 1:
         report["system"] = system.to_json()
     files = {}
@@ -249,53 +217,57 @@ def run(args):
                               "files": sorted(str(path) for path in files)}
     if args.json:
         files[Path(args.json)] = json.dumps(report, indent=2) + "\n"
-    write_files(files)
     if args.output:
-        _write_image(args.output, result.image, pe.pixel_bits)
+        files[Path(args.output)] = encode_image(args.output, outputs[0], pe.pixel_bits)
+    write_files(files)
     if not args.quiet:
         title = _title(args.kernel, pe)
         verdict = "matches" if matches else "DOES NOT MATCH"
+        result_verdict = "matches" if mismatch is None else "DOES NOT MATCH"
         if link is not None:
             print(f"memory: {memory.bandwidth_bytes_per_cycle:.3f} B/cycle, the {link}")
         if len(pes) > 1:
             print(f"{title}: {len(pes)} PEs sharing the memory, {system.cycles} cycles "
-                  f"({system.ops_per_cycle:.3f} ops/cycle, {system.bytes_per_cycle:.3f} B/cycle)")
+                  f"({system.ops_per_cycle:.3f} ops/cycle, {system.bytes_per_cycle:.3f} B/cycle); "
+                  f"every result {result_verdict} the numpy model")
             print(f"  read {system.bytes_read} B, wrote {system.bytes_written} B, ops "
                   f"{system.ops}, CI {system.ci:.3f} ops/byte; fetch model {verdict} for every PE")
-            name, indent, model_note = "PE 0", "  ", ""
-        else:
-            name, indent, model_note = title, "", f"; fetch model {verdict}"
-        print(f"{indent}{name}: {figures.cycles} cycles ({figures.outputs_per_cycle:.3f} "
-              f"outputs/cycle, {figures.ops_per_cycle:.3f} ops/cycle)")
-        print(f"{indent}  read {figures.bytes_read} B, wrote {figures.bytes_written} B, ops "
-              f"{figures.ops}, CI {figures.ci:.3f} ops/byte{model_note}")
-        if figures.hmm is not None:
-            for line in hmm_summary(figures):
-                print(f"{indent}  {line}")
+        for index, pe_figures in enumerate(per_pe):
+            if len(pes) > 1:
+                name, indent, notes = f"PE {index}", "  ", ("", "")
+            else:
+                name, indent = title, ""
+                notes = f"; result {result_verdict} the numpy model", f"; fetch model {verdict}"
+            for line in _figure_lines(name, pe_figures, notes):
+                print(f"{indent}{line}")
         if tracing:
             timeline = report["timeline"]
             dropped = timeline["records_dropped"]
             print(f"  timeline: {timeline['records']} records of FSM states and stream categories"
                   + (f", {dropped} DROPPED (drain faster or deepen --timeline-depth)"
                      if dropped else ""))
-            for path in timeline["files"]:
-                print(f"  wrote {path}")
+            if args.drain_interval:
+                print(f"  cycles around the job: the host reads the HMM out after its drain and "
+                      f"{args.drain_interval}-cycle wait, not after its 16-cycle poll as "
+                      f"untraced; the job's own are the same")
+        for path in [*files, *([args.vcd] if args.vcd else [])]:
+            print(f"  wrote {path}")
         print(f"  {engine_line(engine_info, elapsed, sum(f.cycles for f in per_pe))}"
               + (" of all PEs" if len(per_pe) > 1 else ""))
+    if mismatch is not None:
+        raise HwgenError(f"{_title(args.kernel, pe)}: {mismatch}")
     return 0
 
 
-def engine_line(info, elapsed, cycles):
-    """How long simulating ``cycles`` cycles took and by which engine: ``simulated 2,073,620
-    cycles in 0.9 s by the compiled engine (2.3M cycles/s; compiled in 8.1 s)``."""
-    if info["name"] == "pysim":
-        return (f"simulated {cycles:,} cycles in {elapsed:.1f} s by Amaranth's simulator "
-                f"({cycles / elapsed:,.0f} cycles/s)")
-    running = max(elapsed - info["compile_seconds"], 1e-9)
-    built = ("model from the cache" if info["cached"]
-             else f"compiled in {info['compile_seconds']:.1f} s")
-    return (f"simulated {cycles:,} cycles in {running:.1f} s by the compiled engine "
-            f"({cycles / running:,.0f} cycles/s; {built})")
+def _figure_lines(name, figures, notes=("", "")):
+    """The lines of one PE's figures; ``notes`` end its first two lines."""
+    lines = [f"{name}: {figures.cycles} cycles ({figures.outputs_per_cycle:.3f} outputs/cycle, "
+             f"{figures.ops_per_cycle:.3f} ops/cycle){notes[0]}",
+             f"  read {figures.bytes_read} B, wrote {figures.bytes_written} B, ops {figures.ops}, "
+             f"CI {figures.ci:.3f} ops/byte{notes[1]}"]
+    if figures.hmm is not None:
+        lines += [f"  {line}" for line in hmm_summary(figures)]
+    return lines
 
 
 def _title(kernel, pe):
@@ -306,9 +278,11 @@ def _title(kernel, pe):
 def hmm_summary(figures):
     """A few lines on what the HMM measured."""
     hmm = figures.hmm
-    lines = [f"HMM: {figures.total_cycles} cycles observed; cycles waiting for a read request "
-             f"{figures.rd_req_wait_cycles}, for read data {figures.rd_data_wait_cycles}, for a "
-             f"write {figures.wr_req_wait_cycles}"]
+    outside = figures.total_cycles - figures.cycles
+    lines = [f"HMM: {figures.total_cycles} cycles observed: the job's {figures.cycles} + {outside} "
+             f"around it, before start and until the host read the HMM out (IDLE, idle)",
+             f"cycles waiting for a read request {figures.rd_req_wait_cycles}, for read data "
+             f"{figures.rd_data_wait_cycles}, for a write {figures.wr_req_wait_cycles}"]
     for fsm, states in hmm.fsms().items():
         lines.append(f"{fsm}: " + ", ".join(f"{state} {n}" for state, n in states.items()))
     for stream, counts in hmm.streams().items():
