@@ -9,7 +9,9 @@ from ...kernels.pipeline import Pipeline
 from ...sim import STATE_NAMES, HostModel, instrument_pipeline, run_threads
 
 from ...errors import HwgenError
-from ..options import (add_engine_option, add_json_option, add_memory_options, add_option, add_output_option, add_quiet_option, engine_from_args, engine_line, memory_from_args)
+from ..options import (add_engine_option, add_json_option, add_memory_options, add_option,
+                       add_output_option, add_quiet_option, engine_from_args, engine_line,
+                       memory_from_args)
 from ..outputs import check_file_option, staged_file, write_files
 from ...progress import Progress
 from ...programs import PROGRAMS, GemmJob, PiJob
