@@ -15,6 +15,7 @@
 
 #include "tb_config.h"
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -93,7 +94,8 @@ int main(int argc, char **argv) {
 	top->PORT(ctrl, start) = 1;
 	top->eval();
 
-	std::deque<std::vector<uint64_t>> responses;
+	using Beat = std::array<uint64_t, RD_LANES>;
+	std::deque<Beat> responses;
 	uint64_t busy = 0, cycle = 0;
 	unsigned launched = 0;
 	bool offered = false;
@@ -116,13 +118,13 @@ int main(int argc, char **argv) {
 					                 ELEMENT_BITS) & element_mask;
 			}
 		}
-		std::vector<uint64_t> request;
+		Beat request{};
 		if (rd) {
 			uint64_t addr = bits(top->PORT(rd_req, payload), 0, ADDR_BITS);
 			for (unsigned lane = 0; lane < RD_LANES; lane++) {
 				bool on = bits(top->PORT(rd_req, payload), ADDR_BITS + lane, 1);
 				uint64_t a = addr + uint64_t(lane) * RD_STRIDE;
-				request.push_back(on && a < memory.size() ? memory[a] : 0);
+				request[lane] = on && a < memory.size() ? memory[a] : 0;
 			}
 		}
 #if HAS_LAUNCH
