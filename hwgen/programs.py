@@ -72,8 +72,15 @@ class GemmJob:
 
     def expected(self):
         """The numpy model: each product shifted by frac_bits, sums wrapped to the element width."""
-        products = (self.a[:, :, None] * self.b[None, :, :]) >> self.frac_bits
-        return _signed(products.sum(axis=1), self.element_bits)
+        if self.element_bits > 32:
+            products = (self.a[:, :, None] * self.b[None, :, :]) >> self.frac_bits
+            return _signed(products.sum(axis=1), self.element_bits)
+        # Products of two 32-bit numbers fit in 63 bits, and sums that wrap at 64 bits still hold
+        # the low element_bits exactly: int64 arithmetic, a row at a time, keeps large matrices
+        # fast and small.
+        a, b = self.a.astype(np.int64), self.b.astype(np.int64)
+        rows = [((a[i, :, None] * b) >> self.frac_bits).sum(axis=0) for i in range(self.dim)]
+        return _signed(np.array(rows).astype(object), self.element_bits)
 
     def result(self, storage):
         n = self.dim * self.dim

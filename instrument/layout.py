@@ -136,14 +136,16 @@ class TraceLayout:
 
     def decode_record(self, words, word_bits):
         """A record as ``{"timestamp": t, "events": [names], <payload field>: value, ...}``."""
-        record = {"timestamp": _bits_of(words, 0, self.timestamp_bits, word_bits)}
-        mask = _bits_of(words, self.timestamp_bits, len(self.events), word_bits)
+        bits = 0
+        for word in reversed(words):
+            bits = (bits << word_bits) | word
+        record = {"timestamp": bits & ((1 << self.timestamp_bits) - 1)}
+        mask = bits >> self.timestamp_bits
         record["events"] = [name for i, name in enumerate(self.events) if mask >> i & 1]
         for f in self.payload:
-            value, flag = f.decode(words, word_bits)
-            record[f.name] = value
-            if flag is not None:
-                record[f"{f.name}.overflow"] = flag
+            record[f.name] = (bits >> f.offset) & ((1 << f.bits) - 1)
+            if f.overflow:
+                record[f"{f.name}.overflow"] = bool(bits >> (f.offset + f.bits) & 1)
         return record
 
     def to_json(self):

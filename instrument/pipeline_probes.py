@@ -8,6 +8,10 @@ per thread) and ``ops_performed`` (operations this cycle) — gets:
     A record of every thread's state and a timestamp whenever any thread's state changes
     (:class:`~hwgen.instrument.probe.ThreadStates`), in a ``stop``-mode trace the host drains while the
     pipeline runs; records that find it full are counted in ``thread_states.dropped``.
+``thread_state.thread<t>``
+    Cycles thread ``t`` spent in each state while the pipeline was busy (a state profile with
+    one more state, ``outside``, for the cycles outside the job): exact however the traces are
+    drained, so the share of time in each state holds for runs of any length.
 ``samples``
     Every ``sample_period`` cycles, the running totals ``stall_cycles.thread<t>`` (cycles thread
     ``t`` stalled), ``ops`` (operations performed), ``bytes_read`` and ``bytes_written`` (bytes
@@ -21,10 +25,10 @@ A sampled counter is named ``<figure>.<field>`` when it belongs to the thread wh
 field ``<field>`` of the ``thread_states`` records.
 """
 
-from amaranth.hdl import Const, Value
+from amaranth.hdl import Const, Mux, Value
 
 from .pe_probes import job_probe, traffic_probes
-from .probe import Accumulate, Count, Sampler, ThreadStates
+from .probe import THREAD_STATES, Accumulate, Count, Profile, Sampler, ThreadStates
 
 __all__ = ["pipeline_probes"]
 
@@ -54,12 +58,19 @@ def pipeline_probes(pe, *, sample_period=64, state_depth=1024, sample_depth=64):
     _power_of_two("sample_depth", sample_depth)
     stall = Value.cast(pe.stall)
     threads = len(stall)
+    states = Value.cast(pe.thread_state)
+    outside = len(THREAD_STATES)
+    profiles = [Profile(f"thread_state.thread{t}",
+                        Mux(pe.ctrl.busy, states[2 * t:2 * t + 2], outside),
+                        (*THREAD_STATES, "outside"))
+                for t in range(threads)]
     stalls = [Count(f"stall_cycles.thread{t}", stall[t]) for t in range(threads)]
     ops = Accumulate("ops", (pe.ops_performed, Const(1, 1)))
     totals = [*traffic_probes(pe), ops, *stalls]
     sampled = [probe.name for probe in (*stalls, ops)] + ["bytes_read", "bytes_written"]
     return [
         *totals,
+        *profiles,
         job_probe(pe),
         ThreadStates("thread_states", pe.thread_state, threads=threads, depth=state_depth),
         Sampler("samples", sampled, period=sample_period, depth=sample_depth, mode="stop"),

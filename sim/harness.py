@@ -1,8 +1,9 @@
-"""Run PEs in Amaranth's simulator against the memory model.
+"""Run PEs against the memory model, in Amaranth's simulator or in the compiled engine.
 
 :func:`run_pe` is the generic driver (load memory, pulse ``start``, serve the ports until
 ``done``, then read the HMM if the PE has one); :func:`run_window_filter` places an image, runs a
-window filter and returns the output image with the run's figures.
+window filter and returns the output image with the run's figures. Each takes ``engine=``
+(:mod:`hwgen.sim.engine`); both engines give the same results.
 
 A PE is measured by an HMM unless told otherwise (:func:`instrument_pe`): the figures are read
 through the HMM's port after the run, as a host would, and decoded with its layout manifest.
@@ -18,7 +19,9 @@ from amaranth.sim import Simulator
 
 from ..instrument import Instrumented, attach, job_probe, pe_probes
 
+from . import compiled
 from .cycle_data import CycleData
+from .engine import resolve_engine
 from .hmm_host import HMMHost
 from .memory import MemoryModel, MemoryServer
 
@@ -26,14 +29,21 @@ __all__ = ["PERun", "WindowRun", "check_image", "instrument_pe", "run_pe", "run_
            "run_window_filter"]
 
 
+#: What the ``engine`` field of a run holds for Amaranth's simulator.
+PYSIM = {"name": "pysim"}
+
+
 @dataclass
 class PERun:
     """What :func:`run_pe` returns: the busy cycles the testbench saw, the memory's view of the
-    traffic, and the HMM's readout (``None`` for a bare PE)."""
+    traffic, the HMM's readout (``None`` for a bare PE) and the engine that ran it (``{"name":
+    "pysim"}``, or the compiled engine's build: whether it came from the cache, compile
+    seconds)."""
     cycles: int
     storage: list
     traffic: object   # hwgen.sim.memory.PortTraffic
     readout: object = None   # hwgen.sim.readout.HMMReadout
+    engine: dict = None
 
 
 @dataclass
@@ -43,6 +53,7 @@ class WindowRun:
     figures: CycleData
     traffic: object   # hwgen.sim.memory.PortTraffic
     memory: MemoryModel
+    engine: dict = None
 
 
 def instrument_pe(pe, *, timeline_depth=None, **options):
@@ -77,7 +88,8 @@ def _recursion_limit(limit):
 
 
 def run_pe(pe, storage, *, params, memory=MemoryModel(), vcd=None, max_cycles=None,
-           record_addresses=False, monitors=(), progress=None, drain_interval_cycles=None):
+           record_addresses=False, monitors=(), progress=None, drain_interval_cycles=None,
+           engine=None):
     """Run one job on a PE.
 
     Parameters
@@ -103,16 +115,20 @@ def run_pe(pe, storage, *, params, memory=MemoryModel(), vcd=None, max_cycles=No
     drain_interval_cycles : int or None
         While the job runs, the host drains the HMM's ``stop``-mode traces through its port and
         then waits this many cycles, again and again (``None``: it reads them after the job).
+    engine : str or None
+        ``"pysim"``, ``"compiled"`` or ``None`` for the default (:mod:`hwgen.sim.engine`).
+        ``monitors`` run in Amaranth's simulator only.
     """
     (run,) = run_pes([pe], storage, params=[params], memory=memory, vcd=vcd,
                      max_cycles=max_cycles, record_addresses=record_addresses,
                      monitors=monitors, progress=progress,
-                     drain_interval_cycles=drain_interval_cycles)
+                     drain_interval_cycles=drain_interval_cycles, engine=engine)
     return run
 
 
 def run_pes(pes, storage, *, params, memory=MemoryModel(), vcd=None, max_cycles=None,
-            record_addresses=False, monitors=(), progress=None, drain_interval_cycles=None):
+            record_addresses=False, monitors=(), progress=None, drain_interval_cycles=None,
+            engine=None):
     """Run one job on each of several PEs at once; they share one memory and its bandwidth.
 
     Every PE is started in the same cycle; the simulation ends when all are done (and their
@@ -126,6 +142,14 @@ def run_pes(pes, storage, *, params, memory=MemoryModel(), vcd=None, max_cycles=
     """
     if len(pes) != len(params):
         raise ValueError(f"give one params dict per PE: {len(pes)} PEs, {len(params)} dicts")
+    if resolve_engine(engine) == "compiled":
+        if monitors:
+            raise ValueError("monitors are Amaranth testbenches: run them with engine='pysim'")
+        results, info = compiled.run_pes(
+            list(pes), storage, params=params, memory=memory, vcd=vcd, max_cycles=max_cycles,
+            record_addresses=record_addresses, progress=progress,
+            drain_interval_cycles=drain_interval_cycles)
+        return [PERun(r.cycles, storage, r.traffic, r.readout, info.to_json()) for r in results]
     designs = list(pes)
     bare = [d.design if isinstance(d, Instrumented) else d for d in designs]
     server = MemoryServer(memory, storage, bare, record_addresses=record_addresses)
@@ -183,7 +207,7 @@ def run_pes(pes, storage, *, params, memory=MemoryModel(), vcd=None, max_cycles=
     with sim.write_vcd(vcd) if vcd else nullcontext():
         sim.run()
     return [PERun(cycles=cycles[i], storage=storage, traffic=server.traffic(i),
-                  readout=readouts[i]) for i in range(len(bare))]
+                  readout=readouts[i], engine=PYSIM) for i in range(len(bare))]
 
 
 def check_image(image, pe):
@@ -205,7 +229,8 @@ def check_image(image, pe):
 
 
 def run_window_filter(pe, image, *, memory=MemoryModel(), vcd=None, record_addresses=False,
-                      instrument=True, monitors=(), progress=None, drain_interval_cycles=None):
+                      instrument=True, monitors=(), progress=None, drain_interval_cycles=None,
+                      engine=None):
     """Filter ``image`` with a :class:`hwgen.kernels.WindowFilter` in simulation.
 
     The input frame is placed at element address 0 and the output frame right after it.
@@ -218,7 +243,7 @@ def run_window_filter(pe, image, *, memory=MemoryModel(), vcd=None, record_addre
         ``pe`` runs alone and the figures come from the testbench and the memory model.
     monitors : sequence of async functions
         See :func:`run_pe`.
-    drain_interval_cycles : int or None
+    drain_interval_cycles, engine
         See :func:`run_pe`.
 
     Returns
@@ -234,13 +259,18 @@ def run_window_filter(pe, image, *, memory=MemoryModel(), vcd=None, record_addre
     h, w = image.shape
     out_h, out_w = pe.out_height, pe.out_width
     dst_base = h * w
-    storage = image.ravel().tolist() + [0] * (out_h * out_w)
+    storage = np.zeros(h * w + out_h * out_w, dtype=np.uint64)
+    storage[:h * w] = image.ravel()
+    engine = resolve_engine(engine)
+    if engine == "pysim":
+        storage = storage.tolist()    # Amaranth's simulator serves Python ints faster
     traffic_model = pe.traffic()
     budget = (50 * (traffic_model.reads + traffic_model.writes)
               * (memory.latency_cycles + memory.jitter_cycles + 2))
     run = run_pe(design, storage, params={"src_base": 0, "dst_base": dst_base}, memory=memory,
                  vcd=vcd, max_cycles=budget, record_addresses=record_addresses,
-                 monitors=monitors, progress=progress, drain_interval_cycles=drain_interval_cycles)
+                 monitors=monitors, progress=progress, drain_interval_cycles=drain_interval_cycles,
+                 engine=engine)
     out = np.array(storage[dst_base:], dtype=np.int64).reshape(out_h, out_w)
     t = run.traffic
     if run.readout is not None:
@@ -249,4 +279,4 @@ def run_window_filter(pe, image, *, memory=MemoryModel(), vcd=None, record_addre
         figures = CycleData(cycles=run.cycles, outputs=t.write_elements, bytes_read=t.bytes_read,
                             bytes_written=t.bytes_written,
                             ops=t.write_elements * pe.ops_per_element)
-    return WindowRun(image=out, figures=figures, traffic=t, memory=memory)
+    return WindowRun(image=out, figures=figures, traffic=t, memory=memory, engine=run.engine)

@@ -3,6 +3,11 @@
 :class:`HMMHost` drives an HMM's control and readout port the way a host bridge would — strobes,
 addresses and data on the port's signals, nothing else — and decodes what it reads with the
 layout manifest (:class:`hwgen.instrument.HMMLayout`) into an :class:`~hwgen.sim.readout.HMMReadout`.
+
+The host reaches the port through a :class:`PortBus`: three bus cycles, a word write, a burst of
+reads and a wait. :class:`SimulatorBus` runs them in an Amaranth testbench; the compiled engine
+has its own (:mod:`hwgen.sim.compiled`), so both engines read an HMM with the same host, in the
+same cycles.
 """
 
 from ..instrument import COMMANDS, READ_LATENCY_CYCLES, REGISTERS, STATUS_BITS
@@ -10,38 +15,41 @@ from ..instrument.layout import Field
 
 from .readout import HMMReadout
 
-__all__ = ["HMMHost", "HMMError"]
+__all__ = ["HMMHost", "HMMError", "PortBus", "SimulatorBus"]
 
 
 class HMMError(RuntimeError):
     """The HMM answered something a host cannot accept (wrong layout, tables read while running)."""
 
 
-class HMMHost:
-    """Drive an HMM port from an async testbench.
+class PortBus:
+    """How a host reaches an HMM port: the bus cycles :class:`HMMHost` is made of."""
 
-    Parameters
-    ----------
-    ctx : SimulatorContext
-        The testbench's context.
-    port : interface of PortSignature
-        The HMM's port, for example ``instrumented.hmm``.
-    layout : HMMLayout
-    """
+    async def write(self, addr, value):
+        """Drive ``addr``, ``wdata`` and ``write`` for one cycle."""
+        raise NotImplementedError
 
-    def __init__(self, ctx, port, layout):
+    async def read(self, addrs):
+        """The words at ``addrs``, read back to back, one address per cycle; raise
+        :class:`HMMError` if the port does not answer one."""
+        raise NotImplementedError
+
+    async def wait(self, cycles):
+        """Let ``cycles`` cycles pass."""
+        raise NotImplementedError
+
+    async def wait_until(self, condition, poll_cycles):
+        """Look at ``condition()`` now and every ``poll_cycles`` cycles until it holds."""
+        while not condition():
+            await self.wait(poll_cycles)
+
+
+class SimulatorBus(PortBus):
+    """The bus cycles of an HMM port in an Amaranth testbench (``ctx`` is its context)."""
+
+    def __init__(self, ctx, port):
         self._ctx = ctx
         self._port = port
-        self._layout = layout
-        self._drained = {}       # trace name -> records taken off the HMM by drain()
-
-    @property
-    def port(self):
-        return self._port
-
-    @property
-    def layout(self):
-        return self._layout
 
     async def write(self, addr, value):
         ctx, port = self._ctx, self._port
@@ -52,7 +60,6 @@ class HMMHost:
         ctx.set(port.write, 0)
 
     async def read(self, addrs):
-        """The words at ``addrs``, read back to back."""
         ctx, port = self._ctx, self._port
         addrs = list(addrs)
         words = []
@@ -67,6 +74,43 @@ class HMMHost:
                 words.append(ctx.get(port.rdata))
         ctx.set(port.read, 0)
         return words
+
+    async def wait(self, cycles):
+        await self._ctx.tick().repeat(cycles)
+
+
+class HMMHost:
+    """Drive an HMM port from an async testbench.
+
+    Parameters
+    ----------
+    ctx : SimulatorContext or PortBus
+        The testbench's context, or a bus to the port.
+    port : interface of PortSignature
+        The HMM's port, for example ``instrumented.hmm``.
+    layout : HMMLayout
+    """
+
+    def __init__(self, ctx, port, layout):
+        self._bus = ctx if isinstance(ctx, PortBus) else SimulatorBus(ctx, port)
+        self._port = port
+        self._layout = layout
+        self._drained = {}       # trace name -> records taken off the HMM by drain()
+
+    @property
+    def port(self):
+        return self._port
+
+    @property
+    def layout(self):
+        return self._layout
+
+    async def write(self, addr, value):
+        await self._bus.write(addr, value)
+
+    async def read(self, addrs):
+        """The words at ``addrs``, read back to back."""
+        return await self._bus.read(addrs)
 
     async def command(self, *names):
         """Execute commands together (``"clear"``, ``"run"``, ``"freeze"``, ``"snapshot"``) and
@@ -180,13 +224,12 @@ class HMMHost:
         HMMReadout
         """
         stop_traces = [trace for trace in self._layout.traces if trace.mode == "stop"]
+        if drain_interval_cycles is None:
+            await self._bus.wait_until(finished, poll_cycles)
         while not finished():
-            if drain_interval_cycles is None:
-                await self._ctx.tick().repeat(poll_cycles)
-                continue
             for trace in stop_traces:
                 await self.drain(trace)
-            await self._ctx.tick().repeat(drain_interval_cycles)
+            await self._bus.wait(drain_interval_cycles)
         return await self.read_all()
 
     async def read_all(self, *, freeze=True):

@@ -17,7 +17,9 @@ from amaranth.sim import Simulator
 
 from ..instrument import THREAD_STATES, HMMLayout, Instrumented, attach, pipeline_probes
 
+from . import compiled
 from .cycle_data import Rates
+from .engine import resolve_engine
 from .hmm_host import HMMHost
 from .memory import MemoryModel, MemoryServer
 from .readout import HMMReadout
@@ -111,7 +113,9 @@ class ThreadRun(Rates):
     ``launch_cycles`` are the job cycles the host started each thread in.
     ``state_records_dropped`` and ``samples_dropped`` count the records the HMM's buffers had to
     drop because the host did not drain them in time (the timeline misses those changes);
-    ``readout`` holds everything the host read, decoded with ``layout``.
+    ``state_cycles`` (per thread, the cycles of the job in each state, by state code) come from
+    the HMM's per-thread state profiles and are exact whatever was dropped. ``readout`` holds
+    everything the host read, decoded with ``layout``.
     """
     cycles: int
     ops: int
@@ -126,9 +130,11 @@ class ThreadRun(Rates):
     samples_dropped: int
     readout: HMMReadout
     layout: HMMLayout
+    state_cycles: tuple = ()
+    engine: dict = None
 
     @classmethod
-    def from_readout(cls, readout, layout, *, launch_cycles):
+    def from_readout(cls, readout, layout, *, launch_cycles, engine=None):
         """The figures of a readout of :func:`hwgen.instrument.pipeline_probes` and its layout."""
         start = next(r["timestamp"] for r in readout.traces["job"] if "start" in r["events"])
         first, cycles = start + 1, readout["busy_cycles"]
@@ -149,7 +155,10 @@ class ThreadRun(Rates):
             timeline=StateTimeline(threads, cycles, tuple(changes)), job_start_cycle=first,
             sample_period_cycles=layout.trace("samples").period,
             state_records_dropped=readout["thread_states.dropped"],
-            samples_dropped=readout["samples.dropped"], readout=readout, layout=layout)
+            samples_dropped=readout["samples.dropped"], readout=readout, layout=layout,
+            state_cycles=tuple(tuple(readout.tables[f"thread_state.thread{t}"][name]
+                                     for name in STATE_NAMES) for t in range(threads)),
+            engine=engine)
 
     @property
     def threads(self):
@@ -157,9 +166,10 @@ class ThreadRun(Rates):
 
 
     def state_percent(self):
-        """Per thread, the percentage of the job's cycles in each state, by state name."""
+        """Per thread, the percentage of the job's cycles in each state, by state name (from
+        the HMM's state profiles)."""
         return [{name: 100.0 * count / self.cycles for name, count in zip(STATE_NAMES, counts)}
-                for counts in self.timeline.state_cycles()]
+                for counts in self.state_cycles]
 
     def to_json(self):
         return {
@@ -200,7 +210,7 @@ def instrument_pipeline(pe, *, sample_period=64, state_depth=1024, sample_depth=
 
 
 def run_threads(pe, storage, *, params, host=HostModel(), memory=MemoryModel(), max_cycles=None,
-                vcd=None, progress=None, monitors=()):
+                vcd=None, progress=None, monitors=(), engine=None):
     """Run one job on a :class:`hwgen.kernels.pipeline.Pipeline` with every one of its threads.
 
     Parameters
@@ -222,7 +232,9 @@ def run_threads(pe, storage, *, params, host=HostModel(), memory=MemoryModel(), 
         Called with the cycles simulated so far, every 1024 cycles.
     monitors : sequence of async functions
         Background testbenches (each takes the simulator context) that run alongside from the
-        first cycle: observers, for example.
+        first cycle: observers, for example (Amaranth's simulator only).
+    engine : str or None
+        ``"pysim"``, ``"compiled"`` or ``None`` for the default (:mod:`hwgen.sim.engine`).
 
     Returns
     -------
@@ -237,6 +249,16 @@ def run_threads(pe, storage, *, params, host=HostModel(), memory=MemoryModel(), 
         raise ValueError("the pipeline's HMM must carry hwgen.instrument.pipeline_probes()") from None
     threads = pe.threads
     delay = host.launch_delay_cycles
+    if resolve_engine(engine) == "compiled":
+        if monitors:
+            raise ValueError("monitors are Amaranth testbenches: run them with engine='pysim'")
+        readout, launches, info = compiled.run_threads(
+            design, storage, params=params, threads=threads, launch_delay_cycles=delay,
+            memory=memory, drain_interval_cycles=host.drain_interval_cycles,
+            max_cycles=max_cycles, vcd=vcd, progress=progress)
+        return ThreadRun.from_readout(readout, design.layout,
+                                      launch_cycles=launches + [None] * (threads - len(launches)),
+                                      engine=info.to_json())
     server = MemoryServer(memory, storage, [pe])
     sim = Simulator(design)
     sim.add_clock(1e-8)
@@ -295,4 +317,5 @@ def run_threads(pe, storage, *, params, host=HostModel(), memory=MemoryModel(), 
 
     launches = job["launch_cycles"]
     return ThreadRun.from_readout(job["readout"], design.layout,
-                                  launch_cycles=launches + [None] * (threads - len(launches)))
+                                  launch_cycles=launches + [None] * (threads - len(launches)),
+                                  engine={"name": "pysim"})

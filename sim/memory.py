@@ -16,10 +16,14 @@ from a flat array of elements. Its timing follows :class:`MemoryModel`:
 
 Writes accepted at an edge are applied before reads accepted at the same edge, so a read always
 sees every write accepted no later than itself.
+
+Jitter and backpressure are drawn from :class:`~hwgen.sim.random_stream.RandomStream`, whose
+draws the compiled engine reproduces exactly: both engines give the same cycles for a seed.
 """
 
-import random
 from dataclasses import dataclass, field
+
+from .random_stream import RandomStream
 
 __all__ = ["MemoryModel", "MemoryServer", "PortTraffic"]
 
@@ -57,6 +61,8 @@ class MemoryModel:
             raise ValueError(f"jitter_cycles must be an integer >= 0, not {self.jitter_cycles!r}")
         if not (isinstance(self.backpressure, (int, float)) and 0 <= self.backpressure < 1):
             raise ValueError(f"backpressure must be a probability in [0, 1), not {self.backpressure!r}")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int):
+            raise ValueError(f"seed must be an integer, not {self.seed!r}")
 
     @property
     def ideal(self):
@@ -142,7 +148,7 @@ class MemoryServer:
         self.storage = storage
         self.ports = [_Port(pe, record_addresses) for pe in pes]
         self.cycle = 0
-        self._rng = random.Random(model.seed)
+        self._rng = RandomStream(model.seed)
         bw = model.bandwidth_bytes_per_cycle
         if bw is not None:
             biggest = max(max(p.rd_lanes, p.wr_lanes) * p.elem_bytes for p in self.ports)
@@ -193,7 +199,7 @@ class MemoryServer:
         model = self.model
         ready_at = self.cycle + model.latency_cycles - 1   # self.cycle is this edge's number
         if model.jitter_cycles:
-            ready_at += self._rng.randint(0, model.jitter_cycles)
+            ready_at += self._rng.below(model.jitter_cycles + 1)
         ready_at = max(ready_at, port.last_ready_at)
         port.last_ready_at = ready_at
         port.pending.append((ready_at, word))
@@ -247,9 +253,9 @@ class MemoryServer:
                 for port in ports:
                     pe = port.pe
                     if p_stall:
-                        rd_ready = budget_ok and rng.random() >= p_stall
-                        wr_ready = budget_ok and rng.random() >= p_stall
-                        hold = rng.random() < p_stall
+                        rd_ready = budget_ok and rng.uniform() >= p_stall
+                        wr_ready = budget_ok and rng.uniform() >= p_stall
+                        hold = rng.uniform() < p_stall
                     else:
                         rd_ready = wr_ready = budget_ok
                         hold = False

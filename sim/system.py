@@ -53,6 +53,7 @@ class SystemRun(Rates):
     per_pe: list          # CycleData of every PE
     cycles: int           # from start until the last PE is done
     memory: MemoryModel
+    engine: dict = None   # the engine that ran it, see hwgen.sim.harness.PERun
 
     @property
     def ops(self):
@@ -83,7 +84,7 @@ class SystemRun(Rates):
 
 
 def run_window_system(pes, images, *, memory=MemoryModel(), instrument=True, vcd=None,
-                      progress=None):
+                      progress=None, engine=None):
     """Run PE ``i`` on ``images[i]``, all at once, sharing ``memory``.
 
     Parameters
@@ -94,6 +95,8 @@ def run_window_system(pes, images, *, memory=MemoryModel(), instrument=True, vcd
         One frame per PE.
     instrument : bool
         Attach the default HMM to bare PEs; figures then come from each PE's HMM.
+    engine : str or None
+        See :func:`hwgen.sim.harness.run_pe`.
     """
     if not pes:
         raise ValueError("a system needs at least one PE")
@@ -118,7 +121,7 @@ def run_window_system(pes, images, *, memory=MemoryModel(), instrument=True, vcd
     budget = (50 * len(bare) * (traffic.reads + traffic.writes)
               * (memory.latency_cycles + memory.jitter_cycles + 2))
     runs = run_pes(designs, storage, params=[{"src_base": s, "dst_base": d} for s, d in layout],
-                   memory=memory, vcd=vcd, max_cycles=budget, progress=progress)
+                   memory=memory, vcd=vcd, max_cycles=budget, progress=progress, engine=engine)
     outputs, per_pe = [], []
     out_size = first.out_width * first.out_height
     for (_, dst), run in zip(layout, runs):
@@ -133,4 +136,4 @@ def run_window_system(pes, images, *, memory=MemoryModel(), instrument=True, vcd
                                     bytes_read=t.bytes_read, bytes_written=t.bytes_written,
                                     ops=t.write_elements * first.ops_per_element))
     return SystemRun(images=outputs, per_pe=per_pe, cycles=max(r.cycles for r in runs),
-                     memory=memory)
+                     memory=memory, engine=runs[0].engine)

@@ -71,3 +71,18 @@ def test_scaled_512_frame_matches_its_full_simulation_within_1_percent(buffer, t
     assert measured.frame.ci == pytest.approx(full.ci, rel=0.01)
     assert (measured.frame.bytes_read, measured.frame.bytes_written) \
         == (full.bytes_read, full.bytes_written)
+
+
+@pytest.mark.parametrize("buffer, unroll", [("smart", 4), ("line", 8), ("none", 2)])
+def test_scaled_frames_equal_the_compiled_engines_full_frame(buffer, unroll, tmp_path,
+                                                             monkeypatch):
+    # The compiled engine simulates the whole 512 x 512 frame; Amaranth's simulator two short
+    # frames that are scaled to it. Both give the same figures, exactly.
+    monkeypatch.setenv("HWGEN_CACHE_DIR", str(tmp_path))
+    point = DesignPoint("dilation", 3, 3, "rect", 512, 512, unroll, buffer, True)
+    (scaled,) = measure([point], "ulx3s-85f", engine="pysim")
+    (full,) = measure([point], "ulx3s-85f", engine="compiled")
+    assert scaled.frame.scaled and not full.frame.scaled
+    assert full.frame.simulated_heights == (512,)
+    for figure in ("cycles", "outputs", "ops", "bytes_read", "bytes_written"):
+        assert getattr(scaled.frame, figure) == getattr(full.frame, figure), figure

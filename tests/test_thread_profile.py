@@ -115,6 +115,7 @@ def test_every_state_change_and_sample_is_what_the_observer_saw(variant):
     expected = [[sum(c["states"][t] == s for c in busy) for s in range(4)]
                 for t in range(pe.threads)]
     assert [list(counts) for counts in run.timeline.state_cycles()] == expected
+    assert [list(counts) for counts in run.state_cycles] == expected     # the state profiles
     assert run.stall_cycles == tuple(sum(c["stall"][t] for c in busy) for t in range(pe.threads))
     assert (run.ops, run.bytes_read, run.bytes_written) == (
         sum(c["ops"] for c in busy), sum(c["bytes_read"] for c in busy),
@@ -132,8 +133,11 @@ def test_an_undrained_small_buffer_keeps_the_first_records_and_counts_the_rest()
     assert run.state_records_dropped == len(states) - 8 > 0
     assert run.readout.traces["samples"] == samples[:4]
     assert run.samples_dropped == len(samples) - 4 > 0
-    # The totals do not depend on the traces.
+    # The totals and the state profiles do not depend on the traces.
     assert run.readout["ops"] == observer.totals(end)["ops"]
+    busy = [c for c in observer.cycles if c["busy"]]
+    assert [list(counts) for counts in run.state_cycles] == [
+        [sum(c["states"][t] == s for c in busy) for s in range(4)] for t in range(3)]
 
 
 def test_slow_draining_loses_only_counted_records():

@@ -394,7 +394,7 @@ def check_clock(clock):
 
 
 def build_roofline(points, board, *, devices=None, resources="estimate", clock="board", link=None,
-                   pes=None, ceiling_clocks_mhz=None, jobs=1, progress=False):
+                   pes=None, ceiling_clocks_mhz=None, jobs=1, progress=False, engine=None):
     """Measure ``points`` on ``board`` and place them on the roofline.
 
     Parameters
@@ -416,6 +416,8 @@ def build_roofline(points, board, *, devices=None, resources="estimate", clock="
         Frequency ceilings (default: a quarter, half and three quarters of each point's clock).
     jobs, progress
         See :func:`hwgen.roofline.sweep.run_tasks`.
+    engine : str or None
+        The simulation engine (see :func:`hwgen.roofline.sweep.measure`).
     """
     board = resolve_board(board)
     if pes is not None and (isinstance(pes, bool) or not isinstance(pes, int) or pes < 1):
@@ -431,7 +433,7 @@ def build_roofline(points, board, *, devices=None, resources="estimate", clock="
     if not points:
         raise HwgenError("a roofline needs at least one design point")
     measurements = measure(points, board, resources=resources, fmax=clock == "fmax", jobs=jobs,
-                           progress=progress)
+                           progress=progress, engine=engine)
     available = board.resources.as_counts()
     placed = []
     for m in measurements:
@@ -442,11 +444,11 @@ def build_roofline(points, board, *, devices=None, resources="estimate", clock="
     if pes is not None:
         requests = [(p.measurement.point, pes, bytes_per_cycle(p.bandwidth_gbps, p.clock_mhz))
                     for p in placed]
-        runs = simulate_systems(requests, jobs=jobs, progress=progress)
+        runs = simulate_systems(requests, jobs=jobs, progress=progress, engine=engine)
         placed = [replace(p, system=_system_check(pes, bandwidth, run))
                   for p, (_, _, bandwidth), run in zip(placed, requests, runs)]
     options = {"resources": resources, "clock": clock, "link": link, "devices": devices,
-               "ceiling_clocks_mhz": ceiling_clocks_mhz, "pes": pes}
+               "ceiling_clocks_mhz": ceiling_clocks_mhz, "pes": pes, "engine": engine}
     return Roofline(kernel=points[0].kernel, board=board, points=tuple(placed), options=options)
 
 

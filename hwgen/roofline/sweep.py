@@ -28,6 +28,7 @@ import numpy as np
 from amaranth.hdl import UnusedElaboratable
 
 from ..boards import Board, BoardError, cost_table
+from ..sim.engine import EngineUnavailable, resolve_engine
 from ..sim import CycleData, MemoryModel, run_window_filter, run_window_system, window_system
 
 from ..catalog import design_name, kernel_info, make_window_filter, resolve_board
@@ -199,7 +200,7 @@ def _simulate_frame(spec):
     point = DesignPoint.from_json(spec["point"])
     pe = point.build(height=spec["height"])
     (image,) = _random_frames(1, pe.width, pe.height)
-    figures = run_window_filter(pe, image).figures
+    figures = run_window_filter(pe, image, engine=spec["engine"]).figures
     return replace(figures, hmm=None).to_json()
 
 
@@ -209,7 +210,7 @@ def _simulate_system(spec):
     pes = point.system(spec["pes"], spec["height"])
     memory = MemoryModel(bandwidth_bytes_per_cycle=spec["bandwidth_bytes_per_cycle"])
     run = run_window_system(pes, _random_frames(len(pes), point.width, spec["height"]),
-                            memory=memory)
+                            memory=memory, engine=spec["engine"])
     return {"cycles": run.cycles, "ops": run.ops, "bytes_read": run.bytes_read,
             "bytes_written": run.bytes_written}
 
@@ -349,11 +350,24 @@ def check_resources_method(board, resources, fmax):
                          f"boards, not {board.name} ({board.family}); give --clock board or MHz")
 
 
-def _frame_heights(point):
+def _frame_heights(point, engine):
+    """Rows of the frames that give a point's figures: the full frame with the compiled engine,
+    which simulates it in seconds; with Amaranth's simulator, two short frames to scale from
+    when the full frame is taller."""
+    if engine == "compiled":
+        return (point.height,)
     return short_heights(point.rows, point.height, point.buffer, point.unroll) or (point.height,)
 
 
-def measure(points, board, *, resources="estimate", fmax=False, jobs=1, progress=False):
+def _engine(engine):
+    try:
+        return resolve_engine(engine)
+    except (EngineUnavailable, ValueError) as error:
+        raise HwgenError(f"--engine: {error}") from None
+
+
+def measure(points, board, *, resources="estimate", fmax=False, jobs=1, progress=False,
+            engine=None):
     """Measure every design point on ``board``: a list of :class:`Measurement`, in order.
 
     Parameters
@@ -366,19 +380,24 @@ def measure(points, board, *, resources="estimate", fmax=False, jobs=1, progress
         Also place and route every point for its Fmax (ECP5 and iCE40 boards).
     jobs, progress
         See :func:`run_tasks`.
+    engine : str or None
+        The simulation engine (:mod:`hwgen.sim.engine`): the compiled engine simulates every
+        full frame, Amaranth's simulator two short frames where the full frame is taller.
     """
     board = resolve_board(board)
     check_resources_method(board, resources, fmax)
+    engine = _engine(engine)
     tasks = []
     for point in points:
-        tasks += [("frame", {"point": point.to_json(), "height": h}) for h in _frame_heights(point)]
+        tasks += [("frame", {"point": point.to_json(), "height": h, "engine": engine})
+                  for h in _frame_heights(point, engine)]
         tasks.append(("resources", {"point": point.to_json(), "board": board.to_json(),
                                     "method": resources, "fmax": fmax}))
     results = run_tasks(tasks, jobs=jobs, progress=progress)
     found = iter(results)
     measurements = []
     for point in points:
-        frames = [CycleData.from_json(next(found)) for _ in _frame_heights(point)]
+        frames = [CycleData.from_json(next(found)) for _ in _frame_heights(point, engine)]
         if len(frames) == 1:
             frame = FrameFigures.whole(point.width, point.height, frames[0])
         else:
@@ -400,23 +419,24 @@ def system_height(point):
     return units_height(point.rows, point.height, point.buffer, point.unroll, units) or point.height
 
 
-def simulate_systems(requests, *, jobs=1, progress=False):
+def simulate_systems(requests, *, jobs=1, progress=False, engine=None):
     """Simulate systems of PEs that share one memory.
 
     ``requests`` are ``(point, pes, bandwidth_bytes_per_cycle)``; each system runs ``pes`` PEs of
     ``point`` on frames of :func:`system_height` rows. Returns, per request, a dict with the
     frames' ``height``, the system's ``cycles``, ``ops``, ``bytes_read``, ``bytes_written`` and,
     as ``pe``, the figures of one PE alone on the same frame with an ideal memory (a
-    :class:`hwgen.sim.CycleData`).
+    :class:`hwgen.sim.CycleData`). ``engine`` is the simulation engine.
     """
+    engine = _engine(engine)
     tasks = []
     for point, pes, bandwidth in requests:
         if isinstance(pes, bool) or not isinstance(pes, int) or pes < 1:
             raise HwgenError(f"--pes must be a positive integer, not {pes!r}")
         height = system_height(point)
-        tasks.append(("frame", {"point": point.to_json(), "height": height}))
+        tasks.append(("frame", {"point": point.to_json(), "height": height, "engine": engine}))
         tasks.append(("system", {"point": point.to_json(), "height": height, "pes": pes,
-                                 "bandwidth_bytes_per_cycle": bandwidth}))
+                                 "bandwidth_bytes_per_cycle": bandwidth, "engine": engine}))
     results = run_tasks(tasks, jobs=jobs, progress=progress, desc="simulating systems")
     return [{**system, "height": spec["height"], "pe": CycleData.from_json(pe)}
             for pe, system, (_, spec) in zip(results[::2], results[1::2], tasks[1::2])]

@@ -92,6 +92,11 @@ class ParkingStage(wiring.Component):
         n = self._threads
         m.submodules.scheduler = scheduler = RoundRobin(n)
 
+        # One register per slot: a slot's update then touches its own context only, not a
+        # register of every thread's context (which simulators evaluate whole).
+        slots = [Signal(self._context, name=f"slot{t}") for t in range(n)]
+        m.d.comb += self.slots.eq(Cat(slots))
+
         ready = Cat(self.state[t] == SlotState.READY for t in range(n))
         occupied = Cat(self.state[t] != SlotState.EMPTY for t in range(n))
         m.d.comb += [
@@ -99,7 +104,7 @@ class ParkingStage(wiring.Component):
             scheduler.requests.eq(ready),
             scheduler.accept.eq(1),
             self.out_valid.eq(scheduler.valid),
-            self.out_ctx.eq(select(scheduler.grant, [self.slots[t] for t in range(n)])),
+            self.out_ctx.eq(select(scheduler.grant, slots)),
             self.arrived.eq(self.arrive_valid.any()),
         ]
         leave = scheduler.grant
@@ -110,8 +115,7 @@ class ParkingStage(wiring.Component):
             m.d.comb += arrive[t].eq(Cat(hits).any())
         m.d.comb += self.stall.eq(occupied & ~(leave | self.issue | self.complete))
 
-        for t in range(n):
-            slot = self.slots[t]
+        for t, slot in enumerate(slots):
             with m.If(arrive[t]):
                 m.d.sync += self.state[t].eq(SlotState.READY if self._arrive_ready else SlotState.WAIT)
                 for s in range(self._sources):

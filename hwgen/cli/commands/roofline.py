@@ -16,7 +16,8 @@ from ...kernels import BUFFERS, MASK_SHAPES
 from ...errors import HwgenError
 from ...catalog import board_tree_policy, resolve_board
 from ..measured import DEFAULT_BOARD
-from ..options import add_board_option, add_link_option, add_option, add_quiet_option, parse_size
+from ..options import (add_board_option, add_engine_option, add_link_option, add_option,
+                       add_quiet_option, engine_from_args, parse_size)
 from ..outputs import check_folder_option
 from ...roofline.model import CLOCK_CHOICES, build_roofline, check_clock
 from ...roofline.figure import plot_roofline
@@ -41,8 +42,8 @@ def add_sweep_options(parser, *, jobs):
     add_option(grid, "--mask", default="rect", choices=list(MASK_SHAPES),
                help="structuring element")
     add_option(grid, "--image", default="512x512", metavar="WxH",
-               help="frame width x height; taller frames are simulated as two short ones and "
-                    "scaled")
+               help="frame width x height; the compiled engine simulates it whole, Amaranth's "
+                    "simulator two short frames that are scaled to it")
     board = parser.add_argument_group("board and model")
     add_board_option(board, default=DEFAULT_BOARD, help="the board whose roofline it is")
     add_option(board, "--devices", default=None, metavar="LIST",
@@ -64,6 +65,7 @@ def add_sweep_options(parser, *, jobs):
                help=f"folder for {', '.join(OUTPUTS)}",
                shown=f"{parser.prog.split()[-1]}/KERNEL-BOARD")
     add_option(run, "-j", "--jobs", type=int, default=jobs, metavar="N", help="worker processes")
+    add_engine_option(run)
     add_quiet_option(run, "no progress, print only the best point")
 
 
@@ -299,11 +301,12 @@ def _system_table(roofline):
 def run_sweep(args, *, ranked):
     """Run ``roofline`` (``ranked=False``) or ``explore`` (``ranked=True``)."""
     parsed = _parse(args)
+    engine = engine_from_args(args, quiet=args.quiet)
     roofline = build_roofline(
         parsed["points"], parsed["board"], devices=parsed["devices"], resources=args.resources,
         clock=parsed["clock"], link=args.link, pes=args.pes,
         ceiling_clocks_mhz=parsed["ceiling_clocks_mhz"], jobs=args.jobs,
-        progress=not args.quiet)
+        progress=not args.quiet, engine=engine)
     write_outputs(roofline, parsed["out"])
     if not args.quiet:
         first = roofline.points[0]

@@ -9,8 +9,9 @@ from ...kernels.pipeline import Pipeline
 from ...sim import STATE_NAMES, HostModel, instrument_pipeline, run_threads
 
 from ...errors import HwgenError
-from ..options import (add_json_option, add_memory_options, add_option, add_output_option,
-                       add_quiet_option, memory_from_args)
+from ..options import (add_engine_option, add_json_option, add_memory_options, add_option,
+                       add_output_option, add_quiet_option, engine_from_args, engine_line,
+                       memory_from_args)
 from ..outputs import check_file_option, staged_file, write_files
 from ...progress import Progress
 from ...programs import PROGRAMS, GemmJob, PiJob
@@ -65,6 +66,7 @@ def add_options(parser):
     add_json_option(parser, "the run's figures")
     add_output_option(parser, "--vcd", "FILE", "a waveform")
     add_memory_options(parser, seeded="gemm's random matrices")
+    add_engine_option(parser)
     add_quiet_option(parser, "print nothing on success, show no progress")
 
 
@@ -118,13 +120,14 @@ def _profiled(job, args):
                                state_depth=depth)
 
 
-def _simulate(job, design, memory, host, vcd, quiet):
+def _simulate(job, design, memory, host, vcd, quiet, engine):
     storage, params = job.memory()
     budget = job.cycle_budget(memory, host)
     with (Progress("simulating", unit="cycle", enabled=not quiet) as bar,
           staged_file(vcd) as staged):
         return storage, run_threads(design, storage, params=params, host=host, memory=memory,
-                                    max_cycles=budget, vcd=staged, progress=bar.update_to)
+                                    max_cycles=budget, vcd=staged, progress=bar.update_to,
+                                    engine=engine)
 
 
 def run(args):
@@ -134,11 +137,12 @@ def run(args):
     host = _host_from_args(args)
     job = job_from_args(args)
     memory = memory_from_args(args)
+    engine = engine_from_args(args, quiet=args.quiet)
     design = _profiled(job, args)
 
     started = time.perf_counter()
     try:
-        storage, result = _simulate(job, design, memory, host, args.vcd, args.quiet)
+        storage, result = _simulate(job, design, memory, host, args.vcd, args.quiet, engine)
     except RuntimeError as error:
         raise HwgenError(f"{job.describe()}: {error}") from None
     elapsed = time.perf_counter() - started
@@ -160,6 +164,7 @@ def run(args):
         **result.to_json(),
         "trace_time_unit": "clock cycle, counted by the HMM from its start",
         "trace_files": sorted(str(path) for path in files),
+        "engine": result.engine,
         "simulation_seconds": elapsed,
     }
     if isinstance(job, PiJob):
@@ -203,5 +208,5 @@ def summary(job, result, memory, matches, storage, elapsed):
                      f"{result.state_records_dropped} thread-state records, "
                      f"{result.samples_dropped} samples; the state percentages miss those "
                      f"changes")
-    lines.append(f"  simulated in {elapsed:.1f} s ({result.cycles / elapsed:.0f} cycles/s)")
+    lines.append(f"  {engine_line(result.engine, elapsed, result.cycles)}")
     return "\n".join(lines)

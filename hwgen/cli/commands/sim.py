@@ -16,10 +16,10 @@ from ...sim import (check_image, instrument_pe, run_window_filter, run_window_sy
 from ...errors import HwgenError
 from ..imageio import IMAGE_SUFFIXES, encode_image, read_image
 from ...catalog import design_name, resolve_board
-from ..options import (add_board_option, add_instrument_option, add_json_option,
-                       add_kernel_options, add_link_option, add_memory_options, add_option,
-                       add_output_option, add_quiet_option, memory_from_args,
-                       window_filter_from_args)
+from ..options import (add_board_option, add_engine_option, add_instrument_option,
+                       add_json_option, add_kernel_options, add_link_option, add_memory_options,
+                       add_option, add_output_option, add_quiet_option, engine_from_args,
+                       engine_line, memory_from_args, window_filter_from_args)
 from ..outputs import check_file_option, staged_file, write_files
 from ...progress import Progress
 from ...roofline.model import bounding_link, bytes_per_cycle
@@ -70,6 +70,7 @@ def add_options(parser):
     add_drain_option(group, default=64, what="the timeline", running="the kernel runs")
     add_memory_options(parser, seeded="the random input image")
     add_system_options(parser)
+    add_engine_option(parser)
     add_quiet_option(parser)
 
 
@@ -148,6 +149,7 @@ def run(args):
         raise HwgenError(f"--paraver and --perfetto trace one PE; with --pes {args.pes} leave "
                          f"them out")
     memory, link = _link_memory(args, memory_from_args(args))
+    engine = engine_from_args(args, quiet=args.quiet)
     board = None if args.board is None else resolve_board(args.board)
     image = read_image(args.input) if args.input else None
     shape = None if image is None else image.shape
@@ -173,12 +175,13 @@ def run(args):
         if len(pes) == 1:
             result = run_window_filter(design, images[0], memory=memory, vcd=vcd,
                                        instrument=args.instrument, drain_interval_cycles=drain,
-                                       progress=bar.update_to)
-            per_pe, outputs = [result.figures], [result.image]
+                                       progress=bar.update_to, engine=engine)
+            per_pe, outputs, engine_info = [result.figures], [result.image], result.engine
         else:
             system = run_window_system(pes, images, memory=memory, vcd=vcd,
-                                       instrument=args.instrument, progress=bar.update_to)
-            per_pe, outputs = system.per_pe, system.images
+                                       instrument=args.instrument, progress=bar.update_to,
+                                       engine=engine)
+            per_pe, outputs, engine_info = system.per_pe, system.images, system.engine
         elapsed = time.perf_counter() - started
 
     figures = per_pe[0]
@@ -197,6 +200,7 @@ def run(args):
         "fetch_model": model.to_json(),
         "fetch_model_matches": matches,
         "result_matches_numpy_model": mismatch is None,
+        "engine": engine_info,
         "simulation_seconds": elapsed,
     }
     if figures.total_cycles is not None:
@@ -248,8 +252,8 @@ def run(args):
                       f"untraced; the job's own are the same")
         for path in [*files, *([args.vcd] if args.vcd else [])]:
             print(f"  wrote {path}")
-        print(f"  simulated in {elapsed:.1f} s ({sum(f.cycles for f in per_pe) / elapsed:.0f} "
-              f"PE cycles/s)")
+        print(f"  {engine_line(engine_info, elapsed, sum(f.cycles for f in per_pe))}"
+              + (" of all PEs" if len(per_pe) > 1 else ""))
     if mismatch is not None:
         raise HwgenError(f"{_title(args.kernel, pe)}: {mismatch}")
     return 0

@@ -1,0 +1,240 @@
+"""Simulation speed of Amaranth's simulator, the compiled engine and Verilator, side by side.
+
+    python benchmarks/engines.py                 # every figure (about ten minutes)
+    python benchmarks/engines.py --skip-pysim    # without the slow reference runs
+
+Each design runs one job with its HMM against an ideal memory in the three simulators:
+Amaranth's simulator and the compiled engine through hwgen's harness, Verilator on the Verilog
+``hwgen build`` writes (``hwgen.build.convert``), driven by ``benchmarks/verilator_tb.cpp``.
+Cycles per second count the job's busy cycles over the seconds of the clock loop (the compiled
+engine's compile time and the conversion to RTLIL are shown apart). The three must agree on the
+job's cycles and memory contents; the table says so.
+
+Then the wall time of one full-HD dilation frame with the compiled engine, cold (an empty model
+cache: RTLIL, write_cxxrtl and the C++ compiler included) and warm (the model cached), in this
+process and as the command ``python -m hwgen sim``.
+"""
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from hwgen.build import convert
+from hwgen.kernels import WindowFilter
+from hwgen.kernels.pipeline import Pipeline
+from hwgen.programs import GemmJob
+from hwgen.sim import (HostModel, instrument_pe, instrument_pipeline, run_threads,
+                       run_window_filter)
+from hwgen.sim import compiled
+
+HERE = Path(__file__).parent
+
+
+def _checksum(values):
+    checksum = 1469598103934665603
+    for v in values:
+        checksum = ((checksum ^ int(v)) * 1099511628211) & ((1 << 64) - 1)
+    return f"{checksum:016x}"
+
+
+class _Timed:
+    """Time the compiled engine's clock loop and model build inside a harness call."""
+
+    def __enter__(self):
+        self.loop = self.build = 0.0
+        self._schedule, self._build = compiled._schedule, compiled.CompiledModel.build.__func__
+
+        def schedule(*args, **kwargs):
+            started = time.perf_counter()
+            try:
+                return self._schedule(*args, **kwargs)
+            finally:
+                self.loop += time.perf_counter() - started
+
+        def build(cls, *args, **kwargs):
+            started = time.perf_counter()
+            try:
+                return self._build(cls, *args, **kwargs)
+            finally:
+                self.build += time.perf_counter() - started
+
+        compiled._schedule = schedule
+        compiled.CompiledModel.build = classmethod(build)
+        return self
+
+    def __exit__(self, *exc):
+        compiled._schedule = self._schedule
+        compiled.CompiledModel.build = classmethod(self._build)
+
+
+class WindowCase:
+    def __init__(self, width, height, unroll):
+        self.title = f"dilation 3x3 line U={unroll}, {width}x{height}, with HMM"
+        self.width, self.height, self.unroll = width, height, unroll
+        self.image = np.random.default_rng(0).integers(0, 256, (height, width))
+
+    def pe(self):
+        return WindowFilter("max", (3, 3), width=self.width, height=self.height,
+                            unroll=self.unroll, buffer="line")
+
+    def run(self, engine):
+        run = run_window_filter(instrument_pe(self.pe()), self.image, engine=engine)
+        memory = list(self.image.ravel()) + list(run.image.ravel())
+        return run.figures.cycles, _checksum(memory)
+
+    def verilator_inputs(self):
+        pe = self.pe()
+        memory = np.zeros(self.width * self.height + pe.out_width * pe.out_height, np.uint64)
+        memory[:self.image.size] = self.image.ravel()
+        return (instrument_pe(pe), memory, {"src_base": 0, "dst_base": self.image.size},
+                None)
+
+
+class GemmCase:
+    def __init__(self, variant, dim, threads):
+        self.title = f"GEMM {variant} dim {dim}, {threads} threads, with profiling HMM"
+        self.job = GemmJob(variant, dim=dim, threads=threads)
+        self.host = HostModel()
+
+    def design(self):
+        return instrument_pipeline(Pipeline(self.job.program))
+
+    def run(self, engine):
+        storage, params = self.job.memory()
+        run = run_threads(self.design(), storage, params=params, host=self.host, engine=engine)
+        assert self.job.matches(storage), f"{engine}: GEMM result differs from numpy"
+        return run.cycles, _checksum(storage)
+
+    def verilator_inputs(self):
+        storage, params = self.job.memory()
+        return (self.design(), np.array(storage, dtype=np.uint64), params,
+                (self.job.threads, self.host.launch_delay_cycles))
+
+
+def run_verilator(case, folder):
+    """Build the case's Verilog with Verilator and run it: ``(cycles, loop seconds, checksum,
+    build seconds)``."""
+    design, memory, params, launch = case.verilator_inputs()
+    pe = design.design
+    verilog, _ = convert(design, "top")
+    (folder / "top.v").write_text(verilog)
+    rd, wr = pe.rd_beat, pe.wr_beat
+    config = [
+        '#include "Vtop.h"', "#define TOP Vtop",
+        f"#define ADDR_BITS {pe.addr_width}", f"#define RD_LANES {rd.lanes}",
+        f"#define RD_STRIDE {rd.stride}", f"#define WR_LANES {wr.lanes}",
+        f"#define WR_STRIDE {wr.stride}", f"#define ELEMENT_BITS {rd.element_bits}",
+        f"#define HAS_LAUNCH {int(launch is not None)}",
+        f"#define THREADS {launch[0] if launch else 0}",
+        f"#define LAUNCH_DELAY {launch[1] if launch else 0}",
+        "#define SET_PARAMS(top) do { "
+        + " ".join(f"top->PORT(ctrl, {name}) = {value};" for name, value in params.items())
+        + " } while (0)",
+    ]
+    (folder / "tb_config.h").write_text("\n".join(config) + "\n")
+    shutil.copy(HERE / "verilator_tb.cpp", folder / "tb.cpp")
+    started = time.perf_counter()
+    result = subprocess.run(["verilator", "--cc", "--exe", "--build", "-O3", "-Wno-fatal",
+                             "-Wno-lint", "-Wno-style", "--top-module", "top", "-CFLAGS", "-O3",
+                             "-j", "2", "top.v", "tb.cpp"], cwd=folder, capture_output=True,
+                            text=True)
+    if result.returncode:
+        raise RuntimeError(f"Verilator failed:\n{result.stdout[-3000:]}{result.stderr[-3000:]}")
+    build = time.perf_counter() - started
+    memory.tofile(folder / "memory.bin")
+    out = subprocess.run([str(folder / "obj_dir" / "Vtop"), str(folder / "memory.bin")],
+                         check=True, capture_output=True, text=True).stdout.split()
+    final = np.fromfile(folder / "memory.bin", dtype=np.uint64)
+    return int(out[0]), float(out[1]), _checksum(final), build
+
+
+def speed_table(cases, *, skip_pysim):
+    rows = []
+    for case in cases:
+        results = {}
+        if not skip_pysim:
+            started = time.perf_counter()
+            cycles, checksum = case.run("pysim")
+            results["pysim"] = (cycles, time.perf_counter() - started, checksum, None)
+        with _Timed() as timed:
+            cycles, checksum = case.run("compiled")
+        results["compiled"] = (cycles, timed.loop, checksum, timed.build)
+        if shutil.which("verilator"):
+            with tempfile.TemporaryDirectory(prefix="hwgen-verilator-") as folder:
+                results["verilator"] = run_verilator(case, Path(folder))
+        rows.append((case, results))
+    return rows
+
+
+def print_speed_table(rows):
+    print(f"{'design':52} {'engine':10} {'cycles':>10} {'loop s':>8} {'cycles/s':>12} "
+          f"{'x pysim':>8} {'build s':>8}  same result")
+    for case, results in rows:
+        base = results.get("pysim")
+        reference = next(iter(results.values()))
+        for engine, (cycles, seconds, checksum, build) in results.items():
+            rate = cycles / seconds
+            ratio = f"{rate / (base[0] / base[1]):8.0f}" if base else f"{'':8}"
+            same = "yes" if cycles == reference[0] and checksum == reference[2] else "NO"
+            built = f"{build:8.1f}" if build is not None else f"{'':8}"
+            print(f"{case.title:52} {engine:10} {cycles:10} {seconds:8.3f} {rate:12,.0f} "
+                  f"{ratio} {built}  {same}")
+
+
+def full_hd(unrolls):
+    print("\none 1920x1080 dilation frame, 3x3 line buffer, with HMM, compiled engine")
+    print(f"{'U':>3} {'cache':6} {'in process s':>13} {'of which compile s':>19} {'command s':>10}")
+    image = np.random.default_rng(0).integers(0, 256, (1080, 1920))
+    saved = os.environ.get("HWGEN_CACHE_DIR")
+    with tempfile.TemporaryDirectory(prefix="hwgen-cache-") as cache:
+        os.environ["HWGEN_CACHE_DIR"] = cache
+        compiled.CompiledModel._loaded.clear()
+        try:
+            for unroll in unrolls:
+                for state in ("cold", "warm"):
+                    if state == "cold":
+                        shutil.rmtree(Path(cache) / "compiled", ignore_errors=True)
+                        compiled.CompiledModel._loaded.clear()
+                    pe = WindowFilter("max", (3, 3), width=1920, height=1080, unroll=unroll,
+                                      buffer="line")
+                    started = time.perf_counter()
+                    run = run_window_filter(pe, image, engine="compiled")
+                    inside = time.perf_counter() - started
+                    if state == "cold":
+                        shutil.rmtree(Path(cache) / "compiled", ignore_errors=True)
+                    started = time.perf_counter()
+                    subprocess.run([sys.executable, "-m", "hwgen", "sim", "dilation", "--width",
+                                    "1920", "--height", "1080", "--buffer", "line", "--unroll",
+                                    str(unroll), "--engine", "compiled", "-q"],
+                                   check=True, env=dict(os.environ, HWGEN_CACHE_DIR=cache))
+                    command = time.perf_counter() - started
+                    print(f"{unroll:3} {state:6} {inside:13.2f} "
+                          f"{run.engine['compile_seconds']:19.2f} {command:10.2f}", flush=True)
+        finally:
+            if saved is None:
+                os.environ.pop("HWGEN_CACHE_DIR", None)
+            else:
+                os.environ["HWGEN_CACHE_DIR"] = saved
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--skip-pysim", action="store_true",
+                        help="leave out Amaranth's simulator (minutes per design)")
+    parser.add_argument("--skip-full-hd", action="store_true", help="leave out the full-HD frame")
+    args = parser.parse_args()
+    cases = [WindowCase(512, 512, 8), GemmCase("naive", 32, 8)]
+    print_speed_table(speed_table(cases, skip_pysim=args.skip_pysim))
+    if not args.skip_full_hd:
+        full_hd((1, 8))
+
+
+if __name__ == "__main__":
+    main()

