@@ -1,4 +1,5 @@
-"""The extended roofline as a figure (log-log CI against GBops/s), as in seed 000's figures.
+"""The extended roofline as a figure (log-log CI against GBops/s), drawn as in da Silva et al.,
+"Performance Modeling for FPGAs: Extending the Roofline Model with High-Level Synthesis Tools".
 
 - a diagonal I/O roof for every board link: dashed for one device, solid for two or more,
   dash-dotted for a link whose bandwidth does not depend on the device count;
@@ -95,19 +96,22 @@ def plot_roofline(roofline, paths):
     """Draw ``roofline`` (a :class:`hwgen.roofline.Roofline`) and save it to every path in
     ``paths`` (the format follows the suffix: ``.png``, ``.svg``, ``.pdf``)."""
     points = roofline.points
-    fitting = [p for p in points if p.attainable_gbops > 0]
+    # Points whose CI or perf_PE is undefined have no place on the figure; the title names them.
+    placed = [p for p in points if p.placed]
+    fitting = [p for p in placed if p.attainable_gbops > 0]
     designs = list(dict.fromkeys(p.measurement.point for p in points))
     colour = _colours(designs)
     best = roofline.best()
-    ceilings = roofline.ceilings(best)
+    ceilings = [] if best is None else roofline.ceilings(best)
 
     # Wide enough for every ridge point, where a compute roof meets the I/O roof that bounds it.
-    cis = [p.ci_ops_per_byte for p in points]
+    cis = [p.ci_ops_per_byte for p in placed if p.ci_ops_per_byte > 0] or [1.0]
     ridges = [p.cp_gbops / p.bandwidth_gbps for p in fitting]
     xmin, xmax = _nice(min(cis) / 5, False), _nice(max(cis + ridges) * 2, True)
     io_roofs = roofline.io_roofs()
     lows = [p.attainable_gbops for p in fitting] + [gbps * xmin for _, _, gbps in io_roofs]
-    highs = [p.cp_gbops for p in fitting] + [p.io_roof_gbops for p in fitting]
+    highs = ([p.cp_gbops for p in fitting] + [p.io_roof_gbops for p in fitting]
+             or [gbps * xmax for _, _, gbps in io_roofs])
     ymin, ymax = _nice(min(lows) / 1.5, False), _nice(max(highs) * 2, True)
 
     figure = Figure(figsize=(13, 7.5), dpi=150, layout="constrained")
@@ -189,9 +193,16 @@ def plot_roofline(roofline, paths):
              f"resources per PE: {points[0].measurement.resources_source}"]
     if roofline.scaled:
         notes.append("figures scaled from short frames")
-    unfit = [p.label for p in points if p.attainable_gbops == 0]
+    unfit = [p.label for p in placed if p.attainable_gbops == 0]
     if unfit:
         notes.append("a PE does not fit, not drawn: " + ", ".join(dict.fromkeys(unfit)))
+    undefined = [p.label for p in points if not p.placed]
+    if undefined:
+        notes.append("CI or perf_PE undefined, not drawn: " + ", ".join(dict.fromkeys(undefined)))
+    suspect = [p.label for p in roofline.suspect]
+    if suspect:
+        notes.append("SUSPECT, measured with saturated HMM counters: "
+                     + ", ".join(dict.fromkeys(suspect)))
     ax.set_title(f"Extended roofline: {roofline.kernel} {point.rows}x{point.cols} {point.mask}, "
                  f"{point.width}x{point.height} frames, on {roofline.board.name} "
                  f"({roofline.board.device_count} x {roofline.board.device})\n"
