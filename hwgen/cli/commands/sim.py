@@ -14,7 +14,8 @@ from tqdm import tqdm
 from ...sim import (MemoryModel, check_image, instrument_pe, run_window_filter,
                  run_window_system, window_system)
 
-from ...errors import HwgenError
+from ...errors import HwgenError, SuspectMeasurement
+from ..figures import figure
 from ..imageio import read_image
 from ...catalog import design_name, resolve_board
 from ..options import add_kernel_options, window_filter_from_args
@@ -221,6 +222,7 @@ def run(args):
     model = pe.traffic()
     matches = all(f.bytes_read == model.bytes_read and f.bytes_written == model.bytes_written
                   for f in per_pe)
+    suspect = _suspect(per_pe, matches)
     report = {
         "tool_versions": tool_versions(),
         "kernel": args.kernel,
@@ -231,6 +233,7 @@ def run(args):
         **figures.to_json(),
         "fetch_model": model.to_json(),
         "fetch_model_matches": matches,
+        "suspect": suspect,
         "simulation_seconds": elapsed,
     }
     if len(pes) > 1:
@@ -255,16 +258,18 @@ def run(args):
             print(f"memory: {memory.bandwidth_bytes_per_cycle:.3f} B/cycle, the {link}")
         if len(pes) > 1:
             print(f"{title}: {len(pes)} PEs sharing the memory, {system.cycles} cycles "
-                  f"({system.ops_per_cycle:.3f} ops/cycle, {system.bytes_per_cycle:.3f} B/cycle)")
+                  f"({figure(system.ops_per_cycle)} ops/cycle, {figure(system.bytes_per_cycle)} "
+                  f"B/cycle)")
             print(f"  read {system.bytes_read} B, wrote {system.bytes_written} B, ops "
-                  f"{system.ops}, CI {system.ci:.3f} ops/byte; fetch model {verdict} for every PE")
+                  f"{system.ops}, CI {figure(system.ci)} ops/byte; fetch model {verdict} for "
+                  f"every PE")
             name, indent, model_note = "PE 0", "  ", ""
         else:
             name, indent, model_note = title, "", f"; fetch model {verdict}"
-        print(f"{indent}{name}: {figures.cycles} cycles ({figures.outputs_per_cycle:.3f} "
-              f"outputs/cycle, {figures.ops_per_cycle:.3f} ops/cycle)")
+        print(f"{indent}{name}: {figures.cycles} cycles ({figure(figures.outputs_per_cycle)} "
+              f"outputs/cycle, {figure(figures.ops_per_cycle)} ops/cycle)")
         print(f"{indent}  read {figures.bytes_read} B, wrote {figures.bytes_written} B, ops "
-              f"{figures.ops}, CI {figures.ci:.3f} ops/byte{model_note}")
+              f"{figures.ops}, CI {figure(figures.ci)} ops/byte{model_note}")
         if figures.hmm is not None:
             for line in hmm_summary(figures):
                 print(f"{indent}  {line}")
@@ -278,7 +283,20 @@ def run(args):
                 print(f"  wrote {path}")
         print(f"  simulated in {elapsed:.1f} s ({sum(f.cycles for f in per_pe) / elapsed:.0f} "
               f"PE cycles/s)")
+    if suspect:
+        raise SuspectMeasurement("; ".join(suspect))
     return 0
+
+
+def _suspect(per_pe, matches):
+    """Why the run's figures cannot be trusted as they stand, if they cannot."""
+    reasons = [] if matches else ["the traffic measured does not match the fetch model"]
+    saturated = [f"PE {i}: {name}" if len(per_pe) > 1 else name
+                 for i, f in enumerate(per_pe) for name in f.saturated]
+    if saturated:
+        reasons.append(f"HMM values saturated, their figures are lower bounds: "
+                       f"{', '.join(saturated)}")
+    return reasons
 
 
 def _title(kernel, pe):
