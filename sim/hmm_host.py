@@ -14,7 +14,13 @@ __all__ = ["HMMHost", "HMMError"]
 
 
 class HMMError(RuntimeError):
-    """The HMM answered something a host cannot accept (wrong layout, tables read while running)."""
+    """The HMM answered something a host cannot accept (wrong layout, tables read while running),
+    or did not answer in time."""
+
+
+# Cycles a command may keep the HMM busy beyond one per entry of its largest table (a clear
+# sweeps the tables; the last samples settle in a few cycles).
+_COMMAND_SLACK_CYCLES = 64
 
 
 class HMMHost:
@@ -34,6 +40,8 @@ class HMMHost:
         self._port = port
         self._layout = layout
         self._drained = {}       # trace name -> records taken off the HMM by drain()
+        entries = max((len(table.labels) for table in layout.tables), default=0)
+        self._command_limit_cycles = 2 * entries + _COMMAND_SLACK_CYCLES
 
     @property
     def port(self):
@@ -70,15 +78,24 @@ class HMMHost:
 
     async def command(self, *names):
         """Execute commands together (``"clear"``, ``"run"``, ``"freeze"``, ``"snapshot"``) and
-        wait until they have taken effect."""
+        wait until they have taken effect.
+
+        Raises :class:`HMMError` when the HMM is still busy after the sweep of its largest table
+        and some slack: a command always ends by then.
+        """
         bits = 0
         for name in names:
             if name not in COMMANDS:
                 raise ValueError(f"command must be one of {', '.join(COMMANDS)}, not {name!r}")
             bits |= COMMANDS[name]
         await self.write(REGISTERS["control"], bits)
+        waited = 0
         while (await self.status())["busy"]:
-            pass
+            waited += READ_LATENCY_CYCLES
+            if waited > self._command_limit_cycles:
+                raise HMMError(f"the HMM was still busy {waited} cycles after the command "
+                               f"{' + '.join(names)} (it ends within "
+                               f"{self._command_limit_cycles}): the HMM does not answer")
 
     async def status(self):
         """``{"running": bool, "busy": bool}``."""
@@ -167,26 +184,32 @@ class HMMHost:
         self._drained.setdefault(trace.name, []).extend(records)
         return records, values[trace.dropped]
 
-    async def read_when_done(self, finished, *, drain_interval_cycles=None, poll_cycles=16):
+    async def read_when_done(self, finished, *, drain_interval_cycles=None, poll_cycles=16,
+                             max_cycles=None):
         """Wait for a job as a host does, then read everything (:meth:`read_all`).
 
         While ``finished()`` is false, the host drains every ``stop``-mode trace and then waits
         ``drain_interval_cycles`` cycles, again and again; with ``None`` it does not drain and
         looks at ``finished()`` every ``poll_cycles`` cycles. Records that find a trace full are
-        dropped and counted.
+        dropped and counted. With ``max_cycles``, the host gives up (:class:`HMMError`) once it
+        has waited that many cycles (drains not counted) and the job is still not finished.
 
         Returns
         -------
         HMMReadout
         """
         stop_traces = [trace for trace in self._layout.traces if trace.mode == "stop"]
+        interval = poll_cycles if drain_interval_cycles is None else drain_interval_cycles
+        waited = 0
         while not finished():
-            if drain_interval_cycles is None:
-                await self._ctx.tick().repeat(poll_cycles)
-                continue
-            for trace in stop_traces:
-                await self.drain(trace)
-            await self._ctx.tick().repeat(drain_interval_cycles)
+            if max_cycles is not None and waited >= max_cycles:
+                raise HMMError(f"the job was not finished after the host waited {waited} cycles "
+                               f"for it (at most {max_cycles})")
+            if drain_interval_cycles is not None:
+                for trace in stop_traces:
+                    await self.drain(trace)
+            await self._ctx.tick().repeat(interval)
+            waited += interval
         return await self.read_all()
 
     async def read_all(self, *, freeze=True):

@@ -18,6 +18,7 @@ Writes accepted at an edge are applied before reads accepted at the same edge, s
 sees every write accepted no later than itself.
 """
 
+import math
 import random
 from dataclasses import dataclass, field
 
@@ -57,6 +58,17 @@ class MemoryModel:
             raise ValueError(f"jitter_cycles must be an integer >= 0, not {self.jitter_cycles!r}")
         if not (isinstance(self.backpressure, (int, float)) and 0 <= self.backpressure < 1):
             raise ValueError(f"backpressure must be a probability in [0, 1), not {self.backpressure!r}")
+
+    def cycle_budget(self, accesses, bytes_moved):
+        """Cycles that a job making ``accesses`` accesses of ``bytes_moved`` bytes to this memory
+        takes at most, with a wide margin (50 times each access's latency, slowed by backpressure on
+        its request and its response, plus twice the time the bandwidth needs for the bytes): a
+        job still running after them is stuck."""
+        per_access = (self.latency_cycles + self.jitter_cycles + 2) / (1 - self.backpressure) ** 2
+        budget = 50 * accesses * per_access
+        if self.bandwidth_bytes_per_cycle is not None:
+            budget += 2 * bytes_moved / self.bandwidth_bytes_per_cycle
+        return math.ceil(budget)
 
     @property
     def ideal(self):
