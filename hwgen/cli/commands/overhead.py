@@ -8,7 +8,7 @@ from ...catalog import design_name, resolve_board
 from ..options import add_kernel_options, window_filter_from_args
 from ...resources.overhead import measure_overhead
 from ...resources.synth import synth_command
-from .synth import add_board_option, check_json_path
+from .synth import add_board_option, check_json_path, unknown_cells_note
 
 __all__ = ["register"]
 
@@ -49,6 +49,9 @@ def run(args):
         fmt = (lambda v: f"{v:.1f}") if isinstance(before, float) else (lambda v: f"{v:,}")
         print(f"  {label:20} {fmt(before):>12} {fmt(after):>13} "
               f"{('+' if change >= 0 else '') + fmt(change):>13} {percent:>8}")
+    for synthesized in (result.original, result.instrumented):
+        if synthesized.unknown_cells:
+            print(f"  {synthesized.name}: {unknown_cells_note(synthesized)}")
     share = result.device_share()
     print(f"  the HMM takes {100 * share['lut']:.2f}% of the device's LUTs and "
           f"{100 * share['ff']:.2f}% of its FFs ({board.device})")

@@ -10,7 +10,7 @@ from ..options import add_kernel_options, window_filter_from_args
 from ...resources.synth import DEFAULT_TARGET_MHZ, synth_command, synthesize
 from ...versions import tool_versions
 
-__all__ = ["register", "add_board_option", "check_json_path"]
+__all__ = ["register", "add_board_option", "check_json_path", "unknown_cells_note"]
 
 
 def add_board_option(parser):
@@ -68,6 +68,12 @@ def run(args):
     return 0
 
 
+def unknown_cells_note(result):
+    """What a synthesis result's figures leave out, in one line."""
+    return ("NOT COUNTED, cell types hwgen does not know: "
+            + ", ".join(f"{n} x {cell}" for cell, n in result.unknown_cells.items()))
+
+
 def summary(result):
     lines = [f"{result.name} on {result.board} ({result.command.split()[0]})"
              + (" [cached]" if result.cached else f" in {result.synth_seconds + result.pnr_seconds:.1f} s"),
@@ -75,6 +81,8 @@ def summary(result):
              f"FF {result.ff}, block RAM {result.bram}, DSP {result.dsp}, carry cells {result.carry}"]
     for workaround in result.workarounds:
         lines.append(f"  workaround {workaround}")
+    if result.unknown_cells:
+        lines.append(f"  {unknown_cells_note(result)}")
     if result.fmax_mhz is not None:
         seeds = ", ".join(f"{f:.1f}" for f in result.fmax_seeds_mhz if f is not None)
         lines.append(f"  Fmax {result.fmax_mhz:.1f} MHz median of {result.seeds} seeds "
