@@ -21,8 +21,9 @@ def add_trace_options(parser):
         "trace export", "traces of what the hardware measurement module recorded over time; "
                         "time is counted in clock cycles from the HMM's start")
     group.add_argument("--paraver", metavar="DIR", default=None,
-                       help="write a Paraver trace (NAME.prv, .pcf, .row) into DIR, made if "
-                            "missing; Paraver shows cycles as ns (default: none)")
+                       help="write a Paraver trace (NAME.prv, .pcf, .row, and NAME.readme.txt "
+                            "on its time unit, drops and tools) into DIR, made if missing; "
+                            "Paraver shows cycles as ns (default: none)")
     group.add_argument("--perfetto", metavar="FILE", default=None,
                        help="write a Chrome/Perfetto JSON trace for ui.perfetto.dev or "
                             "chrome://tracing (default: none)")
@@ -45,7 +46,7 @@ def trace_files(args, timeline, stem):
     """``{path: text}`` of the traces the options ask for; Paraver's files are ``<stem>.*``."""
     files = {}
     if args.paraver is not None:
-        for suffix, text in paraver_files(timeline, clock_mhz=args.clock_mhz).items():
+        for suffix, text in paraver_files(timeline, stem=stem, clock_mhz=args.clock_mhz).items():
             files[Path(args.paraver) / f"{stem}{suffix}"] = text
     if args.perfetto is not None:
         trace = perfetto_trace(timeline, clock_mhz=args.clock_mhz)
