@@ -4,12 +4,10 @@ built for."""
 import hashlib
 from dataclasses import dataclass
 
-import numpy as np
-
 from .boards import Board, BoardError, get_board
 from .errors import HwgenError
 from .kernels import BUFFERS, MASK_SHAPES, WindowFilter
-from .kernels.mask import structuring_element
+from .kernels.mask import mask_problem, structuring_element
 from .kernels.separable import ColumnPatterns
 from .kernels.window import TREE_POLICIES, default_credits
 
@@ -81,24 +79,6 @@ def _positive(option, value):
     return value
 
 
-def _check_mask(mask, rows, cols):
-    if isinstance(mask, str):
-        if mask not in MASK_SHAPES:
-            raise HwgenError(f"--mask must be one of {', '.join(MASK_SHAPES)} or a file of 0/1 "
-                             f"rows, not {mask!r}")
-        return
-    array = np.asarray(mask)
-    if array.ndim != 2:
-        raise HwgenError(f"--mask must be a 2-D array of 0/1, not a {array.ndim}-D array")
-    if array.shape != (rows, cols):
-        raise HwgenError(f"--mask shape {array.shape[0]}x{array.shape[1]} must equal the window "
-                         f"size {rows}x{cols}")
-    if not np.isin(array, (0, 1)).all():
-        raise HwgenError("--mask entries must be 0 or 1")
-    if not array.any():
-        raise HwgenError("--mask must have at least one entry set to 1")
-
-
 def check_window_parameters(*, size, mask, pixel_bits, width, height, unroll, buffer,
                             tree_stages, credits):
     """Raise :class:`HwgenError`, naming the option and what it allows, for the first window-filter
@@ -108,7 +88,9 @@ def check_window_parameters(*, size, mask, pixel_bits, width, height, unroll, bu
         shown = "x".join(map(str, size)) if pair else repr(size)
         raise HwgenError(f"--size must be NxM with positive integers, such as 3x3, not {shown}")
     rows, cols = size
-    _check_mask(mask, rows, cols)
+    problem = mask_problem(mask, rows, cols)
+    if problem is not None:
+        raise HwgenError(f"--{problem}")
     if isinstance(pixel_bits, bool) or not isinstance(pixel_bits, int) \
             or not 1 <= pixel_bits <= 16:
         raise HwgenError(f"--pixel-bits must be between 1 and 16, not {pixel_bits!r}")

@@ -7,7 +7,7 @@ Vision follows too, so a mask a user knows from either gives the same entries he
 
 import numpy as np
 
-__all__ = ["MASK_SHAPES", "structuring_element"]
+__all__ = ["MASK_SHAPES", "mask_problem", "structuring_element"]
 
 MASK_SHAPES = ("rect", "cross", "ellipse")
 
@@ -46,27 +46,36 @@ def structuring_element(mask, rows, cols):
     for name, value in (("rows", rows), ("cols", cols)):
         if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
             raise ValueError(f"{name} must be a positive integer, not {value!r}")
+    problem = mask_problem(mask, rows, cols)
+    if problem is not None:
+        raise ValueError(problem)
     if isinstance(mask, str):
         if mask == "rect":
-            element = np.ones((rows, cols), dtype=bool)
-        elif mask == "cross":
+            return np.ones((rows, cols), dtype=bool)
+        if mask == "cross":
             element = np.zeros((rows, cols), dtype=bool)
             element[rows // 2, :] = True
             element[:, cols // 2] = True
-        elif mask == "ellipse":
-            element = _ellipse(rows, cols)
-        else:
-            raise ValueError(f"mask must be one of {', '.join(MASK_SHAPES)} or a 0/1 array, "
-                             f"not {mask!r}")
-        return element
+            return element
+        return _ellipse(rows, cols)
+    return np.asarray(mask).astype(bool)
+
+
+def mask_problem(mask, rows, cols):
+    """What is wrong with ``mask`` for a ``rows x cols`` window, as the message
+    :func:`structuring_element` raises (it begins with ``mask``), or ``None``."""
+    if isinstance(mask, str):
+        if mask not in MASK_SHAPES:
+            return f"mask must be one of {', '.join(MASK_SHAPES)} or a 0/1 array, not {mask!r}"
+        return None
     array = np.asarray(mask)
     if array.ndim != 2:
-        raise ValueError(f"mask must be a 2-D array of 0/1, not a {array.ndim}-D array")
+        return f"mask must be a 2-D array of 0/1, not a {array.ndim}-D array"
     if array.shape != (rows, cols):
-        raise ValueError(f"mask shape {array.shape[0]}x{array.shape[1]} must equal the window "
-                         f"size {rows}x{cols}")
+        return (f"mask shape {array.shape[0]}x{array.shape[1]} must equal the window size "
+                f"{rows}x{cols}")
     if not np.isin(array, (0, 1)).all():
-        raise ValueError("mask entries must be 0 or 1")
+        return "mask entries must be 0 or 1"
     if not array.any():
-        raise ValueError("mask must have at least one entry set to 1")
-    return array.astype(bool)
+        return "mask must have at least one entry set to 1"
+    return None
