@@ -73,11 +73,14 @@ def test_second_identical_call_is_read_from_the_cache(cache, monkeypatch, tmp_pa
     first = synthesize(Registers(), "arty-a7-100t", name="regs")
     assert not first.cached and first.ff == 20
     assert len(list(cache.glob("*.json"))) == 1
-    monkeypatch.setenv("YOSYS", "no-such-yosys")   # no Yosys now: a cache hit runs none
+    def no_tool_may_run(*args, **kwargs):
+        raise AssertionError("a tool ran")
+
+    monkeypatch.setattr(subprocess, "run", no_tool_may_run)
     second = synthesize(Registers(), "arty-a7-100t", name="regs")
     assert second.cached and second == first
     assert SynthResult.from_json(json.loads(json.dumps(first.to_json()))) == first
-    with pytest.raises(HwgenError, match=r"no-such-yosys \(named by \$YOSYS\) is not installed"):
+    with pytest.raises(AssertionError, match="a tool ran"):
         synthesize(Registers(), "arty-a7-100t", name="regs", use_cache=False)
 
 
