@@ -7,10 +7,12 @@ from dataclasses import dataclass
 from .boards import Board, BoardError, get_board
 from .errors import HwgenError
 from .kernels import BUFFERS, MASK_SHAPES, WindowFilter
-from .kernels.window import default_credits
+from .kernels.mask import mask_problem, structuring_element
+from .kernels.separable import ColumnPatterns
+from .kernels.window import TREE_POLICIES, default_credits
 
-__all__ = ["KERNELS", "KernelInfo", "board_tree_policy", "design_name", "kernel_info",
-           "make_window_filter", "resolve_board"]
+__all__ = ["KERNELS", "KernelInfo", "board_tree_policy", "check_window_parameters", "design_name",
+           "kernel_info", "make_window_filter", "resolve_board"]
 
 
 @dataclass(frozen=True)
@@ -56,13 +58,72 @@ def kernel_info(name):
     return KERNELS[name]
 
 
-def make_window_filter(kernel, **params):
-    """Build a :class:`hwgen.kernels.WindowFilter` for a named kernel; bad parameters raise HwgenError."""
+def make_window_filter(kernel, *, size=(3, 3), mask="rect", pixel_bits=8, width=512, height=512,
+                       unroll=1, buffer="smart", pipeline=True, tree_stages=None, credits=None):
+    """Build a :class:`hwgen.kernels.WindowFilter` for a named kernel.
+
+    The parameters are the filter's; a parameter a user can get wrong raises
+    :class:`HwgenError` naming its command-line option, before anything is built.
+    """
     info = kernel_info(kernel)
-    try:
-        return WindowFilter(info.op, **params)
-    except (TypeError, ValueError) as error:
-        raise HwgenError(str(error)) from None
+    check_window_parameters(size=size, mask=mask, pixel_bits=pixel_bits, width=width,
+                            height=height, unroll=unroll, buffer=buffer, tree_stages=tree_stages,
+                            credits=credits)
+    return WindowFilter(info.op, size, mask=mask, pixel_bits=pixel_bits, width=width,
+                        height=height, unroll=unroll, buffer=buffer, pipeline=pipeline,
+                        tree_stages=tree_stages, credits=credits)
+
+
+def _positive(option, value):
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise HwgenError(f"{option} must be a positive integer, not {value!r}")
+    return value
+
+
+def check_window_parameters(*, size, mask, pixel_bits, width, height, unroll, buffer,
+                            tree_stages, credits):
+    """Raise :class:`HwgenError`, naming the option and what it allows, for the first window-filter
+    parameter a user got wrong (the rules :class:`hwgen.kernels.WindowFilter` enforces)."""
+    pair = isinstance(size, (tuple, list)) and len(size) == 2
+    if not pair or any(isinstance(n, bool) or not isinstance(n, int) or n < 1 for n in size):
+        shown = "x".join(map(str, size)) if pair else repr(size)
+        raise HwgenError(f"--size must be NxM with positive integers, such as 3x3, not {shown}")
+    rows, cols = size
+    problem = mask_problem(mask, rows, cols)
+    if problem is not None:
+        raise HwgenError(f"--{problem}")
+    if isinstance(pixel_bits, bool) or not isinstance(pixel_bits, int) \
+            or not 1 <= pixel_bits <= 16:
+        raise HwgenError(f"--pixel-bits must be between 1 and 16, not {pixel_bits!r}")
+    _positive("--width", width)
+    _positive("--height", height)
+    if rows > height or cols > width:
+        raise HwgenError(f"--size {rows}x{cols} must fit in the image {height}x{width} "
+                         f"(rows x cols)")
+    if 2 * width * height > 1 << 64:
+        raise HwgenError(f"--width x --height must be at most 2**63 pixels, not {width}x{height}")
+    _positive("--unroll", unroll)
+    if buffer not in BUFFERS:
+        raise HwgenError(f"--buffer must be one of {', '.join(BUFFERS)}, not {buffer!r}")
+    out_width, out_height = width - cols + 1, height - rows + 1
+    if buffer == "line" and width % unroll:
+        raise HwgenError(f"--unroll must divide the image width {width} for the line buffer, "
+                         f"not {unroll}")
+    if buffer == "smart" and unroll > out_height:
+        raise HwgenError(f"--unroll must be at most the output height {out_height} for the smart "
+                         f"buffer, not {unroll}")
+    if buffer == "none" and unroll > out_width:
+        raise HwgenError(f"--unroll must be at most the output width {out_width} without a "
+                         f"buffer, not {unroll}")
+    if tree_stages is not None and tree_stages not in TREE_POLICIES:
+        patterns = ColumnPatterns(structuring_element(mask, rows, cols))
+        levels = 0 if buffer == "none" else patterns.vertical_depth + patterns.horizontal_depth
+        if isinstance(tree_stages, bool) or not isinstance(tree_stages, int) \
+                or not 0 <= tree_stages <= levels:
+            raise HwgenError(f"--tree-stages must be between 0 and {levels} for this window and "
+                             f"buffer, or one of {', '.join(TREE_POLICIES)}, not {tree_stages!r}")
+    if credits is not None:
+        _positive("--credits", credits)
 
 
 def board_tree_policy(board):

@@ -1,11 +1,28 @@
-"""The one exception type for mistakes a user can make."""
+"""The exceptions the command line turns into an exit status: user errors and suspect
+measurements."""
 
-__all__ = ["HwgenError"]
+__all__ = ["EXIT_USER_ERROR", "EXIT_SUSPECT", "HwgenError", "SuspectMeasurement"]
+
+#: Exit status of a command given bad input (or whose tool failed): nothing was written.
+EXIT_USER_ERROR = 2
+#: Exit status of a command that finished and wrote its outputs, but whose measurement cannot be
+#: trusted as it stands (a saturated counter, traffic that differs from the fetch model, a
+#: result that differs from its reference); the outputs say which figure and why.
+EXIT_SUSPECT = 3
 
 
 class HwgenError(Exception):
     """A user error: bad parameters, unreadable input, a tool that failed.
 
-    The command line prints ``hwgen: error: <message>`` and exits with status 2; the message is
-    one line that names the parameter and what is allowed.
+    The command line prints ``hwgen: error: <message>`` and exits with status
+    :data:`EXIT_USER_ERROR` (2); the message is one line that names the parameter and what is
+    allowed.
+    """
+
+
+class SuspectMeasurement(Exception):
+    """A command finished, but what it measured is suspect.
+
+    Raised after every output is written (they record it too). The command line prints
+    ``hwgen: suspect measurement: <reason>`` and exits with status :data:`EXIT_SUSPECT` (3).
     """

@@ -10,7 +10,21 @@ from .kernels.programs import GEMM_VARIANTS, default_block_rows, gemm, pi_series
 
 from .errors import HwgenError
 
-__all__ = ["PROGRAMS", "GemmJob", "PiJob"]
+__all__ = ["PROGRAMS", "MAX_THREADS", "PI_MAX_STEPS", "GemmJob", "PiJob"]
+
+
+#: Steps of the pi series at most (its loop counter has 32 bits).
+PI_MAX_STEPS = 2 ** 32 - 1
+#: Hardware threads of a program at most.
+MAX_THREADS = 64
+
+
+def _check_int(option, value, low, high):
+    """Raise HwgenError unless ``value`` is an integer in ``low..high``."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise HwgenError(f"{option} must be an integer, not {value!r}")
+    if not low <= value <= high:
+        raise HwgenError(f"{option} must be between {low} and {high}, not {value}")
 
 
 def _signed(values, bits):
@@ -46,11 +60,10 @@ class GemmJob:
     }
 
     def __init__(self, variant, *, dim, threads, element_bits=32, frac_bits=0, lanes=4, seed=0):
-        try:
-            self.program = gemm(variant, dim=dim, threads=threads, element_bits=element_bits,
-                                frac_bits=frac_bits, lanes=lanes)
-        except (TypeError, ValueError) as error:
-            raise HwgenError(str(error)) from None
+        self.check(variant, dim=dim, threads=threads, element_bits=element_bits,
+                   frac_bits=frac_bits, lanes=lanes)
+        self.program = gemm(variant, dim=dim, threads=threads, element_bits=element_bits,
+                            frac_bits=frac_bits, lanes=lanes)
         self.variant = variant
         self.dim = dim
         self.threads = threads
@@ -61,6 +74,21 @@ class GemmJob:
         halves = np.random.default_rng(seed).integers(0, 1 << 32, size=(2, dim, dim, 2),
                                                       dtype=np.uint64).astype(object)
         self.a, self.b = _signed(halves[..., 0] << 32 | halves[..., 1], element_bits)
+
+    @staticmethod
+    def check(variant, *, dim, threads, element_bits, frac_bits, lanes):
+        """Raise :class:`HwgenError`, naming the option, for a parameter :func:`gemm` refuses."""
+        if variant not in GEMM_VARIANTS:
+            raise HwgenError(f"--variant must be one of {', '.join(GEMM_VARIANTS)}, "
+                             f"not {variant!r}")
+        _check_int("--dim", dim, 1, 4096)
+        _check_int("--threads", threads, 2 if variant == "blocked" else 1, MAX_THREADS)
+        _check_int("--element-bits", element_bits, 2, 64)
+        _check_int("--frac-bits", frac_bits, 0, element_bits - 1)
+        if variant in ("vector", "blocked"):
+            _check_int("--lanes", lanes, 1, dim)
+            if dim % lanes:
+                raise HwgenError(f"--lanes must divide dim {dim}, not {lanes}")
 
     def memory(self):
         """The memory image and run-time parameters: ``(storage, params)``."""
@@ -92,8 +120,10 @@ class GemmJob:
 
     def cycle_budget(self, memory, host):
         """Far more cycles than any job needs; more means the pipeline is stuck."""
-        latency = memory.latency_cycles + memory.jitter_cycles + 2
-        return 64 * self.dim ** 3 * latency + self.threads * (host.launch_delay_cycles + 100)
+        accesses = 2 * self.dim ** 3 + self.dim ** 2     # the naive variant's, the most
+        element_bytes = -(-self.element_bits // 8)
+        return (memory.cycle_budget(accesses, accesses * element_bytes)
+                + self.threads * (host.launch_delay_cycles + 100))
 
     def parameters(self):
         parameters = {"variant": self.variant, "dim": self.dim, "threads": self.threads,
@@ -132,11 +162,11 @@ class PiJob:
     }
 
     def __init__(self, *, steps, threads, frac_bits=20):
-        try:
-            self.program = pi_series(threads=threads, frac_bits=frac_bits)
-            self.step = pi_step(steps, frac_bits)
-        except (TypeError, ValueError) as error:
-            raise HwgenError(str(error)) from None
+        _check_int("--steps", steps, 1, PI_MAX_STEPS)
+        _check_int("--threads", threads, 1, MAX_THREADS)
+        _check_int("--frac-bits", frac_bits, 4, 28)
+        self.program = pi_series(threads=threads, frac_bits=frac_bits)
+        self.step = pi_step(steps, frac_bits)
         self.steps = steps
         self.threads = threads
         self.frac_bits = frac_bits
@@ -161,9 +191,11 @@ class PiJob:
         return self.result(storage) == self.expected()
 
     def cycle_budget(self, memory, host):
-        latency = memory.latency_cycles + memory.jitter_cycles + 2
+        """Far more cycles than any job needs; more means the pipeline is stuck."""
+        accesses = 2 * self.threads      # each thread reads and writes the result once
         return (16 * (self.steps + self.threads) * (self.frac_bits + 8)
-                + self.threads * (host.launch_delay_cycles + 100 * latency))
+                + memory.cycle_budget(accesses, accesses * self.program.element_bits // 8)
+                + self.threads * host.launch_delay_cycles)
 
     def parameters(self):
         return {"variant": "series", "steps": self.steps, "threads": self.threads,

@@ -37,7 +37,7 @@ from amaranth.lib.wiring import Out
 
 from ..instrument import READ_LATENCY_CYCLES, Instrumented
 
-from .hmm_host import HMMError, HMMHost, PortBus
+from .hmm_host import HMMError, HMMHost, PortBus, not_finished
 from .memory import PortTraffic
 
 __all__ = ["EngineUnavailable", "CompiledModel", "CompiledBus", "Bundle", "compiler",
@@ -158,10 +158,11 @@ def _declare(lib):
         "hw_addresses": ([p, c_long, ctypes.c_int, u64p, sz], sz),
         "hw_add_host_port": ([p, ctypes.c_char_p], c_long),
         "hw_add_slot": ([p], c_long),
-        "hw_wait": ([p, c_long, u64, ctypes.c_int], None),
+        "hw_wait": ([p, c_long, u64, u64], None),
         "hw_write": ([p, c_long, c_long, u64, u64], None),
         "hw_read": ([p, c_long, c_long, u64p, sz, ctypes.c_uint], None),
         "hw_slot_take": ([p, c_long], ctypes.c_int),
+        "hw_slot_waited": ([p, c_long], u64),
         "hw_slot_words": ([p, c_long, u64p], sz),
         "hw_run": ([p, u64, ctypes.c_int], u64),
         "hw_error": ([p, ctypes.c_char_p, sz], ctypes.c_int),
@@ -327,12 +328,16 @@ class CompiledBus(PortBus):
         self._port = port
         self.job_finished = job_finished
 
-    async def wait_until(self, condition, poll_cycles):
-        if condition is self.job_finished:
+    async def wait_until(self, condition, poll_cycles, max_cycles=None):
+        if condition is not self.job_finished:
+            await super().wait_until(condition, poll_cycles, max_cycles)
+        elif not condition():
+            waited = 0
+            if max_cycles is None or max_cycles > 0:
+                limit = _NEVER if max_cycles is None else max_cycles
+                waited = await _Operation("poll", poll_cycles, limit)
             if not condition():
-                await _Operation("poll", poll_cycles)
-        else:
-            await super().wait_until(condition, poll_cycles)
+                raise HMMError(not_finished(waited, max_cycles))
 
     async def write(self, addr, value):
         await _Operation("write", self._port, addr, value)
@@ -373,11 +378,13 @@ def _schedule(sim, hosts, *, progress=None):
                 waiting.pop(index, None)
                 return
             kind = operation[0]
-            if kind in ("wait", "poll"):
+            if kind == "wait":
                 if operation[1] == 0:
                     value = None
                     continue
-                lib.hw_wait(handle, slots[index], operation[1], kind == "poll")
+                lib.hw_wait(handle, slots[index], operation[1], 0)
+            elif kind == "poll":
+                lib.hw_wait(handle, slots[index], operation[1], operation[2])
             elif kind == "write":
                 lib.hw_write(handle, slots[index], operation[1], operation[2], operation[3])
             else:
@@ -402,7 +409,9 @@ def _schedule(sim, hosts, *, progress=None):
                 continue
             operation = waiting[index]
             value = None
-            if operation[0] == "read":
+            if operation[0] == "poll":
+                value = lib.hw_slot_waited(handle, slots[index])
+            elif operation[0] == "read":
                 words = (ctypes.c_uint64 * len(operation[2]))()
                 lib.hw_slot_words(handle, slots[index], words)
                 value = list(words)
@@ -447,7 +456,7 @@ def _setup(designs, storage, memory, *, record_addresses, waveforms):
     return sim, prefixes, bare, array, info
 
 
-def _hosts(sim, designs, prefixes, drain_interval_cycles):
+def _hosts(sim, designs, prefixes, drain_interval_cycles, max_cycles):
     """One HMM host per instrumented design, reading it when the job has finished."""
     finished = lambda: bool(sim.lib.hw_finished(sim.handle))
     hosts = []
@@ -456,7 +465,8 @@ def _hosts(sim, designs, prefixes, drain_interval_cycles):
             port = sim.lib.hw_add_host_port(sim.handle, f"{prefix}hmm__".encode())
             host = HMMHost(CompiledBus(port, finished), design.hmm, design.layout)
             hosts.append(host.read_when_done(finished,
-                                             drain_interval_cycles=drain_interval_cycles))
+                                             drain_interval_cycles=drain_interval_cycles,
+                                             max_cycles=max_cycles))
         else:
             hosts.append(None)
     return hosts
@@ -517,7 +527,7 @@ def run_pes(designs, storage, *, params, memory, vcd=None, max_cycles=None,
                                               waveforms=vcd is not None)
     for prefix, values in zip(prefixes, params):
         _set_params(sim, prefix, values)
-    hosts = _hosts(sim, designs, prefixes, drain_interval_cycles)
+    hosts = _hosts(sim, designs, prefixes, drain_interval_cycles, max_cycles)
     readouts = _run(sim, hosts, vcd=vcd, max_cycles=max_cycles, progress=progress)
     if array is not storage:
         storage[:] = array.tolist()
@@ -542,7 +552,7 @@ def run_threads(design, storage, *, params, threads, launch_delay_cycles, memory
     if sim.lib.hw_pipeline(sim.handle, threads, launch_delay_cycles) != 0:
         raise ValueError("the design has no launch stream")
     _set_params(sim, "", params)
-    hosts = _hosts(sim, [design], prefixes, drain_interval_cycles)
+    hosts = _hosts(sim, [design], prefixes, drain_interval_cycles, max_cycles)
     readout, = _run(sim, hosts, vcd=vcd, max_cycles=max_cycles, progress=progress)
     if array is not storage:
         storage[:] = array.tolist()

@@ -440,7 +440,9 @@ struct Slot {
 	int op = OP_NONE;
 	HostPort *port = nullptr;
 	uint64_t remaining = 0;              // OP_WAIT, OP_POLL
-	uint64_t period = 0;                 // OP_POLL: look at the job every `period` cycles
+	uint64_t period = 0;                 // OP_POLL: look at the job every `period` cycles,
+	uint64_t limit = 0;                  //   until it has waited `limit` cycles
+	uint64_t waited = 0;
 	uint64_t addr = 0, data = 0;         // OP_WRITE
 	std::vector<uint64_t> addrs, words;  // OP_READ
 	unsigned latency = 0;                // OP_READ
@@ -477,7 +479,8 @@ struct Slot {
 			break;
 		case OP_POLL:
 			if (--remaining == 0) {
-				if (job_finished)
+				waited += period;
+				if (job_finished || waited >= limit)
 					finished = true;
 				else
 					remaining = period;
@@ -829,14 +832,18 @@ long hw_add_slot(Simulation *sim) {
 	return long(sim->slots.size() - 1);
 }
 
-// Wait `cycles` cycles; with `poll`, again and again until the job has finished (the job must
-// not have finished already).
-void hw_wait(Simulation *sim, long slot, uint64_t cycles, int poll) {
+// Wait `cycles` cycles; with a `limit`, again and again until the job has finished or `limit`
+// cycles have passed (the job must not have finished already; hw_slot_waited() says how long).
+void hw_wait(Simulation *sim, long slot, uint64_t cycles, uint64_t limit) {
 	auto &s = sim->slots[slot];
-	s.op = poll ? hwgen::OP_POLL : hwgen::OP_WAIT;
+	s.op = limit ? hwgen::OP_POLL : hwgen::OP_WAIT;
 	s.remaining = s.period = cycles;
+	s.limit = limit;
+	s.waited = 0;
 	s.begin();
 }
+
+uint64_t hw_slot_waited(Simulation *sim, long slot) { return sim->slots[slot].waited; }
 
 void hw_write(Simulation *sim, long slot, long port, uint64_t addr, uint64_t data) {
 	auto &s = sim->slots[slot];

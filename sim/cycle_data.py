@@ -4,7 +4,7 @@ from dataclasses import dataclass
 
 from .readout import HMMReadout
 
-__all__ = ["CycleData", "Rates"]
+__all__ = ["CycleData", "Rates", "ratio"]
 
 # Figures a PE's HMM measures (see hwgen.instrument.pe_probes), by CycleData field.
 _HMM_FIELDS = {
@@ -19,22 +19,28 @@ _HMM_FIELDS = {
 }
 
 
+def ratio(numerator, denominator):
+    """``numerator / denominator``, or ``None`` when the denominator is 0: the figure is undefined
+    (a run that moved no byte has no computational intensity), which is not the same as 0."""
+    return numerator / denominator if denominator else None
+
+
 class Rates:
-    """Figures derived from ``ops``, ``bytes_read``, ``bytes_written`` and ``cycles``."""
+    """Figures derived from ``ops``, ``bytes_read``, ``bytes_written`` and ``cycles``; each is
+    ``None`` when its denominator is 0."""
 
     @property
     def ci(self):
         """Computational intensity, ops per byte read or written."""
-        moved = self.bytes_read + self.bytes_written
-        return self.ops / moved if moved else 0.0
+        return ratio(self.ops, self.bytes_read + self.bytes_written)
 
     @property
     def ops_per_cycle(self):
-        return self.ops / self.cycles if self.cycles else 0.0
+        return ratio(self.ops, self.cycles)
 
     @property
     def bytes_per_cycle(self):
-        return (self.bytes_read + self.bytes_written) / self.cycles if self.cycles else 0.0
+        return ratio(self.bytes_read + self.bytes_written, self.cycles)
 
 
 @dataclass(frozen=True)
@@ -48,6 +54,9 @@ class CycleData(Rates):
     wait figures and ``hmm`` (every value by name) are there; without one the testbench
     observed ``cycles`` and the memory model counted the traffic, and those are ``None``.
     ``total_cycles`` counts every cycle the HMM observed (from reset to the readout).
+    ``saturated`` names the HMM values that saturated (their figures are lower bounds); it is
+    kept when the readout is dropped (``replace(figures, hmm=None)``) so a cached figure still
+    says it.
     """
     cycles: int
     outputs: int
@@ -60,22 +69,18 @@ class CycleData(Rates):
     rd_data_wait_cycles: int | None = None
     wr_req_wait_cycles: int | None = None
     hmm: HMMReadout | None = None
+    saturated: tuple = ()
 
     @classmethod
     def from_readout(cls, readout, *, element_bytes):
         """The figures of a PE's HMM readout (``element_bytes``: bytes per written element)."""
         figures = {name: readout[value] for name, value in _HMM_FIELDS.items()}
         return cls(outputs=figures["bytes_written"] // element_bytes, measured_by="hmm",
-                   hmm=readout, **figures)
+                   hmm=readout, saturated=tuple(readout.saturated), **figures)
 
     @property
     def outputs_per_cycle(self):
-        return self.outputs / self.cycles if self.cycles else 0.0
-
-    @property
-    def saturated(self):
-        """Names of HMM values that saturated (their figures are lower bounds)."""
-        return self.hmm.saturated if self.hmm else []
+        return ratio(self.outputs, self.cycles)
 
     def to_json(self):
         obj = {
@@ -88,6 +93,7 @@ class CycleData(Rates):
             "ops_per_cycle": self.ops_per_cycle,
             "outputs_per_cycle": self.outputs_per_cycle,
             "measured_by": self.measured_by,
+            "saturated": list(self.saturated),
         }
         if self.hmm is not None:
             obj.update({name: getattr(self, name) for name in _HMM_FIELDS if name not in obj})
@@ -100,4 +106,4 @@ class CycleData(Rates):
                                                "ops", "measured_by")}
         fields.update({name: obj.get(name) for name in _HMM_FIELDS if name not in fields})
         hmm = HMMReadout.from_json(obj["hmm"]) if "hmm" in obj else None
-        return cls(**fields, hmm=hmm)
+        return cls(**fields, hmm=hmm, saturated=tuple(obj["saturated"]))

@@ -195,7 +195,8 @@ def run_pes(pes, storage, *, params, memory=MemoryModel(), vcd=None, max_cycles=
     def hmm_host(index, design):
         async def read(ctx):
             readouts[index] = await HMMHost(ctx, design.hmm, design.layout).read_when_done(
-                lambda: bool(finished), drain_interval_cycles=drain_interval_cycles)
+                lambda: bool(finished), drain_interval_cycles=drain_interval_cycles,
+                max_cycles=max_cycles)
         return read
 
     sim.add_testbench(host)
@@ -265,8 +266,8 @@ def run_window_filter(pe, image, *, memory=MemoryModel(), vcd=None, record_addre
     if engine == "pysim":
         storage = storage.tolist()    # Amaranth's simulator serves Python ints faster
     traffic_model = pe.traffic()
-    budget = (50 * (traffic_model.reads + traffic_model.writes)
-              * (memory.latency_cycles + memory.jitter_cycles + 2))
+    budget = memory.cycle_budget(traffic_model.reads + traffic_model.writes,
+                                 traffic_model.bytes_read + traffic_model.bytes_written)
     run = run_pe(design, storage, params={"src_base": 0, "dst_base": dst_base}, memory=memory,
                  vcd=vcd, max_cycles=budget, record_addresses=record_addresses,
                  monitors=monitors, progress=progress, drain_interval_cycles=drain_interval_cycles,

@@ -15,11 +15,23 @@ from ..instrument.layout import Field
 
 from .readout import HMMReadout
 
-__all__ = ["HMMHost", "HMMError", "PortBus", "SimulatorBus"]
+__all__ = ["HMMHost", "HMMError", "PortBus", "SimulatorBus", "not_finished"]
 
 
 class HMMError(RuntimeError):
-    """The HMM answered something a host cannot accept (wrong layout, tables read while running)."""
+    """The HMM answered something a host cannot accept (wrong layout, tables read while running),
+    or did not answer in time."""
+
+
+# Cycles a command may keep the HMM busy beyond one per entry of its largest table (a clear
+# sweeps the tables; the last samples settle in a few cycles).
+_COMMAND_SLACK_CYCLES = 64
+
+
+def not_finished(waited, max_cycles):
+    """Why a host that waited for a job gave up."""
+    return (f"the job was not finished after the host waited {waited} cycles for it (at most "
+            f"{max_cycles})")
 
 
 class PortBus:
@@ -38,10 +50,15 @@ class PortBus:
         """Let ``cycles`` cycles pass."""
         raise NotImplementedError
 
-    async def wait_until(self, condition, poll_cycles):
-        """Look at ``condition()`` now and every ``poll_cycles`` cycles until it holds."""
+    async def wait_until(self, condition, poll_cycles, max_cycles=None):
+        """Look at ``condition()`` now and every ``poll_cycles`` cycles until it holds; with
+        ``max_cycles``, give up (:class:`HMMError`) once that many cycles have passed."""
+        waited = 0
         while not condition():
+            if max_cycles is not None and waited >= max_cycles:
+                raise HMMError(not_finished(waited, max_cycles))
             await self.wait(poll_cycles)
+            waited += poll_cycles
 
 
 class SimulatorBus(PortBus):
@@ -96,6 +113,8 @@ class HMMHost:
         self._port = port
         self._layout = layout
         self._drained = {}       # trace name -> records taken off the HMM by drain()
+        entries = max((len(table.labels) for table in layout.tables), default=0)
+        self._command_limit_cycles = 2 * entries + _COMMAND_SLACK_CYCLES
 
     @property
     def port(self):
@@ -114,15 +133,24 @@ class HMMHost:
 
     async def command(self, *names):
         """Execute commands together (``"clear"``, ``"run"``, ``"freeze"``, ``"snapshot"``) and
-        wait until they have taken effect."""
+        wait until they have taken effect.
+
+        Raises :class:`HMMError` when the HMM is still busy after the sweep of its largest table
+        and some slack: a command always ends by then.
+        """
         bits = 0
         for name in names:
             if name not in COMMANDS:
                 raise ValueError(f"command must be one of {', '.join(COMMANDS)}, not {name!r}")
             bits |= COMMANDS[name]
         await self.write(REGISTERS["control"], bits)
+        waited = 0
         while (await self.status())["busy"]:
-            pass
+            waited += READ_LATENCY_CYCLES
+            if waited > self._command_limit_cycles:
+                raise HMMError(f"the HMM was still busy {waited} cycles after the command "
+                               f"{' + '.join(names)} (it ends within "
+                               f"{self._command_limit_cycles}): the HMM does not answer")
 
     async def status(self):
         """``{"running": bool, "busy": bool}``."""
@@ -211,13 +239,15 @@ class HMMHost:
         self._drained.setdefault(trace.name, []).extend(records)
         return records, values[trace.dropped]
 
-    async def read_when_done(self, finished, *, drain_interval_cycles=None, poll_cycles=16):
+    async def read_when_done(self, finished, *, drain_interval_cycles=None, poll_cycles=16,
+                             max_cycles=None):
         """Wait for a job as a host does, then read everything (:meth:`read_all`).
 
         While ``finished()`` is false, the host drains every ``stop``-mode trace and then waits
         ``drain_interval_cycles`` cycles, again and again; with ``None`` it does not drain and
         looks at ``finished()`` every ``poll_cycles`` cycles. Records that find a trace full are
-        dropped and counted.
+        dropped and counted. With ``max_cycles``, the host gives up (:class:`HMMError`) once it
+        has waited that many cycles (drains not counted) and the job is still not finished.
 
         Returns
         -------
@@ -225,11 +255,15 @@ class HMMHost:
         """
         stop_traces = [trace for trace in self._layout.traces if trace.mode == "stop"]
         if drain_interval_cycles is None:
-            await self._bus.wait_until(finished, poll_cycles)
+            await self._bus.wait_until(finished, poll_cycles, max_cycles)
+        waited = 0
         while not finished():
+            if max_cycles is not None and waited >= max_cycles:
+                raise HMMError(not_finished(waited, max_cycles))
             for trace in stop_traces:
                 await self.drain(trace)
             await self._bus.wait(drain_interval_cycles)
+            waited += drain_interval_cycles
         return await self.read_all()
 
     async def read_all(self, *, freeze=True):

@@ -164,10 +164,16 @@ class ThreadRun(Rates):
     def threads(self):
         return self.timeline.threads
 
+    @property
+    def saturated(self):
+        """Names of HMM values that saturated (their figures are lower bounds)."""
+        return tuple(self.readout.saturated)
 
     def state_percent(self):
         """Per thread, the percentage of the job's cycles in each state, by state name (from
-        the HMM's state profiles)."""
+        the HMM's state profiles); ``None`` for a job of no cycles."""
+        if not self.cycles:
+            return [dict.fromkeys(STATE_NAMES) for _ in range(self.threads)]
         return [{name: 100.0 * count / self.cycles for name, count in zip(STATE_NAMES, counts)}
                 for counts in self.state_cycles]
 
@@ -192,6 +198,7 @@ class ThreadRun(Rates):
             "state_records_dropped": self.state_records_dropped,
             "samples": len(self.readout.traces["samples"]),
             "samples_dropped": self.samples_dropped,
+            "saturated": list(self.saturated),
             "timeline": self.timeline.to_json(),
         }
 
@@ -306,7 +313,8 @@ def run_threads(pe, storage, *, params, host=HostModel(), memory=MemoryModel(), 
     async def profile(ctx):
         hmm = HMMHost(ctx, design.hmm, design.layout)
         job["readout"] = await hmm.read_when_done(
-            lambda: job["finished"], drain_interval_cycles=host.drain_interval_cycles)
+            lambda: job["finished"], drain_interval_cycles=host.drain_interval_cycles,
+            max_cycles=max_cycles)
 
     sim.add_testbench(software)
     sim.add_testbench(profile)

@@ -21,6 +21,7 @@ Jitter and backpressure are drawn from :class:`~hwgen.sim.random_stream.RandomSt
 draws the compiled engine reproduces exactly: both engines give the same cycles for a seed.
 """
 
+import math
 from dataclasses import dataclass, field
 
 from .random_stream import RandomStream
@@ -63,6 +64,17 @@ class MemoryModel:
             raise ValueError(f"backpressure must be a probability in [0, 1), not {self.backpressure!r}")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int):
             raise ValueError(f"seed must be an integer, not {self.seed!r}")
+
+    def cycle_budget(self, accesses, bytes_moved):
+        """Cycles that a job making ``accesses`` accesses of ``bytes_moved`` bytes to this memory
+        takes at most, with a wide margin (50 times each access's latency, slowed by backpressure on
+        its request and its response, plus twice the time the bandwidth needs for the bytes): a
+        job still running after them is stuck."""
+        per_access = (self.latency_cycles + self.jitter_cycles + 2) / (1 - self.backpressure) ** 2
+        budget = 50 * accesses * per_access
+        if self.bandwidth_bytes_per_cycle is not None:
+            budget += 2 * bytes_moved / self.bandwidth_bytes_per_cycle
+        return math.ceil(budget)
 
     @property
     def ideal(self):

@@ -67,6 +67,10 @@ class SystemRun(Rates):
     def bytes_written(self):
         return sum(f.bytes_written for f in self.per_pe)
 
+    @property
+    def saturated(self):
+        """HMM values that saturated, as ``pe<i>.<name>``."""
+        return tuple(f"pe{i}.{name}" for i, f in enumerate(self.per_pe) for name in f.saturated)
 
     def to_json(self):
         return {
@@ -78,6 +82,7 @@ class SystemRun(Rates):
             "ci": self.ci,
             "ops_per_cycle": self.ops_per_cycle,
             "bytes_per_cycle": self.bytes_per_cycle,
+            "saturated": list(self.saturated),
             "memory": self.memory.to_json(),
             "per_pe": [f.to_json() for f in self.per_pe],
         }
@@ -118,8 +123,8 @@ def run_window_system(pes, images, *, memory=MemoryModel(), instrument=True, vcd
         frame = check_image(image, first)
         storage[src:src + frame.size] = frame.ravel().tolist()
     traffic = first.traffic()
-    budget = (50 * len(bare) * (traffic.reads + traffic.writes)
-              * (memory.latency_cycles + memory.jitter_cycles + 2))
+    budget = memory.cycle_budget(len(bare) * (traffic.reads + traffic.writes),
+                                 len(bare) * (traffic.bytes_read + traffic.bytes_written))
     runs = run_pes(designs, storage, params=[{"src_base": s, "dst_base": d} for s, d in layout],
                    memory=memory, vcd=vcd, max_cycles=budget, progress=progress, engine=engine)
     outputs, per_pe = [], []

@@ -1,5 +1,6 @@
-"""Independent reference models for the tests (numpy only, nothing from hwgen)."""
+"""Independent reference models for the tests (numpy and OpenCV, nothing from hwgen)."""
 
+import cv2
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
@@ -12,33 +13,29 @@ def window_filter(image, mask, op):
     return values.max(axis=-1) if op == "max" else values.min(axis=-1)
 
 
+def opencv_element(shape, n, m):
+    """OpenCV's structuring element of an n x m window (``getStructuringElement`` takes the
+    size as width x height)."""
+    return cv2.getStructuringElement(shape, (m, n)).astype(bool)
+
+
 def rect(n, m):
-    return np.ones((n, m), dtype=bool)
+    return opencv_element(cv2.MORPH_RECT, n, m)
 
 
 def cross(n, m):
-    mask = np.zeros((n, m), dtype=bool)
-    mask[n // 2, :] = True
-    mask[:, m // 2] = True
-    return mask
+    return opencv_element(cv2.MORPH_CROSS, n, m)
 
 
 def ellipse(n, m):
-    """Entries whose centre lies inside the ellipse inscribed in the n x m box."""
-    mask = np.zeros((n, m), dtype=bool)
-    for i in range(n):
-        for j in range(m):
-            di = (i + 0.5) - n / 2
-            dj = (j + 0.5) - m / 2
-            mask[i, j] = (di / (n / 2)) ** 2 + (dj / (m / 2)) ** 2 <= 1
-    return mask
+    return opencv_element(cv2.MORPH_ELLIPSE, n, m)
 
 
 MASKS = {"rect": rect, "cross": cross, "ellipse": ellipse}
 
 
 def expected_reads(buffer, height, width, mask, unroll):
-    """Closed-form pixel reads per frame (DESIGN section 3)."""
+    """Closed-form pixel reads per frame (docs/architecture.md, "Fetch patterns")."""
     n, m = mask.shape
     k = int(mask.sum())
     out_h, out_w = height - n + 1, width - m + 1

@@ -60,7 +60,8 @@ def test_missing_synthesis_tool_is_a_one_line_error(capsys, monkeypatch, tmp_pat
     code, _, err = run(["synth", "dilation", "--board", "arty-a7-100t", "-q", "--width", "16",
                         "--height", "16"], capsys)
     assert code == 2
-    assert err == "hwgen: error: no-such-yosys (named by $YOSYS) is not installed or not on PATH\n"
+    assert err == (f"hwgen: error: no-such-yosys (named by $YOSYS) is not installed on PATH or "
+                   f"beside this Python ({sys.executable})\n")
 
 
 def test_bad_user_board_file_exits_2_without_traceback(tmp_path):

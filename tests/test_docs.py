@@ -21,5 +21,5 @@ def test_traces_guide_example_runs(capsys):
     (block,) = re.findall(r"```python\n(.*?)```", doc.read_text(), re.DOTALL)
     namespace = {}
     exec(compile(block, str(doc), "exec"), namespace)
-    assert set(namespace["files"]) == {".prv", ".pcf", ".row"}
+    assert set(namespace["files"]) == {".prv", ".pcf", ".row", ".readme.txt"}
     assert namespace["trace"]["traceEvents"] and namespace["run"].state_records_dropped == 0

@@ -52,12 +52,17 @@ def test_run_pi_reports_the_value(tmp_path, capsys):
     (["run", "gemm", "--steps", "4"], "--steps applies to pi"),
     (["run", "pi", "--dim", "4"], "--dim applies to gemm"),
     (["run", "gemm", "--dim", "4", "--steps", "3"], "not allowed with argument"),
-    (["run", "gemm", "--variant", "vector", "--dim", "6"], "lanes must divide dim 6"),
-    (["run", "gemm", "--threads", "0"], "threads must be between 1 and 64"),
-    (["run", "pi", "--steps", "0"], "steps must be an integer between 1"),
+    (["run", "gemm", "--variant", "vector", "--dim", "6"], "--lanes must divide dim 6, not 4"),
+    (["run", "gemm", "--threads", "0"], "--threads must be between 1 and 64, not 0"),
+    (["run", "pi", "--steps", "0"], "--steps must be between 1 and 4294967295, not 0"),
     (["run", "pi", "--launch-delay", "-1"], "--launch-delay must be an integer >= 0"),
     (["run", "pi", "--mem-latency", "0"], "--mem-latency must be an integer >= 1"),
     (["run", "pi", "--json", "/dev/null/x.json"], "--json: '/dev/null' is not a folder"),
+    (["run", "pi", "--frac-bits", "40"], "--frac-bits must be between 4 and 28, not 40"),
+    (["run", "gemm", "--element-bits", "1"], "--element-bits must be between 2 and 64, not 1"),
+    (["run", "gemm", "--frac-bits", "32"], "--frac-bits must be between 0 and 31, not 32"),
+    (["run", "gemm", "--variant", "blocked", "--threads", "1"],
+     "--threads must be between 2 and 64, not 1"),
 ])
 def test_run_rejects_bad_options_in_one_line(argv, message, capsys):
     assert main(argv) == 2

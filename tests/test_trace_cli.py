@@ -19,7 +19,7 @@ def test_run_traces_agree_with_the_reported_figures(tmp_path, capsys):
                  "--perfetto", str(perfetto), "--json", str(report)]) == 0
     out = capsys.readouterr().out
     figures = json.loads(report.read_text())
-    names = ["gemm-naive.pcf", "gemm-naive.prv", "gemm-naive.row"]
+    names = ["gemm-naive.pcf", "gemm-naive.prv", "gemm-naive.readme.txt", "gemm-naive.row"]
     assert sorted(p.name for p in folder.iterdir()) == names
     assert figures["trace_files"] == sorted([str(folder / n) for n in names] + [str(perfetto)])
     assert "wrote " + str(folder / "gemm-naive.prv") in out
@@ -27,7 +27,7 @@ def test_run_traces_agree_with_the_reported_figures(tmp_path, capsys):
 
     prv = read_prv((folder / "gemm-naive.prv").read_text())
     pcf = read_pcf((folder / "gemm-naive.pcf").read_text())
-    _, levels = read_row((folder / "gemm-naive.row").read_text())
+    levels = read_row((folder / "gemm-naive.row").read_text())
     assert levels["THREAD"][:3] == ["thread0", "thread1", "thread2"]
     # The job's share of each state, from the state records inside the job's cycles.
     first, cycles = figures["job_start_cycle"], figures["cycles"]
@@ -74,7 +74,7 @@ def test_sim_traces_fsm_states_and_stream_categories(tmp_path, capsys):
     stem = "dilation_3x3_rect_u1_line_p8_8x6"
     prv = read_prv((folder / f"{stem}.prv").read_text())
     pcf = read_pcf((folder / f"{stem}.pcf").read_text())
-    _, levels = read_row((folder / f"{stem}.row").read_text())
+    levels = read_row((folder / f"{stem}.row").read_text())
     rows = levels["THREAD"]
     assert rows[0] == "fsm.ctrl" and {"stream.rd_req", "stream.wr_req"} <= set(rows)
     assert {"IDLE", "RUN", "DONE", "transferring", "blocking", "idle"} <= set(pcf.states.values())

@@ -71,6 +71,10 @@ def paraver(timeline):
     return read_prv(files[".prv"]), read_pcf(files[".pcf"]), read_row(files[".row"])
 
 
+def paraver_readme(timeline):
+    return paraver_files(timeline, stem="gemm-naive", clock_mhz=CLOCK_MHZ)[".readme.txt"]
+
+
 def state_names(prv, pcf, thread):
     return [(begin, end, pcf.states[state])
             for _, _, _, t, begin, end, state in prv.states if t == thread]
@@ -89,14 +93,18 @@ def event_type(pcf, label):
 def test_paraver_trace_of_a_pipeline_holds_every_record_the_hmm_made(pipeline_run):
     run = pipeline_run
     readout, end = run.readout, run.readout["cycles"]
-    prv, pcf, (row_comments, levels) = paraver(Timeline.from_readout("gemm", readout, run.layout))
+    timeline = Timeline.from_readout("gemm", readout, run.layout)
+    prv, pcf, levels = paraver(timeline)
 
     assert prv.end_time == end and prv.time_unit == "ns"
     assert prv.applications == [[(THREADS + 1, 1)]]
     assert levels == {"THREAD": [f"thread{t}" for t in range(THREADS)] + ["gemm"]}
     assert pcf.options["UNITS"] == "NANOSEC"
-    assert any("clock cycle" in c and "ns" in c for c in pcf.comments)
-    assert any("clock cycle" in c for c in row_comments)
+    # What the formats have no field for is in the readme beside them.
+    readme = paraver_readme(timeline)
+    assert "one clock cycle" in readme and "read ns as cycles" in readme
+    assert f"At {CLOCK_MHZ:g} MHz one cycle is {1000 / CLOCK_MHZ:g} ns." in readme
+    assert "gemm-naive.prv" in readme and "dropped (missing from this trace): none" in readme
     # The hardware's codes are Paraver's state ids.
     assert {i: pcf.states[i] for i in range(4)} == dict(enumerate(THREAD_STATES))
     assert set(pcf.colors) == set(pcf.states)
@@ -167,7 +175,7 @@ def test_window_filter_timeline_states_add_up_to_the_hmm_counters(window_run):
     end = readout["cycles"]
     assert readout["timeline.dropped"] == 0
     timeline = Timeline.from_readout("dilation", readout, layout)
-    prv, pcf, (_, levels) = paraver(timeline)
+    prv, pcf, levels = paraver(timeline)
     fields = [field.name for field in layout.trace("timeline").payload]
     assert levels["THREAD"] == [*fields, "dilation"]
     chrome = read_chrome(json.dumps(perfetto_trace(timeline, clock_mhz=CLOCK_MHZ)))
@@ -203,6 +211,10 @@ def test_the_readers_reject_what_the_formats_do_not_allow(pipeline_run):
             read_prv(broken)
     with pytest.raises(FormatError):
         read_pcf("STATES\n0 idle\nSTATES_COLOR\n0 {1,2}\n")
+    with pytest.raises(FormatError):
+        read_pcf("# a comment older Paraver grammars reject\nSTATES\n0 idle\n")
+    with pytest.raises(FormatError):
+        read_row("# a comment\nLEVEL THREAD SIZE 1\na\n")
     with pytest.raises(FormatError):
         read_row("LEVEL THREAD SIZE 3\na\nb\n")
     with pytest.raises(FormatError):

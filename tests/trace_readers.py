@@ -114,7 +114,6 @@ def read_prv(text):
 
 @dataclass
 class Pcf:
-    comments: list
     options: dict
     semantic: dict
     states: dict                      # id -> name
@@ -126,15 +125,14 @@ _SECTIONS = ("DEFAULT_OPTIONS", "DEFAULT_SEMANTIC", "STATES", "STATES_COLOR", "E
 
 
 def read_pcf(text):
-    pcf = Pcf([], {}, {}, {}, {}, {})
+    pcf = Pcf({}, {}, {}, {}, {})
     section, current, in_values = None, [], False
     for number, raw in enumerate(text.split("\n"), 1):
         line = raw.strip().replace("\t", " ")
         if not line:
             continue
         if line.startswith("#"):
-            pcf.comments.append(line[1:].strip())
-            continue
+            raise FormatError(f"line {number}: the .pcf grammar has no comments, not {line!r}")
         if line in _SECTIONS:
             section, current, in_values = line, [], False
             continue
@@ -182,14 +180,11 @@ _LEVELS = ("WORKLOAD", "APPL", "TASK", "THREAD", "SYSTEM", "NODE", "CPU")
 
 
 def read_row(text):
-    """``(comments, {level: [names]})``."""
-    comments, levels = [], {}
+    """``{level: [names]}``."""
+    levels = {}
     lines = iter(text.split("\n"))
     for line in lines:
         if not line:
-            continue
-        if line.startswith("#"):
-            comments.append(line[1:].strip())
             continue
         match = re.fullmatch(r"LEVEL (\w+) SIZE (\d+)", line)
         if not match or match[1] not in _LEVELS:
@@ -198,7 +193,7 @@ def read_row(text):
         if None in names or "" in names:
             raise FormatError(f"level {match[1]} declares {match[2]} names")
         levels[match[1]] = names
-    return comments, levels
+    return levels
 
 
 @dataclass

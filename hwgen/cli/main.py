@@ -11,7 +11,7 @@ from amaranth.hdl import UnusedElaboratable
 
 from .. import __version__
 from .commands import COMMANDS
-from ..errors import HwgenError
+from ..errors import EXIT_SUSPECT, EXIT_USER_ERROR, HwgenError, SuspectMeasurement
 
 __all__ = ["main", "make_parser"]
 
@@ -27,7 +27,11 @@ def make_parser():
     parser = _Parser(
         prog="hwgen",
         description="Generate instrumented FPGA accelerators and measure them.",
-        epilog="`hwgen COMMAND --help` tells a command's options.")
+        epilog=f"Exit status: 0 done; {EXIT_USER_ERROR} bad input or a tool failed (nothing "
+               f"written); {EXIT_SUSPECT} done and outputs written, but a measurement is suspect "
+               f"(a saturated counter, traffic or a result that differs from its model: the "
+               f"outputs say which). `hwgen COMMAND --help` tells a command's options.",
+    )
     parser.add_argument("--version", action="version", version=f"hwgen {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser,
                                        required=True, title="commands")
@@ -75,7 +79,10 @@ def main(argv=None):
         # Whatever was built before the error is dropped unused on purpose: no warnings about it.
         warnings.filterwarnings("ignore", category=UnusedElaboratable)
         print(f"hwgen: error: {error}", file=sys.stderr)
-        return 2
+        return EXIT_USER_ERROR
+    except SuspectMeasurement as suspect:
+        print(f"hwgen: suspect measurement: {suspect}", file=sys.stderr)
+        return EXIT_SUSPECT
     except BrokenPipeError:
         # The reader stopped reading (`hwgen list | head -1`): stop quietly, as Unix tools do.
         _quiet_stdout()

@@ -23,7 +23,8 @@ def add_trace_options(parser):
         "trace export", "traces of what the hardware measurement module recorded over time; "
                         "time is counted in clock cycles from the HMM's start")
     add_output_option(group, "--paraver", "DIR",
-                      "a Paraver trace (NAME.prv, .pcf, .row) into DIR; Paraver shows cycles as ns")
+                      "a Paraver trace (NAME.prv, .pcf, .row, and NAME.readme.txt on its time unit, drops "
+                      "and tools) into DIR; Paraver shows cycles as ns")
     add_output_option(group, "--perfetto", "FILE",
                       "a Chrome/Perfetto JSON trace for ui.perfetto.dev or chrome://tracing")
     add_option(group, "--clock-mhz", type=float, default=DEFAULT_CLOCK_MHZ, metavar="MHZ",
@@ -51,7 +52,7 @@ def trace_files(args, timeline, stem):
     """``{path: text}`` of the traces the options ask for; Paraver's files are ``<stem>.*``."""
     files = {}
     if args.paraver is not None:
-        for suffix, text in paraver_files(timeline, clock_mhz=args.clock_mhz).items():
+        for suffix, text in paraver_files(timeline, stem=stem, clock_mhz=args.clock_mhz).items():
             files[Path(args.paraver) / f"{stem}{suffix}"] = text
     if args.perfetto is not None:
         trace = perfetto_trace(timeline, clock_mhz=args.clock_mhz)

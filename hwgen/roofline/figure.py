@@ -105,12 +105,15 @@ class _Lines:
     def __init__(self, roofline):
         self.roofline = roofline
         self.points = roofline.points
-        self.fitting = [p for p in self.points if p.attainable_gbops > 0]
+        # Points whose CI or perf_PE is undefined have no place on the figure; the title names
+        # them.
+        self.placed = [p for p in self.points if p.placed]
+        self.fitting = [p for p in self.placed if p.attainable_gbops > 0]
         self.designs = list(dict.fromkeys(p.measurement.point for p in self.points))
         self.buffers = list(dict.fromkeys(d.buffer for d in self.designs))
         self.colour = _colours(self.designs)
         self.best = roofline.best()
-        self.ceilings = roofline.ceilings(self.best)
+        self.ceilings = [] if self.best is None else roofline.ceilings(self.best)
         self.ceiling_colours = [matplotlib.colormaps["autumn"](i / max(1, len(self.ceilings)))
                                 for i in range(len(self.ceilings))]
         self.io_roofs = roofline.io_roofs()
@@ -121,12 +124,13 @@ class _Lines:
     def limits(self):
         """``(xmin, xmax, ymin, ymax)``: wide enough for every ridge point, where a compute roof
         meets the I/O roof that bounds it."""
-        cis = [p.ci_ops_per_byte for p in self.points]
+        cis = [p.ci_ops_per_byte for p in self.placed if p.ci_ops_per_byte > 0] or [1.0]
         ridges = [p.cp_gbops / p.bandwidth_gbps for p in self.fitting]
         xmin, xmax = _nice(min(cis) / 5, False), _nice(max(cis + ridges) * 2, True)
         lows = ([p.attainable_gbops for p in self.fitting]
                 + [gbps * xmin for _, _, gbps in self.io_roofs])
-        highs = [p.cp_gbops for p in self.fitting] + [p.io_roof_gbops for p in self.fitting]
+        highs = ([p.cp_gbops for p in self.fitting] + [p.io_roof_gbops for p in self.fitting]
+                 or [gbps * xmax for _, _, gbps in self.io_roofs])
         return xmin, xmax, _nice(min(lows) / 1.5, False), _nice(max(highs) * 2, True)
 
     def draw(self, ax, xmin, xmax, ymin, ymax):
@@ -237,9 +241,17 @@ class _Lines:
                  f"resources per bare PE: {points[0].measurement.resources_source}"]
         if self.roofline.scaled:
             notes.append("figures scaled from short frames")
-        unfit = [p.label for p in points if p.attainable_gbops == 0]
+        unfit = [p.label for p in self.placed if p.attainable_gbops == 0]
         if unfit:
             notes.append("a PE does not fit, not drawn: " + ", ".join(dict.fromkeys(unfit)))
+        undefined = [p.label for p in points if not p.placed]
+        if undefined:
+            notes.append("CI or perf_PE undefined, not drawn: "
+                         + ", ".join(dict.fromkeys(undefined)))
+        suspect = [p.label for p in self.roofline.suspect]
+        if suspect:
+            notes.append("SUSPECT, measured with saturated HMM counters: "
+                         + ", ".join(dict.fromkeys(suspect)))
         only = f", {self.buffers[0]} buffer" if len(self.buffers) == 1 else ""
         board = self.roofline.board
         return (f"Extended roofline: {self.roofline.kernel} {point.rows}x{point.cols} "
@@ -270,7 +282,7 @@ def plot_roofline(roofline, paths):
     # An empty column right of the plot keeps room for the names of the compute roofs: their
     # leaders and the longest name (in points, at a little more than an average glyph's width).
     roofs = lines.roofs()
-    room = 36 + 0.62 * _FONT * max(len(text) for _, text, _ in roofs)
+    room = 36 + 0.62 * _FONT * max((len(text) for _, text, _ in roofs), default=0)
     grid = figure.add_gridspec(1, 2, width_ratios=(13 * 72 - room, room), wspace=0)
     ax = figure.add_subplot(grid[0])
     figure.add_subplot(grid[1]).axis("off")

@@ -16,6 +16,8 @@ both).
 
 from dataclasses import dataclass
 
+from ..sim.cycle_data import ratio
+
 __all__ = ["SHORT_UNITS", "FrameFigures", "row_unit", "units_height", "short_heights",
            "scale_frames"]
 
@@ -63,6 +65,9 @@ class FrameFigures:
         Heights of the frames simulated (the frame itself when not scaled).
     simulated_cycles : tuple of int
         Busy cycles each of those simulations took.
+    saturated : tuple of str
+        HMM values that saturated in those simulations, as ``<height> rows: <name>``: the
+        figures that depend on them are lower bounds.
     """
     width: int
     height: int
@@ -74,15 +79,17 @@ class FrameFigures:
     scaled: bool
     simulated_heights: tuple
     simulated_cycles: tuple
+    saturated: tuple = ()
 
     @property
     def ci(self):
-        """Computational intensity, ops per byte read or written."""
-        return self.ops / (self.bytes_read + self.bytes_written)
+        """Computational intensity, ops per byte read or written (``None`` if none moved)."""
+        return ratio(self.ops, self.bytes_read + self.bytes_written)
 
     @property
     def ops_per_cycle(self):
-        return self.ops / self.cycles
+        """``None`` for a frame of no cycles."""
+        return ratio(self.ops, self.cycles)
 
     def to_json(self):
         return {
@@ -92,6 +99,7 @@ class FrameFigures:
             "ops_per_cycle": self.ops_per_cycle, "scaled": self.scaled,
             "simulated_heights": list(self.simulated_heights),
             "simulated_cycles": list(self.simulated_cycles),
+            "saturated": list(self.saturated),
         }
 
     @classmethod
@@ -99,14 +107,18 @@ class FrameFigures:
         return cls(**{name: data[name] for name in ("width", "height", "cycles", "outputs", "ops",
                                                     "bytes_read", "bytes_written", "scaled")},
             simulated_heights=tuple(data["simulated_heights"]),
-            simulated_cycles=tuple(data["simulated_cycles"]))
+            simulated_cycles=tuple(data["simulated_cycles"]), saturated=tuple(data["saturated"]))
 
     @classmethod
     def whole(cls, width, height, figures):
         """The figures of a simulation of the whole frame (a :class:`hwgen.sim.CycleData`)."""
         return cls(width=width, height=height, scaled=False, simulated_heights=(height,),
-                   simulated_cycles=(figures.cycles,),
+                   simulated_cycles=(figures.cycles,), saturated=_saturated(height, figures),
                    **{name: getattr(figures, name) for name in _COUNTS})
+
+
+def _saturated(height, figures):
+    return tuple(f"{height} rows: {name}" for name in figures.saturated)
 
 
 def scale_frames(rows, width, height, buffer, unroll, short):
@@ -123,4 +135,6 @@ def scale_frames(rows, width, height, buffer, unroll, short):
     scaled = {name: getattr(first, name) + (getattr(second, name) - getattr(first, name))
               * (units - 1) for name in _COUNTS}
     return FrameFigures(width=width, height=height, scaled=True, simulated_heights=heights,
-                        simulated_cycles=(first.cycles, second.cycles), **scaled)
+                        simulated_cycles=(first.cycles, second.cycles),
+                        saturated=_saturated(heights[0], first) + _saturated(heights[1], second),
+                        **scaled)

@@ -1,4 +1,5 @@
-"""The extended roofline of seed 000 (da Silva et al.), populated from simulation and synthesis.
+"""The extended roofline of da Silva et al. ("Performance Modeling for FPGAs: Extending the
+Roofline Model with High-Level Synthesis Tools"), populated from simulation and synthesis.
 
 On an FPGA the compute roof is not fixed: it is the performance of one processing element times
 how many of them fit, so it moves with every optimisation, while the I/O roofs are the board's
@@ -21,7 +22,7 @@ crosses their PCIe x8 links and then the shared x16 one, so one FPGA gets 4.2 GB
 design uses (``link=``).
 
 The clock is the board's default, a given figure, or the Fmax nextpnr measured for each point;
-every point says which. Ceilings (seed 000's Figure 7) are horizontal lines under a point's
+every point says which. Ceilings (as in that paper's figures) are horizontal lines under a point's
 compute roof: the pipelining ceiling is the compute roof of the same point without pipelining,
 and the frequency ceilings are its compute roof at lower clocks.
 """
@@ -34,6 +35,7 @@ from ..boards import Board
 
 from ..errors import HwgenError
 from ..catalog import resolve_board
+from ..sim.cycle_data import ratio
 from .sweep import Measurement, measure, simulate_systems
 from ..versions import tool_versions
 
@@ -97,6 +99,13 @@ def bytes_per_cycle(bandwidth_gbps, clock_mhz):
     return bandwidth_gbps * 1000 / clock_mhz
 
 
+def _product(*factors):
+    """The product of ``factors``, or ``None`` (undefined) when one of them is."""
+    if any(f is None for f in factors):
+        return None
+    return math.prod(factors)
+
+
 @dataclass(frozen=True)
 class SystemCheck:
     """A simulated system of ``pes`` PEs sharing one memory, against the model's prediction.
@@ -104,42 +113,53 @@ class SystemCheck:
     The system runs on frames of :func:`hwgen.roofline.sweep.system_height` rows (shorter than the full
     frame, which takes long to simulate P times), so the prediction takes perf_PE and CI of one PE
     on that frame:
-    ``min(pes x pe_ops_per_cycle, ci x bandwidth)`` ops per cycle.
+    ``min(pes x pe_ops_per_cycle, ci x bandwidth)`` ops per cycle. A figure that cannot be
+    computed (a PE that ran no cycle or moved no byte) is ``None``, and so is what depends on it.
+    ``saturated`` names the HMM values that saturated in the system's PEs (``pe<i>.<name>``).
     """
     pes: int
     height: int
     bandwidth_bytes_per_cycle: float
-    pe_ops_per_cycle: float
-    pe_ci_ops_per_byte: float
+    pe_ops_per_cycle: float | None
+    pe_ci_ops_per_byte: float | None
     cycles: int
     ops: int
     bytes_read: int
     bytes_written: int
+    saturated: tuple = ()
 
     @property
     def compute_ops_per_cycle(self):
-        return self.pes * self.pe_ops_per_cycle
+        return _product(self.pes, self.pe_ops_per_cycle)
 
     @property
     def io_ops_per_cycle(self):
-        return self.pe_ci_ops_per_byte * self.bandwidth_bytes_per_cycle
+        return _product(self.pe_ci_ops_per_byte, self.bandwidth_bytes_per_cycle)
 
     @property
     def predicted_ops_per_cycle(self):
+        if self.compute_ops_per_cycle is None or self.io_ops_per_cycle is None:
+            return None
         return min(self.compute_ops_per_cycle, self.io_ops_per_cycle)
 
     @property
     def predicted_bound(self):
+        if self.predicted_ops_per_cycle is None:
+            return None
         return "compute" if self.compute_ops_per_cycle < self.io_ops_per_cycle else "io"
 
     @property
     def simulated_ops_per_cycle(self):
-        return self.ops / self.cycles
+        return ratio(self.ops, self.cycles)
 
     @property
     def error(self):
         """Simulated over predicted, minus one."""
-        return self.simulated_ops_per_cycle / self.predicted_ops_per_cycle - 1
+        if self.simulated_ops_per_cycle is None or self.predicted_ops_per_cycle is None:
+            return None
+        simulated_over_predicted = ratio(self.simulated_ops_per_cycle,
+                                         self.predicted_ops_per_cycle)
+        return None if simulated_over_predicted is None else simulated_over_predicted - 1
 
     def to_json(self):
         return {"pes": self.pes, "height": self.height,
@@ -150,13 +170,15 @@ class SystemCheck:
                 "bytes_written": self.bytes_written,
                 "predicted_ops_per_cycle": self.predicted_ops_per_cycle,
                 "predicted_bound": self.predicted_bound,
-                "simulated_ops_per_cycle": self.simulated_ops_per_cycle, "error": self.error}
+                "simulated_ops_per_cycle": self.simulated_ops_per_cycle, "error": self.error,
+                "saturated": list(self.saturated)}
 
     @classmethod
     def from_json(cls, data):
         return cls(**{name: data[name] for name in (
             "pes", "height", "bandwidth_bytes_per_cycle", "pe_ops_per_cycle",
-            "pe_ci_ops_per_byte", "cycles", "ops", "bytes_read", "bytes_written")})
+            "pe_ci_ops_per_byte", "cycles", "ops", "bytes_read", "bytes_written")},
+            saturated=tuple(data["saturated"]))
 
 
 @dataclass(frozen=True)
@@ -180,6 +202,10 @@ class RooflinePoint:
         That link's bandwidth at ``devices`` devices.
     system : SystemCheck or None
         A simulated system of PEs, when one was asked for.
+
+    A figure that cannot be computed is ``None``, and so is every figure derived from it: a PE
+    that ran no cycle has no perf_PE, one that moved no byte no CI, and such a point has no
+    attainable performance and is not placed on the roofline.
     """
     measurement: Measurement
     devices: int
@@ -212,31 +238,47 @@ class RooflinePoint:
 
     @property
     def perf_pe_gbops(self):
-        return self.ops_per_cycle * self.clock_mhz / 1000
+        return _product(self.ops_per_cycle, self.clock_mhz / 1000)
 
     @property
     def cp_gbops(self):
         """Compute roof: SC x perf_PE x devices."""
-        return self.sc_pes_per_device * self.perf_pe_gbops * self.devices
+        return _product(self.sc_pes_per_device, self.perf_pe_gbops, self.devices)
 
     @property
     def io_roof_gbops(self):
         """I/O roof at this point's CI: CI x BW."""
-        return self.ci_ops_per_byte * self.bandwidth_gbps
+        return _product(self.ci_ops_per_byte, self.bandwidth_gbps)
+
+    @property
+    def placed(self):
+        """Whether the point has a place on the roofline (its CI and perf_PE are defined)."""
+        return self.cp_gbops is not None and self.io_roof_gbops is not None
 
     @property
     def attainable_gbops(self):
-        return min(self.cp_gbops, self.io_roof_gbops)
+        return min(self.cp_gbops, self.io_roof_gbops) if self.placed else None
 
     @property
     def bound(self):
-        """``compute`` or ``io``."""
+        """``compute`` or ``io`` (``None`` for a point that is not placed)."""
+        if not self.placed:
+            return None
         return "compute" if self.cp_gbops < self.io_roof_gbops else "io"
 
     @property
     def bound_by(self):
         """The limiting resource (compute-bound) or the link (I/O-bound)."""
+        if not self.placed:
+            return None
         return self.limiting_resource if self.bound == "compute" else self.link
+
+    @property
+    def saturated(self):
+        """HMM values that saturated in the simulations behind the point's figures (the PE's
+        frames, then its system's as ``system <name>``): those figures are lower bounds."""
+        system = () if self.system is None else self.system.saturated
+        return self.measurement.frame.saturated + tuple(f"system {name}" for name in system)
 
     def to_json(self):
         return {
@@ -258,6 +300,7 @@ class RooflinePoint:
             "attainable_gbops": self.attainable_gbops,
             "bound": self.bound,
             "bound_by": self.bound_by,
+            "saturated": list(self.saturated),
             "system": None if self.system is None else self.system.to_json(),
         }
 
@@ -311,13 +354,21 @@ class Roofline:
         """Whether any point's figures were scaled from short frames."""
         return any(p.measurement.frame.scaled for p in self.points)
 
+    @property
+    def suspect(self):
+        """The points whose figures rest on a saturated HMM counter."""
+        return [p for p in self.points if p.saturated]
+
     def ranked(self):
-        """Points by attainable performance, best first (fewer LUT per PE first on a tie)."""
-        return sorted(self.points, key=lambda p: (-p.attainable_gbops,
+        """Placed points by attainable performance, best first (fewer LUT per PE first on a
+        tie), then the points that are not placed."""
+        return sorted(self.points, key=lambda p: (not p.placed, -(p.attainable_gbops or 0),
                                                   p.measurement.resources["lut"], p.label))
 
     def best(self):
-        return self.ranked()[0]
+        """The point that attains the most, or ``None`` when no point is placed."""
+        first = self.ranked()[0]
+        return first if first.placed else None
 
     def io_roofs(self):
         """``(link, [device counts], GB/s)`` for every distinct roof the board's links draw."""
@@ -330,13 +381,16 @@ class Roofline:
         return roofs
 
     def ceilings(self, point):
-        """The :class:`Ceiling` lines under ``point``'s compute roof, highest first."""
+        """The :class:`Ceiling` lines under ``point``'s compute roof, highest first (none for a
+        point that is not placed)."""
+        if not point.placed:
+            return []
         found = []
         design = point.measurement.point
         if design.pipeline:
             for other in self.points:
                 twin = other.measurement.point
-                if other.devices == point.devices and not twin.pipeline \
+                if other.devices == point.devices and not twin.pipeline and other.placed \
                         and replace(twin, pipeline=True) == design:
                     found.append(Ceiling("pipeline", "no pipelining", other.cp_gbops))
         clocks = self.options["ceiling_clocks_mhz"]
@@ -358,11 +412,14 @@ class Roofline:
             "units": {"performance": "GBops/s (10**9 ops per second)",
                       "ci": "ops per byte read or written", "bandwidth": "GB/s (10**9 bytes/s)"},
             "scaled": self.scaled,
+            "suspect": [{"label": p.label, "devices": p.devices, "saturated": list(p.saturated)}
+                        for p in self.suspect],
             "points": [p.to_json() for p in self.points],
-            "best": {"label": best.label, "devices": best.devices,
-                     "attainable_gbops": best.attainable_gbops, "bound": best.bound,
-                     "bound_by": best.bound_by,
-                     "ceilings": [c.to_json() for c in self.ceilings(best)]},
+            "best": None if best is None else {
+                "label": best.label, "devices": best.devices,
+                "attainable_gbops": best.attainable_gbops, "bound": best.bound,
+                "bound_by": best.bound_by,
+                "ceilings": [c.to_json() for c in self.ceilings(best)]},
         }
 
     @classmethod
@@ -454,7 +511,8 @@ def build_roofline(points, board, *, devices=None, resources="estimate", clock="
 
 def _system_check(pes, bandwidth, run):
     pe = run["pe"]
+    saturated = tuple(run["saturated"]) + tuple(f"pe alone.{name}" for name in pe.saturated)
     return SystemCheck(pes=pes, height=run["height"], bandwidth_bytes_per_cycle=bandwidth,
                        pe_ops_per_cycle=pe.ops_per_cycle, pe_ci_ops_per_byte=pe.ci,
                        cycles=run["cycles"], ops=run["ops"], bytes_read=run["bytes_read"],
-                       bytes_written=run["bytes_written"])
+                       bytes_written=run["bytes_written"], saturated=saturated)

@@ -21,7 +21,7 @@ import multiprocessing
 import os
 import warnings
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -164,6 +164,10 @@ class Measurement:
         Fmax from nextpnr when it was measured.
     fmax_source : str or None
         How Fmax was measured.
+    resources_unmodelled : dict
+        What the resource figures leave out, by count: the estimator's unmodelled parts
+        (:attr:`hwgen.resources.estimate.Estimate.unmodelled`), or synthesized cell types hwgen
+        does not know (:attr:`hwgen.resources.synth.SynthResult.unknown_cells`, as ``cell X``).
     """
     point: DesignPoint
     name: str
@@ -172,12 +176,14 @@ class Measurement:
     resources_source: str
     fmax_mhz: float | None = None
     fmax_source: str | None = None
+    resources_unmodelled: dict = field(default_factory=dict)
 
     def to_json(self):
         return {"point": self.point.to_json(), "name": self.name, "label": self.point.label,
                 "frame": self.frame.to_json(), "resources_per_pe": dict(self.resources),
-                "resources_source": self.resources_source, "fmax_mhz": self.fmax_mhz,
-                "fmax_source": self.fmax_source}
+                "resources_source": self.resources_source,
+                "resources_unmodelled": dict(self.resources_unmodelled),
+                "fmax_mhz": self.fmax_mhz, "fmax_source": self.fmax_source}
 
     @classmethod
     def from_json(cls, data):
@@ -185,7 +191,8 @@ class Measurement:
                    frame=FrameFigures.from_json(data["frame"]),
                    resources=dict(data["resources_per_pe"]),
                    resources_source=data["resources_source"], fmax_mhz=data["fmax_mhz"],
-                   fmax_source=data["fmax_source"])
+                   fmax_source=data["fmax_source"],
+                   resources_unmodelled=dict(data["resources_unmodelled"]))
 
 
 # -- tasks ---------------------------------------------------------------------------------------
@@ -196,7 +203,8 @@ def _random_frames(count, width, height):
 
 
 def _simulate_frame(spec):
-    """One PE on one frame with an ideal memory: its CycleData as JSON (without the readout)."""
+    """One PE on one frame with an ideal memory: its CycleData as JSON (without the readout, with
+    the names of the values that saturated)."""
     point = DesignPoint.from_json(spec["point"])
     pe = point.build(height=spec["height"])
     (image,) = _random_frames(1, pe.width, pe.height)
@@ -212,7 +220,7 @@ def _simulate_system(spec):
     run = run_window_system(pes, _random_frames(len(pes), point.width, spec["height"]),
                             memory=memory, engine=spec["engine"])
     return {"cycles": run.cycles, "ops": run.ops, "bytes_read": run.bytes_read,
-            "bytes_written": run.bytes_written}
+            "bytes_written": run.bytes_written, "saturated": list(run.saturated)}
 
 
 def _measure_resources(spec):
@@ -225,13 +233,15 @@ def _measure_resources(spec):
     if spec["method"] == "estimate":
         found = estimate(pe, board, name=name)
         proxy = ", a proxy" if found.proxy else ""
-        result.update(found.resources(), source=f"estimate ({found.cost_family} cost table{proxy})")
+        result.update(found.resources(), source=f"estimate ({found.cost_family} cost table{proxy})",
+                      unmodelled=found.unmodelled)
     if spec["method"] == "synth" or spec["fmax"]:
         found = synthesize(pe, board, name=name, fmax=spec["fmax"])
         if spec["method"] == "synth":
             family = board.toolchain.yosys_family
             script = found.command.split()[0] + (f" -family {family}" if family else "")
-            result.update(found.resources(), source=f"synth (Yosys {script})")
+            result.update(found.resources(), source=f"synth (Yosys {script})",
+                          unmodelled={f"cell {cell}": n for cell, n in found.unknown_cells.items()})
         if spec["fmax"] and found.fmax_mhz is not None:
             result.update(fmax_mhz=found.fmax_mhz,
                           fmax_source=f"nextpnr, median of {found.seeds} seeds "
@@ -408,7 +418,7 @@ def measure(points, board, *, resources="estimate", fmax=False, jobs=1, progress
             point=point, name=res["name"], frame=frame,
             resources={k: res[k] for k in ("lut", "ff", "bram", "dsp")},
             resources_source=res["source"], fmax_mhz=res["fmax_mhz"],
-            fmax_source=res["fmax_source"]))
+            fmax_source=res["fmax_source"], resources_unmodelled=res["unmodelled"]))
     return measurements
 
 
@@ -424,9 +434,10 @@ def simulate_systems(requests, *, jobs=1, progress=False, engine=None):
 
     ``requests`` are ``(point, pes, bandwidth_bytes_per_cycle)``; each system runs ``pes`` PEs of
     ``point`` on frames of :func:`system_height` rows. Returns, per request, a dict with the
-    frames' ``height``, the system's ``cycles``, ``ops``, ``bytes_read``, ``bytes_written`` and,
-    as ``pe``, the figures of one PE alone on the same frame with an ideal memory (a
-    :class:`hwgen.sim.CycleData`). ``engine`` is the simulation engine.
+    frames' ``height``, the system's ``cycles``, ``ops``, ``bytes_read``, ``bytes_written``,
+    ``saturated`` (the HMM values that saturated, ``pe<i>.<name>``) and, as ``pe``, the figures
+    of one PE alone on the same frame with an ideal memory (a :class:`hwgen.sim.CycleData`).
+    ``engine`` is the simulation engine.
     """
     engine = _engine(engine)
     tasks = []

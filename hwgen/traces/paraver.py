@@ -1,5 +1,10 @@
 """Paraver traces of a :class:`~hwgen.traces.timeline.Timeline`: the ``.prv`` trace, the ``.pcf``
-configuration and the ``.row`` names, in the formats Paraver reads (BSC's paraver-kernel).
+configuration and the ``.row`` names, in the formats Paraver reads (BSC's paraver-kernel), and a
+``.readme.txt`` beside them for people.
+
+The ``.pcf`` and ``.row`` hold nothing but their grammar's sections (older Paraver versions reject
+a ``#`` line in them); what a reader needs besides (the time unit, the clock, the tools that wrote
+the trace, records the HMM dropped, counters that saturated) is in the ``.readme.txt``.
 
 Mapping
 -------
@@ -17,7 +22,7 @@ Mapping
   its events (``start`` 1, ``done`` 2, ...).
 * **Time unit.** Paraver knows ns and us, not cycles: every time is a clock cycle of the design,
   written where Paraver expects ns (``<end>_ns`` in the header, ``UNITS NANOSEC``), and the
-  ``.pcf`` and ``.row`` say so in comments. Read "ns" as "cycles".
+  ``.readme.txt`` says so. Read "ns" as "cycles".
 """
 
 import time
@@ -61,20 +66,22 @@ def _threads(timeline):
     return names
 
 
-def _comments(timeline, clock_mhz):
+def _readme(timeline, stem, clock_mhz):
     versions = ", ".join(f"{name} {v}" for name, v in tool_versions().items() if v)
-    lines = [f"# {timeline.name}: written by {versions}",
-             "# Time unit: one clock cycle of the design. Paraver has no cycles and shows them "
-             "as ns: read ns as cycles."]
+    lines = [f"Paraver trace of {timeline.name}: {stem}.prv (records), {stem}.pcf (state and "
+             f"event names), {stem}.row (thread names).",
+             f"Written by {versions}.",
+             "",
+             "Time unit: one clock cycle of the design, counted from the HMM's start. Paraver has "
+             "no cycles and shows them as ns: read ns as cycles."]
     if clock_mhz is not None:
-        lines.append(f"# At {clock_mhz:g} MHz one cycle is {1000 / clock_mhz:g} ns.")
+        lines.append(f"At {clock_mhz:g} MHz one cycle is {1000 / clock_mhz:g} ns.")
     dropped = [f"{name} {count}" for name, count in timeline.dropped if count]
-    if dropped:
-        lines.append(f"# Records the HMM dropped (missing from this trace): {', '.join(dropped)}")
-    if timeline.saturated:
-        lines.append(f"# Saturated counters (their events stop there): "
-                     f"{', '.join(timeline.saturated)}")
-    return lines
+    lines.append("Records the HMM dropped (missing from this trace): "
+                 + (", ".join(dropped) if dropped else "none"))
+    lines.append("Saturated counters (their events stop there): "
+                 + (", ".join(timeline.saturated) if timeline.saturated else "none"))
+    return "\n".join(lines) + "\n"
 
 
 def _prv(timeline, created):
@@ -103,9 +110,9 @@ def _prv(timeline, created):
     return "\n".join([header, *(text for *_, text in records)]) + "\n"
 
 
-def _pcf(timeline, clock_mhz):
+def _pcf(timeline):
     counter_types, marker_types = _event_types(timeline)
-    lines = [*_comments(timeline, clock_mhz), "DEFAULT_OPTIONS", "",
+    lines = ["DEFAULT_OPTIONS", "",
              f"{'LEVEL':<20}THREAD", f"{'UNITS':<20}NANOSEC", f"{'LOOK_BACK':<20}100",
              f"{'SPEED':<20}1", f"{'FLAG_ICONS':<20}ENABLED",
              f"{'NUM_OF_STATE_COLORS':<20}{len(timeline.states)}", f"{'YMAX_SCALE':<20}37",
@@ -126,28 +133,29 @@ def _pcf(timeline, clock_mhz):
     return "\n".join(lines) + "\n"
 
 
-def _row(timeline, clock_mhz):
+def _row(timeline):
     threads = _threads(timeline)
-    return "\n".join([*_comments(timeline, clock_mhz), f"LEVEL THREAD SIZE {len(threads)}",
-                      *threads]) + "\n"
+    return "\n".join([f"LEVEL THREAD SIZE {len(threads)}", *threads]) + "\n"
 
 
-def paraver_files(timeline, *, clock_mhz=None, created=None):
-    """The text of the ``.prv``, ``.pcf`` and ``.row`` files of ``timeline``.
+def paraver_files(timeline, *, stem="trace", clock_mhz=None, created=None):
+    """The text of the ``.prv``, ``.pcf``, ``.row`` and ``.readme.txt`` files of ``timeline``.
 
     Parameters
     ----------
     timeline : Timeline
+    stem : str
+        The files' name without suffix, which the readme names.
     clock_mhz : float or None
-        The design's clock, mentioned in the comments (times stay in cycles).
+        The design's clock, mentioned in the readme (times stay in cycles).
     created : time.struct_time or None
         The date in the header; default now.
 
     Returns
     -------
     dict of str to str
-        ``{".prv": text, ".pcf": text, ".row": text}``.
+        ``{".prv": text, ".pcf": text, ".row": text, ".readme.txt": text}``.
     """
     created = time.localtime() if created is None else created
-    return {".prv": _prv(timeline, created), ".pcf": _pcf(timeline, clock_mhz),
-            ".row": _row(timeline, clock_mhz)}
+    return {".prv": _prv(timeline, created), ".pcf": _pcf(timeline), ".row": _row(timeline),
+            ".readme.txt": _readme(timeline, stem, clock_mhz)}

@@ -7,6 +7,7 @@ from ..measured import add_measured_options, measured_design
 from ..options import add_option, hmm_label
 from ..outputs import write_files
 from ...resources.overhead import measure_overhead
+from .synth import unknown_cells_note
 
 __all__ = ["add_options", "run"]
 
@@ -43,6 +44,9 @@ def run(args):
         fmt = (lambda v: f"{v:.1f}") if isinstance(before, float) else (lambda v: f"{v:,}")
         print(f"  {label:20} {fmt(before):>12} {fmt(after):>13} "
               f"{('+' if change >= 0 else '') + fmt(change):>13} {percent:>8}")
+    for synthesized in (result.original, result.instrumented):
+        if synthesized.unknown_cells:
+            print(f"  {synthesized.name}: {unknown_cells_note(synthesized)}")
     share = result.device_share()
     print(f"  the HMM takes {100 * share['lut']:.2f}% of the device's LUTs and "
           f"{100 * share['ff']:.2f}% of its FFs ({board.device})")

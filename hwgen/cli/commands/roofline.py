@@ -13,8 +13,9 @@ from pathlib import Path
 
 from ...kernels import BUFFERS, MASK_SHAPES
 
-from ...errors import HwgenError
+from ...errors import HwgenError, SuspectMeasurement
 from ...catalog import board_tree_policy, resolve_board
+from ..figures import NOT_AVAILABLE, figure
 from ..measured import DEFAULT_BOARD
 from ..options import (add_board_option, add_engine_option, add_link_option, add_option,
                        add_quiet_option, engine_from_args, parse_size)
@@ -187,6 +188,8 @@ _COLUMNS = (
     ("attainable_gbops", lambda p: p.attainable_gbops),
     ("bound", lambda p: p.bound),
     ("bound_by", lambda p: p.bound_by),
+    ("saturated", lambda p: " ".join(p.saturated)),
+    ("resources_unmodelled", lambda p: _unmodelled(p.measurement)),
 )
 _SYSTEM_COLUMNS = (
     ("system_pes", lambda s: s.pes),
@@ -198,8 +201,14 @@ _SYSTEM_COLUMNS = (
 )
 
 
+def _unmodelled(measurement):
+    """``2 x operator * (8 bits); ...``: what a point's resource figures leave out."""
+    return "; ".join(f"{n} x {what}" for what, n in measurement.resources_unmodelled.items())
+
+
 def points_csv(roofline):
-    """``points.csv``: one row per design point and device count."""
+    """``points.csv``: one row per design point and device count; an undefined figure is an
+    empty cell, ``saturated`` names the HMM values that saturated (space-separated)."""
     text = io.StringIO()
     writer = csv.writer(text, lineterminator="\n")
     systems = roofline.options["pes"] is not None
@@ -246,19 +255,23 @@ def _table(points, ranked):
     rows = []
     for rank, p in enumerate(points, 1):
         r = p.measurement.resources
+        bound = {"compute": "compute", "io": f"I/O: {p.link}", None: NOT_AVAILABLE}[p.bound]
         rows.append(((str(rank),) if ranked else ()) + (
-            p.label, str(p.devices), f"{p.ci_ops_per_byte:.3f}", str(r["lut"]), str(r["ff"]),
-            str(r["bram"]), str(r["dsp"]), str(p.sc_pes_per_device), p.limiting_resource,
-            f"{p.perf_pe_gbops:.2f}", f"{p.cp_gbops:.1f}", f"{p.attainable_gbops:.2f}",
-            "compute" if p.bound == "compute" else f"I/O: {p.link}"))
+            p.label + (" SATURATED" if p.saturated else ""), str(p.devices),
+            figure(p.ci_ops_per_byte), str(r["lut"]), str(r["ff"]), str(r["bram"]),
+            str(r["dsp"]), str(p.sc_pes_per_device), p.limiting_resource,
+            figure(p.perf_pe_gbops, ".2f"), figure(p.cp_gbops, ".1f"),
+            figure(p.attainable_gbops, ".2f"), bound))
     return _format(head, rows, {"design point", "limit", "bound"})
 
 
 def why(roofline):
     """Lines saying which design point attains the most and why."""
     best = roofline.best()
+    if best is None:
+        return ["no design point is placed: every one has an undefined CI or perf_PE"]
     m = best.measurement
-    tied = [p for p in roofline.points if p is not best
+    tied = [p for p in roofline.points if p is not best and p.placed
             and abs(p.attainable_gbops - best.attainable_gbops) <= 1e-3 * best.attainable_gbops]
     limit = best.limiting_resource
     compute = (f"compute roof {best.cp_gbops:.1f} GBops/s = {best.sc_pes_per_device} PEs per FPGA "
@@ -291,10 +304,11 @@ def _system_table(roofline):
     rows = []
     for p in roofline.points:
         s = p.system
+        error = NOT_AVAILABLE if s.error is None else f"{100 * s.error:+.2f}%"
         rows.append((p.label, str(p.devices), str(s.pes), f"{s.bandwidth_bytes_per_cycle:.2f}",
-                     str(s.height), f"{s.compute_ops_per_cycle:.2f}", f"{s.io_ops_per_cycle:.2f}",
-                     f"{s.predicted_ops_per_cycle:.2f}", f"{s.simulated_ops_per_cycle:.2f}",
-                     f"{100 * s.error:+.2f}%"))
+                     str(s.height), figure(s.compute_ops_per_cycle, ".2f"),
+                     figure(s.io_ops_per_cycle, ".2f"), figure(s.predicted_ops_per_cycle, ".2f"),
+                     figure(s.simulated_ops_per_cycle, ".2f"), error))
     return _format(head, rows, {"design point"})
 
 
@@ -333,6 +347,17 @@ def run_sweep(args, *, ranked):
                 print(f"  {line}")
     for line in why(roofline):
         print(line)
+    unmodelled = [p for p in roofline.points if p.devices == roofline.device_counts[0]
+                  and p.measurement.resources_unmodelled]
+    if unmodelled and not args.quiet:
+        print("resources per PE leave out:")
+        for p in unmodelled:
+            print(f"  {p.label}: {_unmodelled(p.measurement)}")
     if not args.quiet:
         print(f"wrote {', '.join(str(parsed['out'] / name) for name in OUTPUTS)}")
+    suspect = list(dict.fromkeys(p.label for p in roofline.suspect))
+    if suspect:
+        raise SuspectMeasurement(
+            f"{len(suspect)} design point(s) measured with saturated HMM counters, their figures "
+            f"are lower bounds: {', '.join(suspect)} (see 'saturated' in points.csv)")
     return 0

@@ -8,7 +8,8 @@ from pathlib import Path
 from ...kernels.pipeline import Pipeline
 from ...sim import STATE_NAMES, HostModel, instrument_pipeline, run_threads
 
-from ...errors import HwgenError
+from ...errors import HwgenError, SuspectMeasurement
+from ..figures import figure
 from ..options import (add_engine_option, add_json_option, add_memory_options, add_option,
                        add_output_option, add_quiet_option, engine_from_args, engine_line,
                        memory_from_args)
@@ -77,14 +78,9 @@ def job_from_args(args):
     if args.program == "gemm":
         if args.steps is not None:
             raise HwgenError("--steps applies to pi; gemm takes --dim")
-        variant = args.variant or GemmJob.options["variant"]["default"]
-        if variant not in GemmJob.variants:
-            raise HwgenError(f"--variant must be one of {', '.join(GemmJob.variants)}, "
-                             f"not {variant!r}")
-        if not 2 <= args.element_bits <= 64:
-            raise HwgenError(f"--element-bits must be between 2 and 64, not {args.element_bits}")
         defaults = GemmJob.options
-        return GemmJob(variant, dim=defaults["dim"]["default"] if args.dim is None else args.dim,
+        return GemmJob(args.variant or defaults["variant"]["default"],
+                       dim=defaults["dim"]["default"] if args.dim is None else args.dim,
                        threads=args.threads, element_bits=args.element_bits,
                        frac_bits=(defaults["frac_bits"]["default"] if args.frac_bits is None
                                   else args.frac_bits),
@@ -147,6 +143,9 @@ def run(args):
         raise HwgenError(f"{job.describe()}: {error}") from None
     elapsed = time.perf_counter() - started
     matches = job.matches(storage)
+    suspect = ([] if matches else ["the result does not match the numpy model"]) + (
+        [f"HMM values saturated, their figures are lower bounds: {', '.join(result.saturated)}"]
+        if result.saturated else [])
 
     stem = f"{job.name}-{job.parameters()['variant']}"
     files = {}
@@ -161,6 +160,7 @@ def run(args):
         "host": host.to_json(),
         "stages": list(design.design.stage_names),
         "result_matches_numpy_model": matches,
+        "suspect": suspect,
         **result.to_json(),
         "trace_time_unit": "clock cycle, counted by the HMM from its start",
         "trace_files": sorted(str(path) for path in files),
@@ -176,8 +176,8 @@ def run(args):
         print(summary(job, result, memory, matches, storage, elapsed))
         for path in [*files, *([args.vcd] if args.vcd else [])]:
             print(f"  wrote {path}")
-    if not matches:
-        raise HwgenError(f"{job.describe()}: the result does not match the numpy model")
+    if suspect:
+        raise SuspectMeasurement(f"{job.describe()}: {'; '.join(suspect)}")
     return 0
 
 
@@ -188,14 +188,15 @@ def summary(job, result, memory, matches, storage, elapsed):
     lines = [
         f"{job.describe()}, memory latency {memory.latency_cycles}: {result.cycles} cycles; "
         f"result {verdict} the numpy model{value}",
-        f"  ops {result.ops} ({result.ops_per_cycle:.3f} ops/cycle); read {result.bytes_read} B, "
-        f"wrote {result.bytes_written} B ({result.bytes_per_cycle:.3f} B/cycle)",
+        f"  ops {result.ops} ({figure(result.ops_per_cycle)} ops/cycle); read "
+        f"{result.bytes_read} B, wrote {result.bytes_written} B ({figure(result.bytes_per_cycle)} "
+        f"B/cycle)",
         "  thread  launch  " + "  ".join(f"{name + ' %':>10}" for name in STATE_NAMES)
         + "  stall cycles",
     ]
     for thread, percent in enumerate(result.state_percent()):
         lines.append(f"  {thread:6}  {result.launch_cycles[thread]:6}  "
-                     + "  ".join(f"{percent[name]:10.1f}" for name in STATE_NAMES)
+                     + "  ".join(f"{figure(percent[name], '.1f'):>10}" for name in STATE_NAMES)
                      + f"  {result.stall_cycles[thread]:12}")
     readout = result.readout
     lines.append(
@@ -208,5 +209,7 @@ def summary(job, result, memory, matches, storage, elapsed):
                      f"{result.state_records_dropped} thread-state records, "
                      f"{result.samples_dropped} samples; the state percentages miss those "
                      f"changes")
+    if result.saturated:
+        lines.append(f"  SATURATED (lower bounds): {', '.join(result.saturated)}")
     lines.append(f"  {engine_line(result.engine, elapsed, result.cycles)}")
     return "\n".join(lines)

@@ -13,7 +13,8 @@ from amaranth.hdl import UnusedElaboratable
 from ...sim import (check_image, instrument_pe, run_window_filter, run_window_system,
                     window_filter_model, window_system)
 
-from ...errors import HwgenError
+from ...errors import HwgenError, SuspectMeasurement
+from ..figures import figure
 from ..imageio import IMAGE_SUFFIXES, encode_image, read_image
 from ...catalog import design_name, resolve_board
 from ..options import (add_board_option, add_engine_option, add_instrument_option,
@@ -189,6 +190,7 @@ def run(args):
     matches = all(f.bytes_read == model.bytes_read and f.bytes_written == model.bytes_written
                   for f in per_pe)
     mismatch = _model_check(pe, images, outputs)
+    suspect = _suspect(per_pe, matches, mismatch)
     report = {
         "tool_versions": tool_versions(),
         "kernel": args.kernel,
@@ -201,6 +203,7 @@ def run(args):
         "fetch_model_matches": matches,
         "result_matches_numpy_model": mismatch is None,
         "engine": engine_info,
+        "suspect": suspect,
         "simulation_seconds": elapsed,
     }
     if figures.total_cycles is not None:
@@ -228,10 +231,12 @@ def run(args):
             print(f"memory: {memory.bandwidth_bytes_per_cycle:.3f} B/cycle, the {link}")
         if len(pes) > 1:
             print(f"{title}: {len(pes)} PEs sharing the memory, {system.cycles} cycles "
-                  f"({system.ops_per_cycle:.3f} ops/cycle, {system.bytes_per_cycle:.3f} B/cycle); "
+                  f"({figure(system.ops_per_cycle)} ops/cycle, {figure(system.bytes_per_cycle)} "
+                  f"B/cycle); "
                   f"every result {result_verdict} the numpy model")
             print(f"  read {system.bytes_read} B, wrote {system.bytes_written} B, ops "
-                  f"{system.ops}, CI {system.ci:.3f} ops/byte; fetch model {verdict} for every PE")
+                  f"{system.ops}, CI {figure(system.ci)} ops/byte; fetch model {verdict} for every "
+                  f"PE")
         for index, pe_figures in enumerate(per_pe):
             if len(pes) > 1:
                 name, indent, notes = f"PE {index}", "  ", ("", "")
@@ -254,20 +259,33 @@ def run(args):
             print(f"  wrote {path}")
         print(f"  {engine_line(engine_info, elapsed, sum(f.cycles for f in per_pe))}"
               + (" of all PEs" if len(per_pe) > 1 else ""))
-    if mismatch is not None:
-        raise HwgenError(f"{_title(args.kernel, pe)}: {mismatch}")
+    if suspect:
+        raise SuspectMeasurement("; ".join(suspect))
     return 0
 
 
 def _figure_lines(name, figures, notes=("", "")):
     """The lines of one PE's figures; ``notes`` end its first two lines."""
-    lines = [f"{name}: {figures.cycles} cycles ({figures.outputs_per_cycle:.3f} outputs/cycle, "
-             f"{figures.ops_per_cycle:.3f} ops/cycle){notes[0]}",
+    lines = [f"{name}: {figures.cycles} cycles ({figure(figures.outputs_per_cycle)} "
+             f"outputs/cycle, {figure(figures.ops_per_cycle)} ops/cycle){notes[0]}",
              f"  read {figures.bytes_read} B, wrote {figures.bytes_written} B, ops {figures.ops}, "
-             f"CI {figures.ci:.3f} ops/byte{notes[1]}"]
+             f"CI {figure(figures.ci)} ops/byte{notes[1]}"]
     if figures.hmm is not None:
         lines += [f"  {line}" for line in hmm_summary(figures)]
     return lines
+
+
+def _suspect(per_pe, matches, mismatch):
+    """Why the run's figures cannot be trusted as they stand, if they cannot."""
+    reasons = [] if matches else ["the traffic measured does not match the fetch model"]
+    if mismatch is not None:
+        reasons.append(mismatch)
+    saturated = [f"PE {i}: {name}" if len(per_pe) > 1 else name
+                 for i, f in enumerate(per_pe) for name in f.saturated]
+    if saturated:
+        reasons.append(f"HMM values saturated, their figures are lower bounds: "
+                       f"{', '.join(saturated)}")
+    return reasons
 
 
 def _title(kernel, pe):

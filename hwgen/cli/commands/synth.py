@@ -8,7 +8,7 @@ from ..options import add_option, hmm_label
 from ..outputs import write_files
 from ...resources.synth import DEFAULT_TARGET_MHZ, synthesize
 
-__all__ = ["add_options", "run"]
+__all__ = ["add_options", "run", "unknown_cells_note"]
 
 NAME = "synth"
 HELP = "synthesize a kernel and measure its resources and Fmax"
@@ -48,6 +48,12 @@ def run(args):
     return 0
 
 
+def unknown_cells_note(result):
+    """What a synthesis result's figures leave out, in one line."""
+    return ("NOT COUNTED, cell types hwgen does not know: "
+            + ", ".join(f"{n} x {cell}" for cell, n in result.unknown_cells.items()))
+
+
 def summary(result, measured):
     lines = [f"{result.name} ({measured}) on {result.board} ({result.command.split()[0]})"
              + (" [cached]" if result.cached else f" in {result.synth_seconds + result.pnr_seconds:.1f} s"),
@@ -55,6 +61,8 @@ def summary(result, measured):
              f"FF {result.ff}, block RAM {result.bram}, DSP {result.dsp}, carry cells {result.carry}"]
     for workaround in result.workarounds:
         lines.append(f"  workaround {workaround}")
+    if result.unknown_cells:
+        lines.append(f"  {unknown_cells_note(result)}")
     if result.fmax_mhz is not None:
         seeds = ", ".join(f"{f:.1f}" for f in result.fmax_seeds_mhz if f is not None)
         lines.append(f"  Fmax {result.fmax_mhz:.1f} MHz median of {result.seeds} seeds "
