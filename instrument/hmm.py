@@ -20,10 +20,11 @@ command changes it.
 
 from dataclasses import dataclass
 
-from amaranth.hdl import Array, Cat, Const, Fragment, Module, Signal, Value
+from amaranth.hdl import Array, Cat, Const, Module, Signal, Value
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In
 
+from ._amaranth import embed_parts
 from .cycle_counter import CycleCounter
 from .layout import (COMMANDS, REGISTERS, STATUS_BITS, Field, Group, HMMLayout, TableLayout,
                      TraceLayout)
@@ -347,16 +348,4 @@ class HMM(wiring.Component):
         # in every delta cycle: the parts' clocked logic joins this fragment's (the netlist is the
         # same), their combinational logic and memories stay in fragments of their own. Their
         # registers and ports keep the part's name in front of theirs, for waveforms.
-        fragment = Fragment.get(m, platform)
-        for name, part in b.parts.items():
-            part_fragment = Fragment.get(part, platform)
-            clocked = part_fragment.statements.pop("sync", None)
-            signals = [Value.cast(v) for _, _, v in part.signature.flatten(part)]
-            if clocked is not None:
-                signals += list(clocked._lhs_signals())
-                fragment.add_statements("sync", clocked)
-            for signal in signals:
-                if isinstance(signal, Signal) and not signal.name.startswith(f"{name}__"):
-                    signal.name = f"{name}__{signal.name}"
-            fragment.add_subfragment(part_fragment, name)
-        return fragment
+        return embed_parts(m, b.parts, platform)
