@@ -241,18 +241,17 @@ class HMM(wiring.Component):
         # on the host's commands and reads.
         m.submodules.control = fan_out = Module()
         control = _control(m, fan_out, self.port, b.parts.values(),
-                           [part for _, _, part, *_ in b.traces], self._consumed_base)
-
-        snapshot = Signal(snapshot_region.entries * self._layout.word_bits)
-        with m.If(control.snap):
-            m.d.sync += snapshot.eq(Cat(*(value for _, value, _ in b.fields)))
+                           [part for _, _, part, *_ in b.traces], self._consumed_base,
+                           [value for _, value, _ in b.fields],
+                           snapshot_region.entries * self._layout.word_bits)
 
         registers = {
             REGISTERS["control"]: control.status,
             REGISTERS["layout_id"]: Const(self._layout.layout_id, self._layout.word_bits),
             **{self._consumed_base + k: register for k, register in enumerate(control.consumed)},
         }
-        _readout(m, fan_out, self.port, registers, snapshot_region, snapshot, (*tables, *traces))
+        _readout(m, fan_out, self.port, registers, snapshot_region, control.snapshot,
+                 (*tables, *traces))
 
         # Amaranth's simulator runs one process per fragment and domain, and visits every process
         # in every delta cycle: the parts' clocked logic joins this fragment's (the netlist is the
@@ -265,17 +264,17 @@ class HMM(wiring.Component):
 class _Control:
     """What the control block (:func:`_control`) gives the rest of the HMM."""
     status: Value           # the status register's bits (STATUS_BITS)
-    snap: Signal            # the snapshot strobe
+    snapshot: Signal        # the values, as the last snapshot command took them
     consumed: list          # per trace, the register the host writes the records it read to
 
 
-def _control(m, fan_out, port, parts, traces, consumed_base):
+def _control(m, fan_out, port, parts, traces, consumed_base, values, snapshot_bits):
     """Execute the host's commands; tell every part whether this cycle counts and when to clear.
 
     A command written in cycle c: run/freeze decide whether cycle c + 1 is sampled for counting;
     snapshot and clear act at the edge that ends cycle c + 2, when the sample of cycle c has been
-    counted. The parts' ``enable``, ``clear`` and the traces' ``consumed`` are driven from
-    ``fan_out``.
+    counted; snapshot copies ``values`` into a register of ``snapshot_bits``. The parts'
+    ``enable``, ``clear`` and the traces' ``consumed`` are driven from ``fan_out``.
     """
     run = Signal(init=1)
     clear = Signal()            # clear strobe for the parts, at the end of cycle c + 2
@@ -313,6 +312,10 @@ def _control(m, fan_out, port, parts, traces, consumed_base):
     with m.If(clear):
         m.d.sync += [register.eq(0) for register in consumed]
 
+    snapshot = Signal(snapshot_bits)
+    with m.If(snap):
+        m.d.sync += snapshot.eq(Cat(*values))
+
     # Busy: a command has not fully taken effect, a sweep is running, or, once frozen, the last
     # samples are still being counted (a table holds a count TABLE_LATENCY cycles after it).
     settling = Signal(TABLE_LATENCY)
@@ -320,7 +323,7 @@ def _control(m, fan_out, port, parts, traces, consumed_base):
     busy = Cat(pending, clear, snap, sweeping, (enable | settling.any()) & ~run).any()
     status_bits = {"running": run, "busy": busy}
     status = Cat(*(status_bits[name] for name in sorted(STATUS_BITS, key=STATUS_BITS.get)))
-    return _Control(status, snap, consumed)
+    return _Control(status, snapshot, consumed)
 
 
 def _readout(m, fan_out, port, registers, snapshot_region, snapshot, regions):
