@@ -11,9 +11,9 @@ import argparse
 import time
 
 import numpy as np
-from amaranth.hdl import Fragment, Shape
-from amaranth.hdl._mem import MemoryInstance
+from amaranth.hdl import MemoryInstance
 
+from hwgen._amaranth import elaborate, lhs_signals, memory_ports, statements, subfragments
 from hwgen.kernels import WindowFilter
 from hwgen.sim import instrument_pe, run_window_filter
 
@@ -27,21 +27,21 @@ def storage_bits(fragment):
     """
     flops, block, distributed = 0, 0, 0
     if isinstance(fragment, MemoryInstance):
-        bits = fragment._data.depth * Shape.cast(fragment._data.shape).width
-        synchronous = all(port._domain != "comb" for port in fragment._read_ports)
-        if synchronous and fragment._attrs.get("ram_style") != "distributed":
-            return (0, bits, 0)
-        return (0, 0, bits)
-    for domain, statements in fragment.statements.items():
+        depth, width, attrs, _writes, reads = memory_ports(fragment)
+        synchronous = all(domain != "comb" for *_, domain in reads)
+        if synchronous and attrs.get("ram_style") != "distributed":
+            return (0, depth * width, 0)
+        return (0, 0, depth * width)
+    for domain, domain_statements in statements(fragment).items():
         if domain == "comb":
             continue
         seen = set()
-        for statement in statements:
-            for signal in statement._lhs_signals():
+        for statement in domain_statements:
+            for signal in lhs_signals(statement):
                 if id(signal) not in seen:
                     seen.add(id(signal))
                     flops += len(signal)
-    for sub, _, _ in fragment.subfragments:
+    for sub, _ in subfragments(fragment):
         f, b, d = storage_bits(sub)
         flops, block, distributed = flops + f, block + b, distributed + d
     return flops, block, distributed
@@ -50,8 +50,8 @@ def storage_bits(fragment):
 def resource_report(unroll):
     pe = WindowFilter("max", (3, 3), unroll=unroll, buffer="smart", width=512, height=512)
     design = instrument_pe(pe)
-    top = Fragment.get(design, None)
-    hmm = dict((name, sub) for sub, name, _ in top.subfragments)["hmm"]
+    top = elaborate(design, None)
+    hmm = {name: sub for sub, name in subfragments(top)}["hmm"]
     flops, block, distributed = storage_bits(hmm)
     layout = design.layout
     counters = sum(f.total_bits for f in layout.fields if f.overflow)

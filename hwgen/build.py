@@ -13,9 +13,9 @@ from pathlib import Path
 
 from amaranth.back import rtlil, verilog
 from amaranth.hdl import ValueCastable
-from amaranth.hdl._ir import PortDirection
 from amaranth.lib import data, wiring
 
+from ._amaranth import PortDirection
 from .errors import HwgenError
 from .versions import tool_versions
 

@@ -26,15 +26,15 @@ from .periodic_sampler import PeriodicSampler
 from .pipeline_probes import pipeline_probes
 from .port import PROTOCOL, PortSignature
 from .probe import THREAD_STATES
-from .saturating import add_saturating, count_layout, saturating_sum
+from .saturating import Counters, add_saturating, count_layout, saturating_sum
 from .state_profiler import StateProfiler
 from .stream_monitor import STREAM_CATEGORIES, StreamMonitor, stream_category
 from .trace_buffer import TRACE_MODES, TraceBuffer
 
 __all__ = [
-    "COMMANDS", "ChangeRecorder", "CycleCounter", "DesignView", "EventCounter", "FSMInfo", "HMM",
-    "HMMLayout", "Histogram", "Instrumented", "LatencyHistogram", "PROTOCOL", "PeriodicSampler",
-    "PortSignature", "READ_LATENCY_CYCLES", "REGISTERS", "STATUS_BITS", "STREAM_CATEGORIES",
+    "COMMANDS", "ChangeRecorder", "Counters", "CycleCounter", "DesignView", "EventCounter",
+    "FSMInfo", "HMM", "HMMLayout", "Histogram", "Instrumented", "LatencyHistogram", "PROTOCOL",
+    "PeriodicSampler", "PortSignature", "READ_LATENCY_CYCLES", "REGISTERS", "STATUS_BITS", "STREAM_CATEGORIES",
     "StateProfiler", "StreamInfo", "StreamMonitor", "THREAD_STATES", "TRACE_MODES", "TraceBuffer",
     "add_saturating", "attach", "count_layout", "job_probe", "pe_probes", "pipeline_probes",
     "probe", "saturating_sum", "stream_category", "traffic_probes",

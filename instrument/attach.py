@@ -20,10 +20,11 @@ The HMM only reads the design's signals, so the design's behaviour, outputs and 
 unchanged.
 """
 
-from amaranth.hdl import Fragment, Module, Signal, Value, ValueCastable
+from amaranth.hdl import Module, Signal, Value, ValueCastable
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In
 
+from ._amaranth import elaborate
 from .discover import DesignView
 from .hmm import HMM
 from .port import PortSignature
@@ -108,7 +109,7 @@ class Instrumented(wiring.Component):
 
     def _assemble(self, platform):
         options = self._options
-        fragment = Fragment.get(self._design, platform)
+        fragment = elaborate(self._design, platform)
         view = DesignView(fragment, _port_signals(self._design))
         given = {probe.name for probe in self._probes}
         probes, skipped = [], []

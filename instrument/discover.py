@@ -21,8 +21,9 @@ import re
 from dataclasses import dataclass
 
 from amaranth.hdl import Fragment, Signal
-from amaranth.hdl._ast import Assign, SignalDict, SignalSet
-from amaranth.hdl._dsl import FSM
+
+from ._amaranth import (SignalDict, SignalSet, assignment, fsm_state_names, generated_fsms,
+                        lhs_signals, rhs_signals, statements, subfragments)
 
 __all__ = ["DesignView", "FSMInfo", "StreamInfo"]
 
@@ -56,38 +57,20 @@ class _Scope:
         self.referenced = SignalSet()
         self.driven = SignalDict()  # signal -> domain
         self.aliases = []         # (lhs, rhs) of unconditional comb `signal.eq(signal)`
-        for domain, statements in fragment.statements.items():
-            for statement in statements:
-                lhs = statement._lhs_signals()
+        for domain, domain_statements in statements(fragment).items():
+            for statement in domain_statements:
+                lhs = lhs_signals(statement)
                 self.referenced |= lhs
-                self.referenced |= statement._rhs_signals()
+                self.referenced |= rhs_signals(statement)
                 for signal in lhs:
                     self.driven.setdefault(signal, domain)
-                if (domain == "comb" and isinstance(statement, Assign)
-                        and isinstance(statement.lhs, Signal) and isinstance(statement.rhs, Signal)
-                        and len(statement.lhs) == len(statement.rhs)):
-                    self.aliases.append((statement.lhs, statement.rhs))
+                pair = assignment(statement) if domain == "comb" else None
+                if (pair is not None and all(isinstance(side, Signal) for side in pair)
+                        and len(pair[0]) == len(pair[1])):
+                    self.aliases.append(pair)
 
     def name(self, leaf):
         return ".".join([*self.path, leaf] if leaf else self.path)
-
-
-def _decoded_states(signal):
-    """State names of an ``m.FSM()`` state signal, or None for any other signal."""
-    decoder = signal.decoder
-    if not callable(decoder) or isinstance(decoder, type) or not signal.name.endswith("_state"):
-        return None
-    states = []
-    for value in range(1 << len(signal)):
-        try:
-            text = decoder(value)
-        except (KeyError, IndexError):
-            break
-        match = re.fullmatch(rf"(.+)/{value}", str(text))
-        if not match:
-            return None
-        states.append(match[1])
-    return tuple(states) or None
 
 
 class DesignView:
@@ -122,24 +105,22 @@ class DesignView:
 
     def _collect(self, fragment, path):
         self._scopes.append(_Scope(path, fragment))
-        for index, (sub, name, _) in enumerate(fragment.subfragments):
+        for index, (sub, name) in enumerate(subfragments(fragment)):
             self._collect(sub, (*path, name if name is not None else f"U${index}"))
 
     def _find_fsms(self):
         found = SignalDict()
         for scope in self._scopes:
             clocked = SignalDict((s, d) for s, d in scope.driven.items() if d != "comb")
-            for fsm_name, fsm in scope.fragment.generated.items():
-                if not isinstance(fsm, FSM):
-                    continue
+            for fsm_name, encoding in generated_fsms(scope.fragment).items():
                 signal = next((s for s in clocked if s.name == f"{fsm_name}_state"), None)
                 if signal is None:
                     continue
-                states = tuple(sorted(fsm.encoding, key=fsm.encoding.get))
+                states = tuple(sorted(encoding, key=encoding.get))
                 found[signal] = FSMInfo(scope.name(fsm_name), signal, states, clocked[signal])
             for signal, domain in clocked.items():
                 if signal not in found:
-                    states = _decoded_states(signal)
+                    states = fsm_state_names(signal)
                     if states is not None:
                         found[signal] = FSMInfo(scope.name(signal.name[:-len("_state")]), signal,
                                                 states, domain)

@@ -1,15 +1,15 @@
 """Event counters: cycles in which events happen, or amounts accumulated when they are valid."""
 
 from amaranth.hdl import Module, Mux, unsigned
-from amaranth.lib import data, wiring
+from amaranth.lib import data
 from amaranth.lib.wiring import In, Out
 
-from .saturating import add_saturating, count_layout
+from .saturating import Counters, add_saturating, count_layout
 
 __all__ = ["EventCounter"]
 
 
-class EventCounter(wiring.Component):
+class EventCounter(Counters):
     """A saturating counter fed by one or more sources.
 
     Without ``amount_bits`` every source is an event, and each cycle adds the number of sources
@@ -20,7 +20,8 @@ class EventCounter(wiring.Component):
     Parameters
     ----------
     bits : int
-        Width of the count; it saturates and sets its overflow flag.
+        Width of the count (a :class:`~hwgen.instrument.saturating.Counters` part, which has
+        ``enable`` and ``clear`` too).
     sources : int
         Number of sources, at least 1.
     amount_bits : int or None
@@ -28,10 +29,6 @@ class EventCounter(wiring.Component):
 
     Members
     -------
-    enable : In(1)
-        Count this cycle.
-    clear : In(1)
-        Zero the count (and its flag) at the next edge; this cycle is not counted.
     valid : In(sources)
         One bit per source.
     amount : In(ArrayLayout(unsigned(amount_bits), sources))
@@ -40,28 +37,17 @@ class EventCounter(wiring.Component):
     """
 
     def __init__(self, bits=32, *, sources=1, amount_bits=None):
-        self._layout = count_layout(bits)
         if isinstance(sources, bool) or not isinstance(sources, int) or sources < 1:
             raise ValueError(f"sources must be a positive integer, not {sources!r}")
         if amount_bits is not None and (isinstance(amount_bits, bool)
                                         or not isinstance(amount_bits, int) or amount_bits < 1):
             raise ValueError(f"amount_bits must be a positive integer or None, not {amount_bits!r}")
-        self._bits = bits
         self._sources = sources
         self._amount_bits = amount_bits
-        members = {
-            "enable": In(1),
-            "clear": In(1),
-            "valid": In(sources),
-            "value": Out(self._layout),
-        }
+        members = {"valid": In(sources), "value": Out(count_layout(bits))}
         if amount_bits is not None:
             members["amount"] = In(data.ArrayLayout(unsigned(amount_bits), sources))
-        super().__init__(members)
-
-    @property
-    def bits(self):
-        return self._bits
+        super().__init__(bits, members)
 
     @property
     def sources(self):

@@ -20,10 +20,11 @@ command changes it.
 
 from dataclasses import dataclass
 
-from amaranth.hdl import Array, Cat, Const, Fragment, Module, Signal, Value
+from amaranth.hdl import Array, Cat, Const, Module, Signal, Value
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In
 
+from ._amaranth import embed_parts
 from .cycle_counter import CycleCounter
 from .layout import (COMMANDS, REGISTERS, STATUS_BITS, Field, Group, HMMLayout, TableLayout,
                      TraceLayout)
@@ -230,133 +231,148 @@ class HMM(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         b = self._builder
-        port = self.port
-        word_bits = self._layout.word_bits
         snapshot_region, tables, traces = self._regions
 
+        # The design values the parts watch, registered at every edge; links between parts.
         m.d.sync += [part_port.eq(value) for part_port, value in b.samples]
         m.d.comb += [part_port.eq(value) for part_port, value in b.links]
 
-        # Control. A command written in cycle c: run/freeze decide whether cycle c + 1 is sampled
-        # for counting; snapshot and clear act at the edge that ends cycle c + 2, when the
-        # sample of cycle c has been counted.
-        run = Signal(init=1)
-        clear = Signal()            # clear strobe for the parts, at the end of cycle c + 2
-        snap = Signal()             # snapshot strobe, likewise
-        pending = Signal(2)         # (clear, snapshot) of cycle c + 1
-        sweeping = Signal()
-        counting = Signal()         # this cycle's sample will count
-        enable = Signal()           # the sample the parts see now counts
-        sweepers = [part.busy for part in b.parts.values() if hasattr(part, "busy")]
-        m.d.comb += [
-            sweeping.eq(Cat(*sweepers).any()),
-            counting.eq(run & ~clear & ~sweeping),
-        ]
-        m.d.sync += [enable.eq(counting), Cat(clear, snap).eq(pending), pending.eq(0)]
+        # What the parts are told fans out from a fragment of its own: its inputs change only
+        # on the host's commands and reads.
+        m.submodules.control = fan_out = Module()
+        control = _control(m, fan_out, self.port, b.parts.values(),
+                           [part for _, _, part, *_ in b.traces], self._consumed_base,
+                           [value for _, value, _ in b.fields],
+                           snapshot_region.entries * self._layout.word_bits)
 
-        # Fan-out in a fragment of its own: its inputs change only on commands.
-        fan_out = Module()
-        for part in b.parts.values():
-            fan_out.d.comb += [part.enable.eq(enable), part.clear.eq(clear)]
-        m.submodules.control = fan_out
-
-        consumed = [Signal(len(part.consumed), name=f"consumed{k}")
-                    for k, (_, _, part, *_) in enumerate(b.traces)]
-        for register, (_, _, part, *_) in zip(consumed, b.traces):
-            fan_out.d.comb += part.consumed.eq(register)
-
-        with m.If(port.write):
-            with m.Switch(port.addr):
-                with m.Case(REGISTERS["control"]):
-                    command = {name: port.wdata[bit.bit_length() - 1]
-                               for name, bit in COMMANDS.items()}
-                    m.d.sync += pending.eq(Cat(command["clear"], command["snapshot"]))
-                    with m.If(command["freeze"]):
-                        m.d.sync += run.eq(0)
-                    with m.Elif(command["run"]):
-                        m.d.sync += run.eq(1)
-                for k, register in enumerate(consumed):
-                    with m.Case(self._consumed_base + k):
-                        m.d.sync += register.eq(port.wdata)
-        with m.If(clear):
-            m.d.sync += [register.eq(0) for register in consumed]
-
-        snapshot = Signal(snapshot_region.entries * word_bits)
-        with m.If(snap):
-            m.d.sync += snapshot.eq(Cat(*(value for _, value, _ in b.fields)))
-
-        # Busy: a command has not fully taken effect, a sweep is running, or, once frozen, the
-        # last samples are still being counted (a table holds a count TABLE_LATENCY cycles
-        # after it).
-        settling = Signal(TABLE_LATENCY)
-        m.d.sync += settling.eq(Cat(enable, settling[:-1]))
-        busy = Cat(pending, clear, snap, sweeping, (enable | settling.any()) & ~run).any()
-        status_bits = {"running": run, "busy": busy}
-        status = Cat(*(status_bits[name] for name in sorted(STATUS_BITS, key=STATUS_BITS.get)))
-
-        # Readout, three registered steps so no wide multiplexer shares a cycle with another: the
-        # address is registered with the strobe (tables and traces read their RAM at the same
-        # edge); each block of up to 8 words of a region then registers its word at that
-        # address; then the word of the addressed block is registered on rdata.
-        for region in (*tables, *traces):
-            low = region.stride.bit_length() - 1
-            high = low + (region.entries - 1).bit_length()
-            fan_out.d.comb += region.part.raddr.eq(port.addr[low:high] if high > low else 0)
-        read_addr = Signal(self._layout.addr_bits)
-        read_pending = Signal()
-        word_pending = Signal()
-        m.d.sync += [read_addr.eq(port.addr), read_pending.eq(port.read),
-                     word_pending.eq(read_pending), port.rvalid.eq(word_pending)]
-
-        registers = Signal(word_bits)      # the word of the control/layout/consumed registers
-        with m.Switch(read_addr):
-            with m.Case(REGISTERS["control"]):
-                m.d.sync += registers.eq(status)
-            with m.Case(REGISTERS["layout_id"]):
-                m.d.sync += registers.eq(Const(self._layout.layout_id, word_bits))
-            for k, register in enumerate(consumed):
-                with m.Case(self._consumed_base + k):
-                    m.d.sync += registers.eq(register)
-            with m.Default():
-                m.d.sync += registers.eq(0)
-        # Each region's words in blocks of at most 8, one register per block.
-        block_words, blocks = 8, []    # blocks: (register, condition on read_addr)
-        for region in (snapshot_region, *tables, *traces):
-            size_bits = region.size.bit_length() - 1
-            low = size_bits if region is snapshot_region else region.stride.bit_length() - 1
-            data = snapshot if region.part is None else region.part.rdata.as_value()
-            words = Cat(data, Const(0, region.stride * word_bits))
-            in_region = read_addr[size_bits:] == region.base >> size_bits
-            select = min(low, block_words.bit_length() - 1)
-            for k in range(1 << (low - select)):
-                block = words[k * (word_bits << select):(k + 1) * (word_bits << select)]
-                register = Signal(word_bits, name=f"read_block{len(blocks)}")
-                m.d.sync += register.eq(block.word_select(read_addr[:select], word_bits)
-                                        if select else block[:word_bits])
-                blocks.append((register, in_region & (read_addr[select:low] == k)
-                               if low > select else in_region))
-        hit = Signal(range(len(blocks) + 1))    # the block read_addr falls in; last: none
-        m.d.sync += hit.eq(len(blocks))
-        for k, (_, condition) in enumerate(blocks):
-            with m.If(condition):
-                m.d.sync += hit.eq(k)
-        with m.If(word_pending):
-            m.d.sync += port.rdata.eq(Array([*(r for r, _ in blocks), registers])[hit])
+        registers = {
+            REGISTERS["control"]: control.status,
+            REGISTERS["layout_id"]: Const(self._layout.layout_id, self._layout.word_bits),
+            **{self._consumed_base + k: register for k, register in enumerate(control.consumed)},
+        }
+        _readout(m, fan_out, self.port, registers, snapshot_region, control.snapshot,
+                 (*tables, *traces))
 
         # Amaranth's simulator runs one process per fragment and domain, and visits every process
         # in every delta cycle: the parts' clocked logic joins this fragment's (the netlist is the
         # same), their combinational logic and memories stay in fragments of their own. Their
         # registers and ports keep the part's name in front of theirs, for waveforms.
-        fragment = Fragment.get(m, platform)
-        for name, part in b.parts.items():
-            part_fragment = Fragment.get(part, platform)
-            clocked = part_fragment.statements.pop("sync", None)
-            signals = [Value.cast(v) for _, _, v in part.signature.flatten(part)]
-            if clocked is not None:
-                signals += list(clocked._lhs_signals())
-                fragment.add_statements("sync", clocked)
-            for signal in signals:
-                if isinstance(signal, Signal) and not signal.name.startswith(f"{name}__"):
-                    signal.name = f"{name}__{signal.name}"
-            fragment.add_subfragment(part_fragment, name)
-        return fragment
+        return embed_parts(m, b.parts, platform)
+
+
+@dataclass(frozen=True)
+class _Control:
+    """What the control block (:func:`_control`) gives the rest of the HMM."""
+    status: Value           # the status register's bits (STATUS_BITS)
+    snapshot: Signal        # the values, as the last snapshot command took them
+    consumed: list          # per trace, the register the host writes the records it read to
+
+
+def _control(m, fan_out, port, parts, traces, consumed_base, values, snapshot_bits):
+    """Execute the host's commands; tell every part whether this cycle counts and when to clear.
+
+    A command written in cycle c: run/freeze decide whether cycle c + 1 is sampled for counting;
+    snapshot and clear act at the edge that ends cycle c + 2, when the sample of cycle c has been
+    counted; snapshot copies ``values`` into a register of ``snapshot_bits``. The parts'
+    ``enable``, ``clear`` and the traces' ``consumed`` are driven from ``fan_out``.
+    """
+    run = Signal(init=1)
+    clear = Signal()            # clear strobe for the parts, at the end of cycle c + 2
+    snap = Signal()             # snapshot strobe, likewise
+    pending = Signal(2)         # (clear, snapshot) of cycle c + 1
+    sweeping = Signal()
+    counting = Signal()         # this cycle's sample will count
+    enable = Signal()           # the sample the parts see now counts
+    sweepers = [part.busy for part in parts if hasattr(part, "busy")]
+    m.d.comb += [
+        sweeping.eq(Cat(*sweepers).any()),
+        counting.eq(run & ~clear & ~sweeping),
+    ]
+    m.d.sync += [enable.eq(counting), Cat(clear, snap).eq(pending), pending.eq(0)]
+    for part in parts:
+        fan_out.d.comb += [part.enable.eq(enable), part.clear.eq(clear)]
+
+    consumed = [Signal(len(part.consumed), name=f"consumed{k}") for k, part in enumerate(traces)]
+    for register, part in zip(consumed, traces):
+        fan_out.d.comb += part.consumed.eq(register)
+
+    with m.If(port.write):
+        with m.Switch(port.addr):
+            with m.Case(REGISTERS["control"]):
+                command = {name: port.wdata[bit.bit_length() - 1]
+                           for name, bit in COMMANDS.items()}
+                m.d.sync += pending.eq(Cat(command["clear"], command["snapshot"]))
+                with m.If(command["freeze"]):
+                    m.d.sync += run.eq(0)
+                with m.Elif(command["run"]):
+                    m.d.sync += run.eq(1)
+            for k, register in enumerate(consumed):
+                with m.Case(consumed_base + k):
+                    m.d.sync += register.eq(port.wdata)
+    with m.If(clear):
+        m.d.sync += [register.eq(0) for register in consumed]
+
+    snapshot = Signal(snapshot_bits)
+    with m.If(snap):
+        m.d.sync += snapshot.eq(Cat(*values))
+
+    # Busy: a command has not fully taken effect, a sweep is running, or, once frozen, the last
+    # samples are still being counted (a table holds a count TABLE_LATENCY cycles after it).
+    settling = Signal(TABLE_LATENCY)
+    m.d.sync += settling.eq(Cat(enable, settling[:-1]))
+    busy = Cat(pending, clear, snap, sweeping, (enable | settling.any()) & ~run).any()
+    status_bits = {"running": run, "busy": busy}
+    status = Cat(*(status_bits[name] for name in sorted(STATUS_BITS, key=STATUS_BITS.get)))
+    return _Control(status, snapshot, consumed)
+
+
+def _readout(m, fan_out, port, registers, snapshot_region, snapshot, regions):
+    """Answer the host's reads: ``registers`` (``{address: value}``), the snapshot and the
+    ``regions`` of the tables and traces, ``READ_LATENCY_CYCLES`` after the read strobe.
+
+    Three registered steps, so no wide multiplexer shares a cycle with another: the address is
+    registered with the strobe (tables and traces read their RAM at the same edge, addressed
+    from ``fan_out``); each block of up to 8 words of a region then registers its word at that
+    address; then the word of the addressed block is registered on ``rdata``.
+    """
+    word_bits = len(port.rdata)
+    for region in regions:
+        low = region.stride.bit_length() - 1
+        high = low + (region.entries - 1).bit_length()
+        fan_out.d.comb += region.part.raddr.eq(port.addr[low:high] if high > low else 0)
+    read_addr = Signal(len(port.addr))
+    read_pending = Signal()
+    word_pending = Signal()
+    m.d.sync += [read_addr.eq(port.addr), read_pending.eq(port.read),
+                 word_pending.eq(read_pending), port.rvalid.eq(word_pending)]
+
+    register_word = Signal(word_bits, name="registers")
+    with m.Switch(read_addr):
+        for address, value in registers.items():
+            with m.Case(address):
+                m.d.sync += register_word.eq(value)
+        with m.Default():
+            m.d.sync += register_word.eq(0)
+    # Each region's words in blocks of at most 8, one register per block.
+    block_words, blocks = 8, []    # blocks: (register, condition on read_addr)
+    for region in (snapshot_region, *regions):
+        size_bits = region.size.bit_length() - 1
+        low = size_bits if region is snapshot_region else region.stride.bit_length() - 1
+        data = snapshot if region.part is None else region.part.rdata.as_value()
+        words = Cat(data, Const(0, region.stride * word_bits))
+        in_region = read_addr[size_bits:] == region.base >> size_bits
+        select = min(low, block_words.bit_length() - 1)
+        for k in range(1 << (low - select)):
+            block = words[k * (word_bits << select):(k + 1) * (word_bits << select)]
+            register = Signal(word_bits, name=f"read_block{len(blocks)}")
+            m.d.sync += register.eq(block.word_select(read_addr[:select], word_bits)
+                                    if select else block[:word_bits])
+            blocks.append((register, in_region & (read_addr[select:low] == k)
+                           if low > select else in_region))
+    hit = Signal(range(len(blocks) + 1))    # the block read_addr falls in; last: none
+    m.d.sync += hit.eq(len(blocks))
+    for k, (_, condition) in enumerate(blocks):
+        with m.If(condition):
+            m.d.sync += hit.eq(k)
+    with m.If(word_pending):
+        m.d.sync += port.rdata.eq(Array([*(r for r, _ in blocks), register_word])[hit])

@@ -7,9 +7,10 @@ bound (``overflow == 1``).
 """
 
 from amaranth.hdl import Cat, Mux, Value, unsigned
-from amaranth.lib import data
+from amaranth.lib import data, wiring
+from amaranth.lib.wiring import In
 
-__all__ = ["count_layout", "saturating_sum", "add_saturating"]
+__all__ = ["Counters", "count_layout", "saturating_sum", "add_saturating"]
 
 
 def count_layout(bits):
@@ -56,3 +57,31 @@ def add_saturating(m, counter, amount, *, when=None):
         condition = when & condition
     with m.If(condition):
         m.d.sync += counter.as_value().eq(saturating_sum(counter, amount if len(amount) > 1 else 1))
+
+
+class Counters(wiring.Component):
+    """A part of the HMM made of saturating counts (:func:`count_layout`, ``bits`` wide).
+
+    Parameters
+    ----------
+    bits : int
+        Width of every count; a count saturates and sets its overflow flag.
+    members : dict
+        The part's own members, after ``enable`` and ``clear``.
+
+    Members
+    -------
+    enable : In(1)
+        Count this cycle.
+    clear : In(1)
+        Zero every count (and its flag) at the next edge; this cycle is not counted.
+    """
+
+    def __init__(self, bits, members):
+        count_layout(bits)      # checks bits
+        self._bits = bits
+        super().__init__({"enable": In(1), "clear": In(1), **members})
+
+    @property
+    def bits(self):
+        return self._bits

@@ -1,10 +1,9 @@
 """Stream monitors: how a valid/ready stream spends its cycles."""
 
 from amaranth.hdl import Module, Mux
-from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from .saturating import add_saturating, count_layout
+from .saturating import Counters, add_saturating, count_layout
 
 __all__ = ["StreamMonitor", "STREAM_CATEGORIES", "stream_category"]
 
@@ -18,21 +17,17 @@ def stream_category(valid, ready):
                Mux(valid, STREAM_CATEGORIES.index("blocking"), STREAM_CATEGORIES.index("idle")))
 
 
-class StreamMonitor(wiring.Component):
+class StreamMonitor(Counters):
     """Count the cycles a stream spends transferring, blocking and idle.
 
     A cycle is *transferring* when ``valid & ready``, *blocking* when ``valid & ~ready`` (the
     producer waits for the consumer) and *idle* when ``~valid``.
 
-    Parameters
-    ----------
-    bits : int
-        Width of each count; they saturate and set their overflow flags.
+    A :class:`~hwgen.instrument.saturating.Counters` part (``bits`` wide, with its ``enable``
+    and ``clear``) of three counts, one per category.
 
     Members
     -------
-    enable, clear : In(1)
-        As for :class:`~hwgen.instrument.event_counter.EventCounter`.
     valid, ready : In(1)
         The stream's handshake.
     transferring, blocking, idle : Out(count_layout(bits))
@@ -40,18 +35,11 @@ class StreamMonitor(wiring.Component):
 
     def __init__(self, bits=32):
         layout = count_layout(bits)
-        self._bits = bits
-        super().__init__({
-            "enable": In(1),
-            "clear": In(1),
+        super().__init__(bits, {
             "valid": In(1),
             "ready": In(1),
             **{category: Out(layout) for category in STREAM_CATEGORIES},
         })
-
-    @property
-    def bits(self):
-        return self._bits
 
     def elaborate(self, platform):
         m = Module()

@@ -5,9 +5,14 @@ from .pe import BeatFormat, ControlSignature, pe_members
 from .reduction import OP_ALIASES, REDUCTIONS, Reduction, reduction
 from .walk import AffineWalk, Loop
 from .window import BUFFERS, WindowFilter, WindowTraffic, dilation, erosion
+from .window_buffer import WindowBuffer
+from .direct import Unbuffered
+from .smart_buffer import SmartBuffer
+from .line_buffer import LineBuffer
 
 __all__ = [
-    "AffineWalk", "BUFFERS", "BeatFormat", "ControlSignature", "Loop", "MASK_SHAPES", "OP_ALIASES",
-    "REDUCTIONS", "Reduction", "WindowFilter", "WindowTraffic", "dilation", "erosion", "pe_members",
-    "reduction", "structuring_element",
+    "AffineWalk", "BUFFERS", "BeatFormat", "ControlSignature", "LineBuffer", "Loop", "MASK_SHAPES",
+    "OP_ALIASES", "REDUCTIONS", "Reduction", "SmartBuffer", "Unbuffered", "WindowBuffer",
+    "WindowFilter", "WindowTraffic", "dilation", "erosion", "pe_members", "reduction",
+    "structuring_element",
 ]

@@ -6,86 +6,116 @@ for output ``u``) and folds it into ``U`` accumulators, so a group takes ``K`` b
 reads = K * outputs. The last group of a row is partial and fetches only the lanes it needs.
 """
 
-from amaranth.hdl import Const, Mux, Signal
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
 
-from .pe import BeatFormat
 from .walk import Loop
+from .window_buffer import WindowBuffer
 
-__all__ = ["DirectStrategy"]
+__all__ = ["Unbuffered"]
 
 
-class DirectStrategy:
-    """Read and write walks and the datapath of an unbuffered window filter."""
+class Unbuffered(WindowBuffer):
+    """The datapath of an unbuffered window filter: ``U`` accumulators.
+
+    A step is one group of ``U`` outputs: ``K`` beats, the active mask entries in row-major
+    order, each folded into the accumulators as it arrives; the results leave one cycle after
+    the last. Every step completes its windows, so ``skipped`` stays low. The reduction is a
+    chain, not a tree: ``tree_stages`` must be 0.
+
+    Parameters and members: see :class:`~hwgen.kernels.window_buffer.WindowBuffer`. ``unroll``
+    is at most the output width ``W - M + 1``.
+    """
 
     name = "none"
 
-    def __init__(self, f):
-        if f.unroll > f.out_width:
-            raise ValueError(f"unroll must be at most the output width {f.out_width} without a "
-                             f"buffer, not {f.unroll}")
-        self.f = f
-        self.groups = -(-f.out_width // f.unroll)
-        self.last_group_lanes = f.out_width - (self.groups - 1) * f.unroll
-        self.entries = [(int(i), int(j)) for i, j in zip(*f.mask.nonzero())]
-        self.beats_per_step = len(self.entries)
-        self.rd_beat = BeatFormat(f.unroll, 1, f.pixel_bits)
-        self.wr_beat = BeatFormat(f.unroll, 1, f.pixel_bits)
+    def _check_unroll(self):
+        if self.unroll > self.out_width:
+            raise ValueError(f"unroll must be at most the output width {self.out_width} "
+                             f"without a buffer, not {self.unroll}")
+
+    @classmethod
+    def tree_levels_of(cls, mask):
+        return 0
+
+    @property
+    def entries(self):
+        """The active mask entries ``(i, j)``, in the order a step fetches them."""
+        return [(int(i), int(j)) for i, j in zip(*self.mask.nonzero())]
+
+    @property
+    def groups(self):
+        """Groups of ``U`` outputs per output row; the last may be partial."""
+        return -(-self.out_width // self.unroll)
+
+    @property
+    def last_group_lanes(self):
+        return self.out_width - (self.groups - 1) * self.unroll
 
     # -- fetch pattern ---------------------------------------------------------------------------
 
+    @property
+    def beats_per_step(self):
+        return len(self.entries)
+
+    @property
+    def latency(self):
+        return 1
+
+    @property
     def reads(self):
-        return len(self.entries) * self.f.out_height * self.f.out_width
+        return len(self.entries) * self.out_height * self.out_width
 
+    @property
     def steps(self):
-        return self.f.out_height * self.groups
+        return self.out_height * self.groups
 
+    @property
     def writing_steps(self):
-        return self.steps()
+        return self.steps
 
     def read_loops(self):
-        f = self.f
-        offsets = [i * f.width + j for i, j in self.entries]
-        return [Loop(f.out_height, stride=f.width), Loop(self.groups, stride=f.unroll),
+        offsets = [i * self.width + j for i, j in self.entries]
+        return [Loop(self.out_height, stride=self.width), Loop(self.groups, stride=self.unroll),
                 Loop(len(offsets), offsets=offsets)], 0
 
+    def write_loops(self):
+        return [Loop(self.out_height, stride=self.out_width),
+                Loop(self.groups, stride=self.unroll)], 0
+
+    def step_start(self, walk):
+        return walk.first[2]
+
     def _group_mask(self, walk):
-        lanes = self.f.unroll
+        lanes = self.unroll
         partial = (1 << self.last_group_lanes) - 1
         return Mux(walk.last[1], Const(partial, lanes), Const((1 << lanes) - 1, lanes))
 
     read_mask = _group_mask
     write_mask = _group_mask
 
-    def step_start(self, walk):
-        return walk.first[2]
+    # -- hardware --------------------------------------------------------------------------------
 
-    def write_loops(self):
-        f = self.f
-        return [Loop(f.out_height, stride=f.out_width), Loop(self.groups, stride=f.unroll)], 0
+    def elaborate(self, platform):
+        m = Module()
+        k = len(self.entries)
+        valid = self.pixels.valid
 
-    def latency(self):
-        return 1
-
-    # -- datapath --------------------------------------------------------------------------------
-
-    def build(self, m, platform, restart, in_valid, in_data):
-        f = self.f
-        bits = f.pixel_bits
-        entry = Signal(range(len(self.entries)))
-        last_entry = Signal(init=len(self.entries) == 1)
-        with m.If(restart):
-            m.d.sync += [entry.eq(0), last_entry.eq(len(self.entries) == 1)]
-        with m.Elif(in_valid):
+        # The entry the arriving beat holds.
+        entry = Signal(range(k))
+        last_entry = Signal(init=k == 1)
+        with m.If(self.restart):
+            m.d.sync += [entry.eq(0), last_entry.eq(k == 1)]
+        with m.Elif(valid):
             with m.If(last_entry):
-                m.d.sync += [entry.eq(0), last_entry.eq(len(self.entries) == 1)]
+                m.d.sync += [entry.eq(0), last_entry.eq(k == 1)]
             with m.Else():
-                m.d.sync += [entry.eq(entry + 1), last_entry.eq(entry == len(self.entries) - 2)]
+                m.d.sync += [entry.eq(entry + 1), last_entry.eq(entry == k - 2)]
 
-        acc = [Signal(bits, name=f"acc{u}") for u in range(f.unroll)]
-        with m.If(in_valid):
-            for u in range(f.unroll):
-                pixel = in_data[u]
-                m.d.sync += acc[u].eq(Mux(entry == 0, pixel, f.op.combine(acc[u], pixel)))
-        out_valid = Signal()
-        m.d.sync += out_valid.eq(in_valid & last_entry)
-        return out_valid, Const(1), acc
+        acc = [Signal(self.pixel_bits, name=f"acc{u}") for u in range(self.unroll)]
+        with m.If(valid):
+            for u in range(self.unroll):
+                pixel = self.pixels.payload[u]
+                m.d.sync += acc[u].eq(Mux(entry == 0, pixel, self.op.combine(acc[u], pixel)))
+        m.d.sync += self.results.valid.eq(valid & last_entry)
+        m.d.comb += self.results.payload.eq(Cat(acc))
+        return m

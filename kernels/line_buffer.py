@@ -6,75 +6,89 @@ read-modify-write per beat: read the old rows, write back the new beat above the
 pixel is read from off-chip memory exactly once: reads = H * W.
 """
 
-from amaranth.hdl import Cat, Const, Mux, Signal
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib.memory import Memory
 
 from .ecp5_ram import OutputRegisteredRAM
-from .pe import BeatFormat
-from .separable import delay, separable_reduce
 from .walk import Loop
+from .window_buffer import WindowBuffer
 
-__all__ = ["LineBufferStrategy"]
+__all__ = ["LineBuffer"]
 
 
-class LineBufferStrategy:
-    """Read and write walks and the datapath of a line-buffered window filter."""
+class LineBuffer(WindowBuffer):
+    """The datapath of a line-buffered window filter.
+
+    A step is one beat: ``U`` pixels along a row, in raster order. With the ``N - 1`` rows above
+    them, read from the line buffer, they are ``U`` new window columns; the registers hold the
+    reductions of the last ``M - 1`` columns (:mod:`~hwgen.kernels.separable`). A beat completes
+    windows once ``N`` rows and ``M`` columns of its row are in (its lane ``u`` is then the
+    window whose right column is the beat's lane ``u``); the other steps are ``skipped``. On
+    ECP5 (a platform whose ``family`` is ``"ecp5"``) the line buffer is built from DP16KD tiles
+    with their output register (:mod:`~hwgen.kernels.ecp5_ram`).
+
+    Parameters and members: see :class:`~hwgen.kernels.window_buffer.WindowBuffer`. ``unroll``
+    divides the image width.
+    """
 
     name = "line"
     beats_per_step = 1
 
-    def __init__(self, f):
-        if f.width % f.unroll:
-            raise ValueError(f"unroll must divide the image width {f.width} for the line buffer, "
-                             f"not {f.unroll}")
-        self.f = f
-        self.beats_per_row = f.width // f.unroll
-        # First beat of a row whose last lane completes a window.
-        self.first_beat = max(0, -(-(f.cols - f.unroll) // f.unroll))
-        self.rd_beat = BeatFormat(f.unroll, 1, f.pixel_bits)
-        self.wr_beat = BeatFormat(f.unroll, 1, f.pixel_bits)
+    def _check_unroll(self):
+        if self.width % self.unroll:
+            raise ValueError(f"unroll must divide the image width {self.width} for the line "
+                             f"buffer, not {self.unroll}")
+
+    @property
+    def beats_per_row(self):
+        return self.width // self.unroll
+
+    @property
+    def first_beat(self):
+        """The first beat of a row whose last lane completes a window."""
+        return max(0, -(-(self.cols - self.unroll) // self.unroll))
 
     # -- fetch pattern ---------------------------------------------------------------------------
 
+    @property
     def reads(self):
-        return self.f.height * self.f.width
+        return self.height * self.width
 
+    @property
     def steps(self):
-        return self.f.height * self.beats_per_row
+        return self.height * self.beats_per_row
 
+    @property
     def writing_steps(self):
-        return self.f.out_height * (self.beats_per_row - self.first_beat)
+        return self.out_height * (self.beats_per_row - self.first_beat)
 
     def read_loops(self):
-        return [Loop(self.steps(), stride=self.f.unroll)], 0
+        return [Loop(self.steps, stride=self.unroll)], 0
 
-    def read_mask(self, walk):
-        return Const((1 << self.f.unroll) - 1, self.f.unroll)
+    def write_loops(self):
+        beats = self.beats_per_row - self.first_beat
+        offset = self.first_beat * self.unroll - (self.cols - 1)
+        return [Loop(self.out_height, stride=self.out_width),
+                Loop(beats, stride=self.unroll)], offset
 
     def step_start(self, walk):
         return Const(1)
 
-    def write_loops(self):
-        f = self.f
-        beats = self.beats_per_row - self.first_beat
-        offset = self.first_beat * f.unroll - (f.cols - 1)
-        return [Loop(f.out_height, stride=f.out_width), Loop(beats, stride=f.unroll)], offset
+    def read_mask(self, walk):
+        return Const((1 << self.unroll) - 1, self.unroll)
 
     def write_mask(self, walk):
-        f = self.f
-        lane0_x = self.first_beat * f.unroll - (f.cols - 1)
-        first = sum(1 << u for u in range(f.unroll) if lane0_x + u >= 0)
-        full = (1 << f.unroll) - 1
-        return Mux(walk.first[1], Const(first, f.unroll), Const(full, f.unroll))
+        lane0_x = self.first_beat * self.unroll - (self.cols - 1)
+        first = sum(1 << u for u in range(self.unroll) if lane0_x + u >= 0)
+        full = (1 << self.unroll) - 1
+        return Mux(walk.first[1], Const(first, self.unroll), Const(full, self.unroll))
 
-    def latency(self):
-        return len(self.f.tree_registers)
+    # -- hardware --------------------------------------------------------------------------------
 
-    # -- datapath --------------------------------------------------------------------------------
-
-    def build(self, m, platform, restart, in_valid, in_data):
-        f = self.f
-        n, u_lanes, bits = f.rows, f.unroll, f.pixel_bits
+    def elaborate(self, platform):
+        m = Module()
+        n, u_lanes, bits = self.rows, self.unroll, self.pixel_bits
+        in_valid = self.pixels.valid
 
         # Position of the beat arriving now: column beat, and whether its row and columns
         # complete any window.
@@ -84,8 +98,9 @@ class LineBufferStrategy:
         rows_seen = Signal(range(n))
         row_ok = Signal(init=n == 1)
         col_ok = Signal(init=self.first_beat == 0)
-        with m.If(restart):
-            m.d.sync += [col.eq(0), rows_seen.eq(0), row_ok.eq(n == 1), col_ok.eq(self.first_beat == 0)]
+        with m.If(self.restart):
+            m.d.sync += [col.eq(0), rows_seen.eq(0), row_ok.eq(n == 1),
+                         col_ok.eq(self.first_beat == 0)]
         with m.Elif(in_valid):
             m.d.sync += col.eq(col_next)
             with m.If(last_col):
@@ -98,27 +113,20 @@ class LineBufferStrategy:
             if self.first_beat:
                 with m.Elif(col + 1 == self.first_beat):
                     m.d.sync += col_ok.eq(1)
-        emit = row_ok & col_ok
 
-        beat = in_data.as_value()
+        beat = self.pixels.payload.as_value()
         lanes = [beat[u * bits:(u + 1) * bits] for u in range(u_lanes)]
         if n == 1:
             columns = [[[lane] for lane in lanes]]
         else:
-            stored = self._rows_above(m, platform, restart, in_valid, col, col_next, beat)
+            stored = self._rows_above(m, platform, col, col_next, beat)
             columns = [[[stored[(slot * u_lanes + u) * bits:(slot * u_lanes + u + 1) * bits]
                          for slot in reversed(range(n - 1))] + [lanes[u]]
                         for u in range(u_lanes)]]
+        self._reduce(m, columns, [(0, u) for u in range(u_lanes)], row_ok & col_ok)
+        return m
 
-        vregs, hregs = f.tree_registers_split
-        outputs, depth = separable_reduce(
-            m, f.op, f.column_patterns, columns, [(0, u) for u in range(u_lanes)], in_valid,
-            vertical_regs=vregs, horizontal_regs=hregs, name="win")
-        return (delay(m, in_valid, depth, name="out_valid"),
-                delay(m, emit, depth, name="out_emit"),
-                outputs)
-
-    def _rows_above(self, m, platform, restart, in_valid, col, col_next, beat):
+    def _rows_above(self, m, platform, col, col_next, beat):
         """The N-1 rows above the arriving beat, ready in the cycle it arrives.
 
         Word layout: slot 0 is the row just above, slot N-2 the oldest. Each arrival writes its
@@ -128,11 +136,11 @@ class LineBufferStrategy:
         written ``W/U`` arrivals earlier, more than the read-ahead distance, so the read never
         races the write.
         """
-        f = self.f
+        restart, in_valid = self.restart, self.pixels.valid
         beats = self.beats_per_row
-        row_bits = f.unroll * f.pixel_bits
-        width = (f.rows - 1) * row_bits
-        shifted = lambda word: Cat(beat, word[:(f.rows - 2) * row_bits])
+        row_bits = self.unroll * self.pixel_bits
+        width = (self.rows - 1) * row_bits
+        shifted = lambda word: Cat(beat, word[:(self.rows - 2) * row_bits])
         if beats == 1:
             word = Signal(width, name="line_word")
             with m.If(in_valid):

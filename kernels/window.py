@@ -4,9 +4,10 @@ Output pixel ``(y, x)`` is the reduction over ``img[y + i, x + j]`` for every ac
 ``(i, j)`` of the structuring element: the valid region, ``(H - N + 1) x (W - M + 1)``.
 
 One :class:`WindowFilter` has the PE ports of :mod:`hwgen.kernels.pe`, its own read and write address
-generators, and one of three buffer strategies that decide the off-chip fetch pattern:
-``none`` (:mod:`hwgen.kernels.direct`), ``smart`` (:mod:`hwgen.kernels.smart_buffer`) and ``line``
-(:mod:`hwgen.kernels.line_buffer`).
+generators, and one of three buffer strategies (:mod:`hwgen.kernels.window_buffer`) that decide
+the off-chip fetch pattern and turn the fetched pixels into results: ``none``
+(:mod:`hwgen.kernels.direct`), ``smart`` (:mod:`hwgen.kernels.smart_buffer`) and ``line``
+(:mod:`hwgen.kernels.line_buffer`), each a component of its own.
 
 Flow control is by credits: a step (the beats that make one output beat) is only fetched when
 the output FIFO has room reserved for its result, so the datapath never stalls, responses are
@@ -17,26 +18,28 @@ written, like an HLS loop without the pipeline pragma.
 
 from dataclasses import dataclass
 
-from amaranth.hdl import Cat, Module, Signal, unsigned
+from amaranth.hdl import Module, Signal, unsigned
 from amaranth.lib import wiring
 from amaranth.lib.fifo import SyncFIFO
 
-from .direct import DirectStrategy
-from .line_buffer import LineBufferStrategy
+from .direct import Unbuffered
+from .line_buffer import LineBuffer
 from .mask import structuring_element
 from .pe import pe_members
-from .reduction import reduction, register_positions
+from .reduction import reduction
 from .separable import ColumnPatterns
-from .smart_buffer import SmartBufferStrategy
+from .smart_buffer import SmartBuffer
 from .walk import AffineWalk
+from .window_buffer import check_frame, positive_int
 
 __all__ = ["BUFFERS", "TREE_POLICIES", "WindowFilter", "WindowTraffic", "default_credits", "dilation",
            "erosion", "policy_tree_stages"]
 
+#: The buffer strategies by name: :class:`~hwgen.kernels.window_buffer.WindowBuffer` components.
 BUFFERS = {
-    "none": DirectStrategy,
-    "smart": SmartBufferStrategy,
-    "line": LineBufferStrategy,
+    "none": Unbuffered,
+    "smart": SmartBuffer,
+    "line": LineBuffer,
 }
 
 
@@ -81,14 +84,6 @@ _FORMULAS = {
     "smart": "reads = sum over strips s of W * (N + u_s - 1), u_s = output rows of strip s",
     "line": "reads = H * W",
 }
-
-
-def _positive_int(name, value):
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an integer, not {value!r}")
-    if value < 1:
-        raise ValueError(f"{name} must be a positive integer, not {value!r}")
-    return value
 
 
 class WindowFilter(wiring.Component):
@@ -138,20 +133,14 @@ class WindowFilter(wiring.Component):
             rows, cols = size
         except (TypeError, ValueError):
             raise ValueError(f"size must be a pair (rows, cols), not {size!r}") from None
-        self._rows = _positive_int("rows", rows)
-        self._cols = _positive_int("cols", cols)
+        self._rows = positive_int("rows", rows)
+        self._cols = positive_int("cols", cols)
         self._mask = structuring_element(mask, self._rows, self._cols)
         self._mask.setflags(write=False)
         self._mask_name = mask if isinstance(mask, str) else "custom"
-        self._pixel_bits = _positive_int("pixel_bits", pixel_bits)
-        if pixel_bits > 16:
-            raise ValueError(f"pixel_bits must be between 1 and 16, not {pixel_bits}")
-        self._width = _positive_int("width", width)
-        self._height = _positive_int("height", height)
-        if self._rows > height or self._cols > width:
-            raise ValueError(f"size {rows}x{cols} must fit in the image {height}x{width} "
-                             f"(rows x cols)")
-        self._unroll = _positive_int("unroll", unroll)
+        check_frame(rows, cols, width, height, pixel_bits)
+        self._pixel_bits, self._width, self._height = pixel_bits, width, height
+        self._unroll = positive_int("unroll", unroll)
         if buffer not in BUFFERS:
             raise ValueError(f"buffer must be one of {', '.join(BUFFERS)}, not {buffer!r}")
         self._buffer = buffer
@@ -160,7 +149,7 @@ class WindowFilter(wiring.Component):
         self._pipeline = pipeline
         self._patterns = ColumnPatterns(self._mask)
 
-        levels = self.tree_levels
+        levels = BUFFERS[buffer].tree_levels_of(self._mask)
         if tree_stages is None:
             tree_stages = "lean" if pipeline else 0
         if tree_stages in TREE_POLICIES:
@@ -176,17 +165,19 @@ class WindowFilter(wiring.Component):
                              f"buffer, or one of {', '.join(TREE_POLICIES)}, not {tree_stages}")
         self._tree_stages = tree_stages
 
-        self._strategy = BUFFERS[buffer](self)
+        self._strategy = BUFFERS[buffer](self._op, self._mask, width=width, height=height,
+                                         unroll=unroll, pixel_bits=pixel_bits,
+                                         tree_stages=tree_stages)
 
         if credits is None:
-            credits = default_credits(self._strategy.latency(), pipeline)
-        self._credits = _positive_int("credits", credits)
+            credits = default_credits(self._strategy.latency, pipeline)
+        self._credits = positive_int("credits", credits)
 
         frame = 2 * width * height
         needed = max(1, (frame - 1).bit_length())
         if addr_width is None:
             addr_width = needed
-        self._addr_width = _positive_int("addr_width", addr_width)
+        self._addr_width = positive_int("addr_width", addr_width)
         if self._addr_width > 64:
             raise ValueError(f"addr_width must be at most 64, not {addr_width}")
 
@@ -232,21 +223,12 @@ class WindowFilter(wiring.Component):
     @property
     def tree_levels(self):
         """Levels of the reduction tree (column then cross-column); 0 without a buffer."""
-        if self._buffer == "none":
-            return 0
-        return self._patterns.vertical_depth + self._patterns.horizontal_depth
+        return self._strategy.tree_levels
 
     @property
     def tree_registers(self):
         """Register positions in the reduction: ``p`` is in front of level ``p``."""
-        return register_positions(self.tree_levels, self._tree_stages)
-
-    @property
-    def tree_registers_split(self):
-        """Register positions in the column trees and in the cross-column trees."""
-        depth = self._patterns.vertical_depth
-        positions = self.tree_registers
-        return ({p for p in positions if p <= depth}, {p - depth for p in positions if p > depth})
+        return self._strategy.tree_registers
 
     @property
     def rd_beat(self):
@@ -269,18 +251,18 @@ class WindowFilter(wiring.Component):
     @property
     def datapath_latency(self):
         """Cycles from an accepted read response to the step's result."""
-        return self._strategy.latency()
+        return self._strategy.latency
 
     def traffic(self):
         """The closed-form fetch model of one frame."""
         outputs = self.out_width * self.out_height
-        reads = self._strategy.reads()
+        reads = self._strategy.reads
         pixel_bytes = self.rd_beat.element_bytes
         return WindowTraffic(
             outputs=outputs, reads=reads, writes=outputs,
             bytes_read=reads * pixel_bytes, bytes_written=outputs * pixel_bytes,
             ops=(self.active - 1) * outputs, ops_per_output=self.active - 1,
-            steps=self._strategy.steps(), formula=_FORMULAS[self._buffer])
+            steps=self._strategy.steps, formula=_FORMULAS[self._buffer])
 
     def ideal_cycles(self):
         """Busy cycles of one frame with an ideal memory (the figure a simulation measures).
@@ -293,9 +275,9 @@ class WindowFilter(wiring.Component):
         beats = s.beats_per_step
         latency = self.datapath_latency
         if self._pipeline:
-            return s.steps() * beats + latency + 3
-        writing = s.writing_steps()
-        return writing * (beats + 3 + latency) + (s.steps() - writing) * (beats + 2 + latency)
+            return s.steps * beats + latency + 3
+        writing = s.writing_steps
+        return writing * (beats + 3 + latency) + (s.steps - writing) * (beats + 2 + latency)
 
     def hardware_ops(self):
         """Comparators the datapath instantiates (fewer than the algorithmic ops thanks to reuse)."""
@@ -359,12 +341,14 @@ class WindowFilter(wiring.Component):
         ]
 
         # Datapath: every response is accepted; credits guarantee room for its result.
-        m.d.comb += self.rd_rsp.ready.eq(1)
-        out_valid, out_emit, out_data = s.build(m, platform, restart, self.rd_rsp.valid,
-                                               self.rd_rsp.payload)
+        m.submodules.buffer = s
         m.d.comb += [
-            out_fifo.w_en.eq(out_valid & out_emit),
-            out_fifo.w_data.eq(Cat(out_data)),
+            self.rd_rsp.ready.eq(1),
+            s.restart.eq(restart),
+            s.pixels.valid.eq(self.rd_rsp.valid),
+            s.pixels.payload.eq(self.rd_rsp.payload),
+            out_fifo.w_en.eq(s.results.valid),
+            out_fifo.w_data.eq(s.results.payload),
         ]
 
         # Fetch: a new step needs a free credit; the beats of a started step follow freely.
@@ -394,7 +378,7 @@ class WindowFilter(wiring.Component):
         issued = rd_walk.next & step_start
         returned = Signal(range(3))
         m.d.sync += [
-            returned.eq((out_valid & ~out_emit) + wr_done),
+            returned.eq(s.skipped + wr_done),
             outstanding.eq(outstanding + issued - returned),
         ]
 

@@ -1,5 +1,7 @@
 """The estimator's netlist: its own emitter builds what Amaranth's netlist emitter builds."""
 
+import warnings
+
 import pytest
 from amaranth.hdl import (Array, Cat, ClockDomain, ClockSignal, Fragment, Instance, Module,
                           Mux, ResetSignal, Signal, signed)
@@ -10,7 +12,8 @@ from hwgen.boards import get_board
 from hwgen.build import design_ports
 from hwgen.catalog import make_window_filter
 from hwgen.resources.estimate import count_netlist, count_primitives
-from hwgen.resources.netlist import _Unsupported, emit, from_amaranth
+from hwgen.resources import netlist
+from hwgen.resources.netlist import EmitterFallbackWarning, _Unsupported, emit, from_amaranth
 from hwgen.kernels.pipeline import Pipeline
 from hwgen.kernels.programs import gemm
 from hwgen.sim import instrument_pe
@@ -141,12 +144,30 @@ def test_larger_designs_are_emitted_as_amaranth_emits_them(make):
     assert lean[0]
 
 
-def test_what_the_emitter_leaves_goes_through_amaranth():
+def test_what_the_emitter_leaves_goes_through_amaranth_without_a_warning():
     design = LocalDomain()
     with pytest.raises(_Unsupported):
         emit(Fragment.get(design, None), design_ports(design))
-    kinds, _, _, _ = count_primitives(LocalDomain())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", EmitterFallbackWarning)
+        kinds, _, _, _ = count_primitives(LocalDomain())
     assert dict(kinds) == {("add", 9): 1, ("ff", 8): 1}
+
+
+@pytest.mark.parametrize("internal", ["emit_memory", "rhs_switch", "top_ports"])
+def test_any_failure_of_the_emitter_falls_back_to_amaranths_with_a_warning(monkeypatch, internal):
+    platform = get_board("ulx3s-85f").elaboration_platform()
+    design = window_filter("line", unroll=4)
+    expected = count_netlist(from_amaranth(Fragment.get(design, platform), design_ports(design)))
+
+    def broken(*args, **kwargs):
+        raise AttributeError("'MemoryInstance' object has no attribute '_data'")
+    monkeypatch.setattr(netlist._Emitter, internal, broken)
+    with pytest.warns(EmitterFallbackWarning, match=r"emitter failed \(AttributeError: "
+                                                    r"'MemoryInstance' object has no attribute"):
+        counted = count_primitives(window_filter("line", unroll=4), platform=platform)
+    assert counted == expected
+    assert counted[0]
 
 
 def test_a_driver_conflict_is_amaranths_error():

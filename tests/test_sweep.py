@@ -27,7 +27,7 @@ def test_grid_is_every_combination_buffer_major():
     assert {(p.kernel, p.width, p.height) for p in points} == {("erosion", 16, 12)}
 
 
-@pytest.mark.filterwarnings("ignore::amaranth._unused.UnusedMustUse")   # the rejected filter
+@pytest.mark.filterwarnings("ignore::amaranth.hdl.UnusedElaboratable")   # the rejected filter
 def test_grid_names_the_point_that_cannot_be_built():
     with pytest.raises(HwgenError, match="design point line U3: --unroll must divide") as error:
         design_grid("dilation", unrolls=[2, 3], buffers=["smart", "line"], width=16, height=12)

@@ -76,7 +76,7 @@ def test_odd_sizes_match_scipy(op, mask, size):
     np.testing.assert_array_equal(run.image, cropped)
 
 
-@pytest.mark.filterwarnings("ignore::amaranth._unused.UnusedMustUse")
+@pytest.mark.filterwarnings("ignore::amaranth.hdl.UnusedElaboratable")
 def test_dilation_and_erosion_are_max_and_min():
     assert dilation(width=8, height=8).op.name == "max"
     assert erosion(width=8, height=8).op.name == "min"
@@ -247,7 +247,7 @@ def test_line_buffer_reaches_hw_over_u_on_512x512(unroll):
 
 # A component whose constructor raised is never elaborated; Amaranth warns about it when it is
 # collected, which the collection inside these tests makes happen here.
-_REJECTED_OBJECTS_ARE_UNUSED = pytest.mark.filterwarnings("ignore::amaranth._unused.UnusedMustUse")
+_REJECTED_OBJECTS_ARE_UNUSED = pytest.mark.filterwarnings("ignore::amaranth.hdl.UnusedElaboratable")
 
 
 @pytest.mark.parametrize("kwargs,message", [

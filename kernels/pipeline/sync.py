@@ -11,6 +11,7 @@ spinning too) until all threads of the pipeline wait at it, then lets them all g
 must reach it the same number of times, or the ones waiting wait forever.
 """
 
+from dataclasses import dataclass
 from functools import reduce
 from operator import or_
 
@@ -22,35 +23,35 @@ from .stage import Stage
 __all__ = ["Lock", "Barrier", "Acquire", "Release", "Wait", "build_sync"]
 
 
-class _Named:
-    def __init__(self, name):
-        if not isinstance(name, str) or not name.isidentifier():
-            raise ValueError(f"{type(self).__name__.lower()} name must be an identifier, not {name!r}")
-        self._name = name
+# A lock or a barrier is known by its identity: two of the same name are two resources (which
+# the pipeline refuses), hence eq=False.
+@dataclass(frozen=True, eq=False)
+class _Resource:
+    name: str
 
-    @property
-    def name(self):
-        return self._name
-
-    def __repr__(self):
-        return f"{type(self).__name__}({self._name!r})"
+    def __post_init__(self):
+        if not isinstance(self.name, str) or not self.name.isidentifier():
+            raise ValueError(f"{type(self).__name__.lower()} name must be an identifier, not "
+                             f"{self.name!r}")
 
 
-class Lock(_Named):
+class Lock(_Resource):
     """A hardware lock that guards a critical section.
 
     Parameters
     ----------
     name : str
+        An identifier.
     """
 
 
-class Barrier(_Named):
+class Barrier(_Resource):
     """A barrier that every thread of the pipeline must reach before any goes on.
 
     Parameters
     ----------
     name : str
+        An identifier.
     """
 
 

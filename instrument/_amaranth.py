@@ -1,0 +1,166 @@
+"""The parts of Amaranth's internals that :mod:`hwgen.instrument` uses, all in this one module.
+
+Attaching an HMM from outside a design means reading the design after elaboration: its fragment
+tree, the statements of each fragment and the signals they drive, the state machines ``m.FSM()``
+left behind. Amaranth has no public interface for that; this layer is the only place that reaches
+into it, so the next Amaranth release breaks here, loudly, and not deep inside a measurement.
+
+It was written for Amaranth 0.5.x (tested with 0.5.10). On any other release importing it fails
+with one line that names this layer; with ``HWGEN_AMARANTH_UNCHECKED=1`` in the environment it
+only warns, and ``tests/test_amaranth_layers.py`` names every access that broke (one test per
+access).
+
+The accesses, and what Amaranth's main branch (0.6.0.dev) has already changed:
+
+* :func:`elaborate` (``Fragment.get``) and the fragment's ``statements`` (domain -> statements),
+  ``subfragments`` (fragment, name, source location) and ``generated`` (name -> ``_dsl.FSM``,
+  whose ``encoding`` maps state names to their codes): :func:`statements`,
+  :func:`subfragments`, :func:`generated_fsms`.
+* The signals a statement drives and reads (``_lhs_signals()``, ``_rhs_signals()``), the
+  ``_ast.Assign`` statement and the ``SignalSet`` / ``SignalDict`` containers (signals are not
+  hashable): :func:`lhs_signals`, :func:`rhs_signals`, :func:`assignment`.
+* The state names of an ``m.FSM()`` state signal: in 0.5 the signal ``<name>_state`` is a plain
+  unsigned signal whose ``decoder`` turns code ``n`` into ``"<state name>/<n>"``. On main the
+  state signal has an enum shape instead (an ``Enum`` named ``<name>State`` whose members are
+  named ``"<state name>/<n>"``) and no decoder: :func:`fsm_state_names` must then read the enum.
+* Renaming a signal (``Signal.name`` is a plain attribute) and moving statements between
+  fragments (``Fragment.add_statements``, ``add_subfragment``): :func:`embed_parts`, the
+  HMM's own embedding of its parts.
+"""
+
+import os
+import re
+import warnings
+
+import amaranth
+from amaranth.hdl import Fragment, Signal, Value
+from amaranth.hdl._ast import Assign, SignalDict, SignalSet
+from amaranth.hdl._dsl import FSM
+
+__all__ = ["AMARANTH_SERIES", "AmaranthVersionWarning", "SignalDict", "SignalSet", "assignment",
+           "check_amaranth", "elaborate", "embed_parts", "fsm_state_names", "generated_fsms",
+           "lhs_signals", "rhs_signals", "statements", "subfragments"]
+
+#: The Amaranth release series (major, minor) the layers of hwgen were written for.
+AMARANTH_SERIES = (0, 5)
+
+#: Set to anything but ``""`` or ``"0"`` to turn a layer's version check into a warning.
+UNCHECKED_VARIABLE = "HWGEN_AMARANTH_UNCHECKED"
+
+
+class AmaranthVersionWarning(Warning):
+    """A compatibility layer runs on an Amaranth release it was not written for."""
+
+
+def check_amaranth(layer, version=None):
+    """Fail, naming ``layer``, unless Amaranth's ``version`` (default: the installed one) belongs
+    to :data:`AMARANTH_SERIES`; warn instead when :data:`UNCHECKED_VARIABLE` is set."""
+    version = amaranth.__version__ if version is None else version
+    match = re.match(r"(\d+)\.(\d+)", version)
+    if match and (int(match[1]), int(match[2])) == AMARANTH_SERIES:
+        return
+    series = ".".join(map(str, AMARANTH_SERIES))
+    message = (f"{layer} was written for Amaranth {series}.x, not {version}: its accesses to "
+               f"Amaranth's internals may have changed (set {UNCHECKED_VARIABLE}=1 to try anyway)")
+    if os.environ.get(UNCHECKED_VARIABLE, "") not in ("", "0"):
+        warnings.warn(message, AmaranthVersionWarning, stacklevel=3)
+    else:
+        raise ImportError(message)
+
+
+check_amaranth(__name__)
+
+
+# -- fragments -------------------------------------------------------------------------------
+
+def elaborate(design, platform):
+    """The fragment ``design`` elaborates to: the signals it will be built from."""
+    return Fragment.get(design, platform)
+
+
+def statements(fragment):
+    """``{domain name: statements}`` of one fragment (not of its subfragments)."""
+    return fragment.statements
+
+
+def subfragments(fragment):
+    """``[(subfragment, name or None)]`` of a fragment."""
+    return [(sub, name) for sub, name, _src_loc in fragment.subfragments]
+
+
+def generated_fsms(fragment):
+    """``{FSM name: {state name: code}}`` of the ``m.FSM()`` blocks of one fragment.
+
+    Transformers such as ``DomainRenamer`` drop this record; :func:`fsm_state_names` still finds
+    their state signals.
+    """
+    return {name: dict(fsm.encoding) for name, fsm in fragment.generated.items()
+            if isinstance(fsm, FSM)}
+
+
+def fsm_state_names(signal):
+    """State names, by code, of an ``m.FSM()`` state signal; None for any other signal."""
+    decoder = signal.decoder
+    if not callable(decoder) or isinstance(decoder, type) or not signal.name.endswith("_state"):
+        return None
+    names = []
+    for code in range(1 << len(signal)):
+        try:
+            text = decoder(code)
+        except (KeyError, IndexError):
+            break
+        match = re.fullmatch(rf"(.+)/{code}", str(text))
+        if not match:
+            return None
+        names.append(match[1])
+    return tuple(names) or None
+
+
+# -- statements ------------------------------------------------------------------------------
+
+def lhs_signals(statement):
+    """The :class:`SignalSet` a statement (or a list of them) assigns."""
+    return statement._lhs_signals()
+
+
+def rhs_signals(statement):
+    """The :class:`SignalSet` a statement (or a list of them) reads (an assignment's may hold the
+    signal it assigns too)."""
+    return statement._rhs_signals()
+
+
+def assignment(statement):
+    """``(lhs, rhs)`` of an assignment statement; None for a switch, a print, an assertion."""
+    if isinstance(statement, Assign):
+        return statement.lhs, statement.rhs
+    return None
+
+
+# -- embedding -------------------------------------------------------------------------------
+
+def embed_parts(module, parts, platform, *, domain="sync"):
+    """Elaborate ``module`` with ``parts`` as named subfragments, their ``domain`` logic merged.
+
+    Each part (``{name: wiring.Component}``) becomes a subfragment named ``name`` whose
+    statements in ``domain`` move into ``module``'s own fragment; its ports and the signals those
+    statements drive are renamed ``<name>__<signal>`` (unless they already are), so they keep
+    the part's name in waveforms although they now belong to ``module``. The netlist is the same
+    as with plain submodules.
+
+    Returns
+    -------
+    Fragment
+    """
+    fragment = Fragment.get(module, platform)
+    for name, part in parts.items():
+        part_fragment = Fragment.get(part, platform)
+        moved = part_fragment.statements.pop(domain, None)
+        signals = [Value.cast(value) for _, _, value in part.signature.flatten(part)]
+        if moved is not None:
+            signals += list(moved._lhs_signals())
+            fragment.add_statements(domain, moved)
+        for signal in signals:
+            if isinstance(signal, Signal) and not signal.name.startswith(f"{name}__"):
+                signal.name = f"{name}__{signal.name}"
+        fragment.add_subfragment(part_fragment, name)
+    return fragment

@@ -1,0 +1,313 @@
+"""Every access of the Amaranth compatibility layers (``hwgen.instrument._amaranth`` and
+``hwgen._amaranth``), one test each: an Amaranth release that changes one fails the test named
+after it."""
+
+import subprocess
+import sys
+
+import pytest
+from amaranth.back import rtlil
+from amaranth.hdl import (Array, Assert, Cat, ClockDomain, Const, DomainRenamer, Fragment, Instance,
+                          IOPort, Module, Print, Signal)
+from amaranth.lib import enum, memory, wiring
+from amaranth.lib.cdc import AsyncFFSynchronizer
+from amaranth.lib.wiring import In, Out
+
+from hwgen import _amaranth as hw
+from hwgen.instrument import _amaranth as layer
+
+
+class Blinker(wiring.Component):
+    """A counter, a state machine, a memory and an instance: every kind of thing the layers read."""
+
+    def __init__(self):
+        super().__init__({"go": In(1), "addr": In(4), "led": Out(1), "word": Out(8)})
+
+    def elaborate(self, platform):
+        m = Module()
+        count = Signal(4)
+        m.d.sync += count.eq(count + 1)
+        m.d.comb += self.led.eq(count[3])
+        with m.FSM(name="blink"):
+            with m.State("OFF"):
+                with m.If(self.go):
+                    m.next = "ON"
+            with m.State("ON"):
+                m.next = "OFF"
+        m.submodules.ram = ram = memory.Memory(shape=8, depth=16, init=range(16))
+        write = ram.write_port(granularity=4)
+        read = ram.read_port()
+        m.d.comb += [write.addr.eq(count), write.data.eq(count), write.en.eq(0b11),
+                     read.addr.eq(self.addr), self.word.eq(read.data)]
+        m.submodules.box = Instance("BOX", i_A=self.go, o_Y=Signal(name="box_y"))
+        return m
+
+
+def fragment_of(design):
+    return Fragment.get(design, None)
+
+
+def child(fragment, name):
+    return dict((n, sub) for sub, n in layer.subfragments(fragment))[name]
+
+
+# -- the version check -------------------------------------------------------------------------
+
+def test_check_amaranth_accepts_the_series_it_was_written_for():
+    for version in ("0.5.0", "0.5.10", "0.5.11.dev3+g1234"):
+        layer.check_amaranth("some.layer", version)
+
+
+def test_check_amaranth_refuses_another_release_in_one_line_naming_the_layer(monkeypatch):
+    monkeypatch.delenv(layer.UNCHECKED_VARIABLE, raising=False)
+    for version in ("0.6.0", "0.6.0.dev0", "0.4.5", "1.0.0"):
+        with pytest.raises(ImportError) as error:
+            layer.check_amaranth("some.layer", version)
+        message = str(error.value)
+        assert "\n" not in message
+        assert message.startswith(f"some.layer was written for Amaranth 0.5.x, not {version}")
+
+
+def test_check_amaranth_only_warns_when_told_to_try_anyway(monkeypatch):
+    monkeypatch.setenv(layer.UNCHECKED_VARIABLE, "1")
+    with pytest.warns(layer.AmaranthVersionWarning, match="some.layer was written for"):
+        layer.check_amaranth("some.layer", "0.6.0")
+
+
+@pytest.mark.parametrize("module", ["hwgen.instrument._amaranth", "hwgen._amaranth"])
+def test_importing_a_layer_on_another_release_fails_loudly(module):
+    code = f"import amaranth; amaranth.__version__ = '0.6.0'; import {module}"
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env={"PATH": ""})
+    assert run.returncode != 0
+    last = run.stderr.strip().splitlines()[-1]
+    assert last.startswith("ImportError: hwgen.")
+    assert "_amaranth was written for Amaranth 0.5.x, not 0.6.0" in last
+
+
+# -- hwgen.instrument._amaranth ----------------------------------------------------------------
+
+def test_elaborate_gives_the_fragment_the_design_is_built_from():
+    design = Blinker()
+    fragment = layer.elaborate(design, None)
+    assert isinstance(fragment, Fragment)
+    assert any(design.led is signal for signal in layer.lhs_signals(
+        layer.statements(fragment)["comb"]))
+
+
+def test_statements_are_per_domain():
+    fragment = fragment_of(Blinker())
+    domains = layer.statements(fragment)
+    assert set(domains) == {"comb", "sync"}
+    assert all(len(statements) for statements in domains.values())
+
+
+def test_subfragments_are_named():
+    fragment = fragment_of(Blinker())
+    names = [name for _, name in layer.subfragments(fragment)]
+    assert names == ["ram", "box"]
+    assert all(isinstance(sub, Fragment) for sub, _ in layer.subfragments(fragment))
+
+
+def test_generated_fsms_give_each_state_its_code():
+    assert layer.generated_fsms(fragment_of(Blinker())) == {"blink": {"OFF": 0, "ON": 1}}
+    renamed = fragment_of(DomainRenamer("fast")(Blinker()))
+    assert layer.generated_fsms(renamed) == {}          # the transformer dropped the record
+
+
+def test_fsm_state_names_read_the_state_signal():
+    fragment = fragment_of(Blinker())
+    state = next(s for s in layer.lhs_signals(layer.statements(fragment)["sync"])
+                 if s.name == "blink_state")
+    assert layer.fsm_state_names(state) == ("OFF", "ON")
+
+    class Mode(enum.Enum, shape=2):
+        A = 0
+        B = 1
+    assert layer.fsm_state_names(Signal(2, name="mode_state", decoder=Mode)) is None
+    assert layer.fsm_state_names(Signal(2, name="plain_state")) is None
+    assert layer.fsm_state_names(Signal(2, name="x_state", decoder=lambda n: f"{n}")) is None
+
+
+def test_lhs_and_rhs_signals_of_statements():
+    a, b, y = Signal(name="a"), Signal(name="b"), Signal(name="y")
+    statement = y.eq(a & b)
+    assert {s.name for s in layer.lhs_signals(statement)} == {"y"}
+    assert {"a", "b"} <= {s.name for s in layer.rhs_signals(statement)}
+    m = Module()
+    with m.If(a):
+        m.d.comb += y.eq(b)
+    switch, = layer.statements(fragment_of(m))["comb"]
+    assert {s.name for s in layer.lhs_signals(switch)} == {"y"}
+    assert {"a", "b"} <= {s.name for s in layer.rhs_signals(switch)}
+
+
+def test_assignment_gives_both_sides_of_an_assignment_only():
+    a, y = Signal(name="a"), Signal(name="y")
+    lhs, rhs = layer.assignment(y.eq(a))
+    assert lhs is y and rhs is a
+    m = Module()
+    with m.If(a):
+        m.d.comb += y.eq(1)
+    m.d.comb += Print("hello")
+    switch, printed = layer.statements(fragment_of(m))["comb"]
+    assert layer.assignment(switch) is None
+    assert layer.assignment(printed) is None
+
+
+def test_signal_set_and_dict_key_signals_by_identity():
+    a, b = Signal(name="same"), Signal(name="same")
+    assert len(layer.SignalSet([a, b, a])) == 2
+    table = layer.SignalDict([(a, 1), (b, 2)])
+    assert table[a] == 1 and table[b] == 2
+
+
+def test_embed_parts_moves_clocked_logic_and_keeps_part_names():
+    class Part(wiring.Component):
+        def __init__(self):
+            super().__init__({"i": In(8), "o": Out(8)})
+
+        def elaborate(self, platform):
+            m = Module()
+            total = Signal(8, name="total")
+            m.d.sync += total.eq(total + self.i)
+            m.d.comb += self.o.eq(~total)
+            return m
+
+    part = Part()
+    top = Module()
+    done = Signal(name="done")
+    top.d.sync += done.eq(part.o == 0)
+    fragment = layer.embed_parts(top, {"adder": part}, None)
+    driven = {s.name for s in layer.lhs_signals(layer.statements(fragment)["sync"])}
+    assert driven == {"done", "adder__total"}
+    sub = child(fragment, "adder")
+    assert "sync" not in layer.statements(sub) and "comb" in layer.statements(sub)
+    assert part.i.name == "adder__i" and part.o.name == "adder__o"
+
+
+# -- hwgen._amaranth -------------------------------------------------------------------------
+
+def test_port_direction_names_the_ports_of_a_conversion():
+    a, y = Signal(4, name="a"), Signal(4, name="y")
+    m = Module()
+    m.d.comb += y.eq(~a)
+    text = rtlil.convert(m, name="top", ports={"in_a": (a, hw.PortDirection.Input),
+                                                "out_y": (y, hw.PortDirection.Output)},
+                         emit_src=False)
+    wires = [line.split() for line in text.splitlines() if "wire" in line]
+    assert ["wire", "width", "4", "input", "0", "\\in_a"] in wires
+    assert ["wire", "width", "4", "output", "1", "\\out_y"] in wires
+
+
+def test_operator_values():
+    a, b = Signal(4), Signal(4)
+    value = a + b
+    assert type(value) is hw.Operator
+    assert value.operator == "+" and value.operands[0] is a and value.operands[1] is b
+
+
+def test_slice_values():
+    a = Signal(8)
+    value = a[2:5]
+    assert type(value) is hw.Slice
+    assert value.value is a and (value.start, value.stop) == (2, 5)
+
+
+def test_concat_values():
+    a, b = Signal(2), Signal(3)
+    value = Cat(a, b)
+    assert type(value) is hw.Concat
+    assert len(value.parts) == 2 and value.parts[0] is a and value.parts[1] is b
+
+
+def test_part_values():
+    a, sel = Signal(8), Signal(2)
+    value = a.word_select(sel, 2)
+    assert type(value) is hw.Part
+    assert value.value is a and value.offset is sel and (value.width, value.stride) == (2, 2)
+
+
+def test_switch_values():
+    sel = Signal(2)
+    value = Array([Const(1, 4), Const(2, 4), Const(3, 4)])[sel].as_value()
+    assert type(value) is hw.SwitchValue
+    assert value.test is sel
+    patterns, element = value.cases[0]
+    assert patterns == ("00",) and element.value == 1
+
+
+def test_assign_statements():
+    a, y = Signal(), Signal()
+    statement = y.eq(a)
+    assert type(statement) is hw.Assign and statement.lhs is y and statement.rhs is a
+
+
+def test_switch_statements():
+    sel, y = Signal(2), Signal()
+    m = Module()
+    with m.Switch(sel):
+        with m.Case(1):
+            m.d.comb += y.eq(1)
+        with m.Default():
+            m.d.comb += y.eq(0)
+    switch, = hw.statements(fragment_of(m))["comb"]
+    assert type(switch) is hw.Switch and switch.test is sel
+    (patterns, statements, _src_loc), (default, _, _) = switch.cases
+    assert patterns == ("01",) and default is None
+    assert type(statements[0]) is hw.Assign
+
+
+def test_property_statements():
+    a = Signal()
+    m = Module()
+    m.d.comb += Assert(a)
+    statement, = hw.statements(fragment_of(m))["comb"]
+    assert isinstance(statement, hw.Property)
+
+
+def test_io_values():
+    assert isinstance(IOPort(1, name="pad"), hw.IOValue)
+
+
+def test_require_posedge_fragments():
+    i, o = Signal(), Signal()
+    fragment = fragment_of(AsyncFFSynchronizer(i, o))
+    assert any(type(sub) is hw.RequirePosedge for sub, _ in hw.subfragments(fragment))
+
+
+def test_domains_of_a_fragment():
+    m = Module()
+    m.domains.fast = fast = ClockDomain(async_reset=True)
+    m.d.fast += Signal().eq(1)
+    assert hw.domains(fragment_of(m)) == {"fast": fast}
+
+
+def test_instance_ports():
+    instance = child(fragment_of(Blinker()), "box")
+    kind, ports = hw.instance_ports(instance)
+    assert kind == "BOX"
+    assert [direction for _, direction in ports] == ["i", "o"]
+    assert ports[1][0].name == "box_y"
+
+
+def test_memory_ports():
+    design = Blinker()
+    depth, width, attrs, writes, reads = hw.memory_ports(child(fragment_of(design), "ram"))
+    assert (depth, width) == (16, 8) and isinstance(attrs, dict)
+    (data, addr, en, granularity), = writes
+    assert (len(data), len(addr), len(en), granularity) == (8, 4, 2, 4)
+    (data, addr, en, domain), = reads
+    assert (len(data), len(addr), len(en), domain) == (8, 4, 1, "sync")
+
+
+def test_amaranth_netlist_cells():
+    design = Blinker()
+    from hwgen.build import design_ports
+    cells, connections, outputs = hw.amaranth_netlist(fragment_of(design), design_ports(design))
+    kinds = {cell[0] for cell in cells}
+    assert cells[0] == ("top",)
+    assert {"op", "ff", "matches", "priority", "memory", "read", "write", "instance"} <= kinds
+    assert ("memory", 16, 8) in cells
+    assert len(outputs) == 1 + 8 and all(isinstance(net, int) for net in outputs)
+    assert all(late < 0 for late in connections)
