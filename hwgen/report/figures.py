@@ -73,13 +73,19 @@ def _figure(height):
     return figure
 
 
+def _ink(colour):
+    """Black or white, whichever reads better on ``colour``."""
+    r, g, b = matplotlib.colors.to_rgb(colour)
+    return "black" if 0.299 * r + 0.587 * g + 0.114 * b > 0.55 else "white"
+
+
 def _percent_labels(ax, bars, shares):
     """Write each segment's share inside it where it is wide enough."""
     for bar, value in zip(bars, shares):
         if value >= 7:
             x, y = bar.get_x() + bar.get_width() / 2, bar.get_y() + bar.get_height() / 2
             ax.text(x, y, f"{value:.0f}%", ha="center", va="center", fontsize=_FONT - 1,
-                    color="white" if value >= 12 else "black")
+                    color=_ink(bar.get_facecolor()))
 
 
 def state_pie(title, states, *, unit="cycles"):
@@ -106,7 +112,7 @@ def state_pie(title, states, *, unit="cycles"):
         if count / total >= 0.05:
             angle = math.radians((wedge.theta1 + wedge.theta2) / 2)
             ax.text(0.79 * math.cos(angle), 0.79 * math.sin(angle), f"{100 * count / total:.0f}%",
-                    ha="center", va="center", fontsize=_FONT - 1, color="white")
+                    ha="center", va="center", fontsize=_FONT - 1, color=_ink(wedge.get_facecolor()))
     ax.text(0, 0, f"{total:,}\n{unit}", ha="center", va="center", fontsize=_FONT)
     ax.set_aspect("equal")
     handles = [Patch(facecolor=c, edgecolor="white") for c in colours]

@@ -30,11 +30,11 @@ def _known():
 
 
 def document(data, source):
-    """The :class:`Document` of a JSON object; HwgenError when no renderer knows it."""
+    """The :class:`Document` of a JSON object a command made (ValueError when no renderer knows
+    it: that is a bug)."""
     renderer = renderer_for(data)
     if renderer is None:
-        raise HwgenError(f"{source} is not a JSON file hwgen knows how to report (the JSON of "
-                         f"{_known()})")
+        raise ValueError(f"{source}: no section renderer knows this JSON ({_known()} do)")
     return Document(data, source, renderer)
 
 
@@ -42,26 +42,35 @@ def _load(path):
     try:
         return json.loads(Path(path).read_text())
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise HwgenError(f"{path} is not JSON ({error})") from None
+        raise HwgenError(f"DIR_OR_JSON: {str(path)!r} is not JSON ({error})") from None
     except OSError as error:
-        raise HwgenError(f"cannot read {str(path)!r} ({error.strerror})") from None
+        raise HwgenError(f"DIR_OR_JSON: cannot read {str(path)!r} ({error.strerror})") from None
 
 
 def read_inputs(path):
     """``(documents, skipped)`` of a JSON file or of the ``*.json`` files in a folder (in name
-    order); ``skipped`` lists a folder's files no renderer knows, with why."""
+    order); ``skipped`` lists the ``(file, why)`` of a folder's files no renderer knows."""
     path = Path(path)
     if not path.exists():
         raise HwgenError(f"DIR_OR_JSON: {str(path)!r} does not exist")
     if path.is_file():
-        return [document(_load(path), str(path))], []
+        data = _load(path)
+        if renderer_for(data) is None:
+            raise HwgenError(f"DIR_OR_JSON: {str(path)!r} is not the JSON of a command hwgen "
+                             f"reports ({_known()})")
+        return [Document(data, str(path), renderer_for(data))], []
     documents, skipped = [], []
     for file in sorted(path.glob("*.json")):
         try:
-            documents.append(document(_load(file), str(file)))
-        except HwgenError as error:
-            skipped.append(str(error))
+            data = _load(file)
+        except HwgenError:
+            skipped.append((str(file), "not JSON"))
+            continue
+        if renderer_for(data) is None:
+            skipped.append((str(file), "not the JSON of a command hwgen reports"))
+        else:
+            documents.append(Document(data, str(file), renderer_for(data)))
     if not documents:
-        raise HwgenError(f"DIR_OR_JSON: {str(path)!r} holds no JSON file hwgen knows how to "
-                         f"report (the JSON of {_known()})")
+        raise HwgenError(f"DIR_OR_JSON: {str(path)!r} holds no JSON of a command hwgen reports "
+                         f"({_known()})")
     return documents, skipped
