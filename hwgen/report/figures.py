@@ -36,7 +36,8 @@ def to_svg(figure):
     with matplotlib.rc_context({"svg.hashsalt": "hwgen-report", "svg.fonttype": "path"}):
         figure.savefig(buffer, format="svg", metadata={"Date": None})
     text = buffer.getvalue()
-    return text[text.index("<svg"):]
+    # The RDF metadata names matplotlib's site and Dublin Core: the page needs no addresses.
+    return re.sub(r"\s*<metadata>.*?</metadata>", "", text[text.index("<svg"):], flags=re.S)
 
 
 def state_colours(count):
