@@ -7,6 +7,7 @@ import json
 import math
 import re
 from itertools import combinations
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -282,3 +283,14 @@ def test_overhead_page_shows_the_comparison_and_na_for_fmax(tmp_path):
     assert data["figures"]["fmax_mhz"]["bare"] is None
     assert rows["Fmax"][2:] == ["n/a", "n/a", "n/a", "n/a"]
     assert {"overhead"} <= {name for _, name in page.figures}
+
+
+def test_the_guide_s_renderer_adds_a_section(tmp_path):
+    """docs/report.md's example registers one more renderer; a JSON it knows gets its section."""
+    guide = Path(__file__).resolve().parent.parent / "docs" / "report.md"
+    (block,) = re.findall(r"```python\n(.*?)```", guide.read_text(), re.DOTALL)
+    exec(compile(block, str(guide), "exec"), {})
+    (tmp_path / "power.json").write_text('{"power_mw": 1234}')
+    page = _report(tmp_path / "power.json", tmp_path / "power.html")
+    assert page.sections == [["power", "power estimate"]]
+    assert page.cards[0] == {"power": "1,234 mW"}
