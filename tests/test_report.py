@@ -24,20 +24,22 @@ SIM = ["sim", "dilation", "--buffer", "line", "--unroll", "2", "--width", "32", 
 RUN = ["run", "gemm", "--variant", "naive", "--threads", "3", "--dim", "4"]
 
 
+def _command_files(tmp_path_factory, argv):
+    """``(JSON, page)`` that the command ``argv`` wrote with ``--json`` and ``--report``."""
+    folder = tmp_path_factory.mktemp(argv[0])
+    json_path, page = folder / f"{argv[0]}.json", folder / f"{argv[0]}-option.html"
+    assert main([*argv, "--json", str(json_path), "--report", str(page), "-q"]) == 0
+    return json_path, page
+
+
 @pytest.fixture(scope="module")
 def sim_files(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("sim")
-    json_path, page = folder / "sim.json", folder / "sim-option.html"
-    assert main([*SIM, "--json", str(json_path), "--report", str(page), "-q"]) == 0
-    return json_path, page
+    return _command_files(tmp_path_factory, SIM)
 
 
 @pytest.fixture(scope="module")
 def run_files(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("run")
-    json_path, page = folder / "run.json", folder / "run-option.html"
-    assert main([*RUN, "--json", str(json_path), "--report", str(page), "-q"]) == 0
-    return json_path, page
+    return _command_files(tmp_path_factory, RUN)
 
 
 def _report(path, out):

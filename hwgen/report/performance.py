@@ -1,11 +1,11 @@
 """Blocks that several sections share: a run's place on a roofline in cycles, its memory model,
 its tool versions."""
 
-from .blocks import Facts, Figure, Note, facts_of
+from .blocks import Facts, Figure, Group, Note, facts_of
 from .figures import cycle_roofline, to_svg
 from .values import Value, number, plain
 
-__all__ = ["ci_of", "roofline_block", "memory_facts", "versions_facts"]
+__all__ = ["ci_of", "roofline_block", "memory_facts", "provenance"]
 
 
 def ci_of(ops, bytes_read, bytes_written):
@@ -51,5 +51,10 @@ def memory_facts(memory, link=None):
     return Facts("Memory model", list(items.items()))
 
 
-def versions_facts(data):
-    return facts_of("Tool versions", data.get("tool_versions") or {}, unset="not installed")
+def provenance(data, *, settings=None, title="Parameters and tool versions"):
+    """The run's parameters (or other ``settings`` facts) beside the versions of hwgen and of
+    the tools that made the JSON."""
+    if settings is None:
+        settings = [facts_of("Parameters", data.get("parameters") or {})]
+    versions = facts_of("Tool versions", data.get("tool_versions") or {}, unset="not installed")
+    return Group(title, [*settings, versions], side_by_side=True)

@@ -6,10 +6,9 @@ The JSON holds ``cycles`` (of the profiled job), ``lines`` (``file``, ``line``, 
 table) and the usual ``parameters`` and ``tool_versions``.
 """
 
-from .blocks import (Column, Figure, Group, Headline, Section, Source, SourceFile, SourceLine,
-                     Table, facts_of)
+from .blocks import Column, Figure, Headline, Section, Source, SourceFile, SourceLine, Table
 from .figures import line_bars, to_svg
-from .performance import versions_facts
+from .performance import provenance
 from .sections import register
 from .values import Value, integer, percent, plain
 
@@ -64,9 +63,7 @@ def profile_section(data, source):
                          "busiest line); hover over a line for its figures."))
     if data.get("steps"):
         blocks.append(_steps_table(data["steps"]))
-    blocks.append(Group("Parameters and tool versions", [
-        facts_of("Parameters", data.get("parameters") or {}), versions_facts(data)],
-        side_by_side=True))
+    blocks.append(provenance(data))
     return Section("profile", "profile: " + str(data.get("design") or data.get("kernel")
                                                  or data.get("program") or "source lines"),
                    "active cycles per source line", source, blocks)

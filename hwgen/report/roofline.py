@@ -5,7 +5,7 @@ from ..roofline.figure import plot_roofline
 from ..roofline.model import Roofline
 from .blocks import Column, Facts, Figure, Group, Headline, Note, Section, Table, facts_of
 from .figures import to_svg
-from .performance import versions_facts
+from .performance import provenance
 from .sections import register
 from .values import Value, integer, number, percent, plain
 
@@ -122,9 +122,9 @@ def roofline_section(data, source):
     if roofline.options.get("pes") is not None:
         blocks.append(_system_table(roofline))
     blocks.append(Group("Board", _board_blocks(roofline.board), side_by_side=True))
-    blocks.append(Group("Options and tool versions", [
-        facts_of("Options", roofline.options, unset="default"), facts_of("Units", data.get("units") or {}),
-        versions_facts(data)], side_by_side=True))
+    blocks.append(provenance(data, title="Options and tool versions", settings=[
+        facts_of("Options", roofline.options, unset="default"),
+        facts_of("Units", data.get("units") or {})]))
     return Section("roofline", f"roofline: {roofline.kernel} on {roofline.board.name}",
                    f"{len({p.label for p in roofline.points})} design points x "
                    f"{len(roofline.device_counts)} device count(s)", source, blocks)

@@ -1,8 +1,8 @@
 """The section of ``hwgen sim``'s JSON: a window filter's run against the memory model."""
 
-from .blocks import Column, Facts, Group, Headline, Note, Section, Table, facts_of
+from .blocks import Column, Facts, Group, Headline, Note, Section, Table
 from .hmm import hmm_blocks
-from .performance import memory_facts, roofline_block, versions_facts
+from .performance import memory_facts, provenance, roofline_block
 from .sections import register
 from .values import Value, integer, number, plain, verdict
 
@@ -148,8 +148,7 @@ def sim_section(data, source):
     if "timeline" in data:
         blocks.append(_timeline_note(data["timeline"]))
     blocks.append(_roofline(data, figures, system))
-    blocks.append(Group("Parameters and tool versions", [
-        facts_of("Parameters", data["parameters"]), versions_facts(data)], side_by_side=True))
+    blocks.append(provenance(data))
     return Section("sim", f"sim: {_title(data)}",
                    f"{system['pes']} PEs sharing one memory" if system else "one PE", source,
                    blocks)

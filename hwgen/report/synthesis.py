@@ -1,9 +1,9 @@
 """The sections of real synthesis: ``hwgen overhead``'s JSON (a PE bare and with its HMM) and
 ``hwgen synth``'s (one design)."""
 
-from .blocks import Column, Facts, Figure, Group, Headline, Note, Section, Table, facts_of
+from .blocks import Column, Facts, Figure, Group, Headline, Note, Section, Table
 from .figures import paired_bars, to_svg
-from .performance import versions_facts
+from .performance import provenance
 from .sections import register
 from .values import NA, Value, integer, number, percent, plain
 
@@ -115,9 +115,7 @@ def overhead_section(data, source):
     blocks.append(Group("Synthesis", _synthesis_blocks({"bare": data["bare"],
                                                         "with HMM": data["with_hmm"]}),
                         side_by_side=True))
-    blocks.append(Group("Parameters and tool versions", [
-        facts_of("Parameters", data.get("parameters") or {}), versions_facts(data)],
-        side_by_side=True))
+    blocks.append(provenance(data))
     return Section("overhead", f"overhead: {data.get('design', data.get('kernel'))} on "
                                f"{data.get('board')}",
                    "what the hardware measurement module costs, from real synthesis", source,
@@ -133,9 +131,7 @@ def synth_section(data, source):
         ("Fmax", number(fmax, "MHz", digits=1) if fmax is not None else NA("MHz", _NO_PNR))])]
     blocks.append(Group("Synthesis", _synthesis_blocks({data.get("measured", "design"): data}),
                         side_by_side=True))
-    blocks.append(Group("Parameters and tool versions", [
-        facts_of("Parameters", data.get("parameters") or {}), versions_facts(data)],
-        side_by_side=True))
+    blocks.append(provenance(data))
     return Section("synth", f"synth: {data['kernel']} on {data.get('board')}, "
                             f"{data.get('measured', '')}",
                    "resources and Fmax from real synthesis", source, blocks)

@@ -2,7 +2,7 @@
 
 from .blocks import Column, Facts, Figure, Group, Headline, Note, Section, Table, facts_of
 from .figures import thread_shares, thread_timeline, to_svg
-from .performance import ci_of, memory_facts, roofline_block, versions_facts
+from .performance import ci_of, memory_facts, provenance, roofline_block
 from .sections import register
 from .values import Value, integer, number, percent, plain, verdict
 
@@ -105,7 +105,6 @@ def run_section(data, source):
         facts_of("Host", data.get("host") or {}, unset="none: read at the end"),
         Facts("Stages", [tuple(_stage(i, name)) for i, name in enumerate(stages)])],
         side_by_side=True))
-    blocks.append(Group("Parameters and tool versions", [
-        facts_of("Parameters", data["parameters"]), versions_facts(data)], side_by_side=True))
+    blocks.append(provenance(data))
     return Section("run", f"run: {_title(data)}", "a multithreaded-pipeline program", source,
                    blocks)
