@@ -296,3 +296,22 @@ def test_the_guide_s_renderer_adds_a_section(tmp_path):
     page = _report(tmp_path / "power.json", tmp_path / "power.html")
     assert page.sections == [["power", "power estimate"]]
     assert page.cards[0] == {"power": "1,234 mW"}
+
+
+def test_explore_writes_the_page_of_its_roofline_json(tmp_path):
+    out = tmp_path / "sweep"
+    assert main(["explore", "dilation", "--board", "ex500", "--buffer", "smart", "--unroll", "1,2",
+                 "--image", "16x8", "-j", "1", "--out", str(out), "--report",
+                 str(tmp_path / "explore.html"), "-q"]) == 0
+    data = json.loads((out / "roofline.json").read_text())
+    page = ReportPage((tmp_path / "explore.html").read_text())
+    assert page.sections == [["roofline", "roofline: dilation on ex500"]]
+    rows = page.tables["Design points, best first"]
+    assert len(rows) - 1 == len(data["points"]) == 4     # 2 design points on 1 and 2 FPGAs
+    attained = [float(r[rows[0].index("attains")].replace(",", "")) for r in rows[1:]]
+    assert attained == sorted(attained, reverse=True)
+    assert attained[0] == pytest.approx(data["best"]["attainable_gbops"], abs=0.005)
+    assert page.figures == [(0, "roofline")]
+    # The folder gives the same page.
+    assert main(["report", str(out), "-q"]) == 0
+    assert ReportPage((out / "report.html").read_text()).tables == page.tables
