@@ -15,6 +15,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, LogLocator
 
+from ..instrument import STREAM_CATEGORIES
 from ..traces.paraver import STATE_COLORS
 
 __all__ = ["to_svg", "state_colours", "wrap_name", "state_pie", "stream_bars", "histogram_bars",
@@ -23,9 +24,9 @@ __all__ = ["to_svg", "state_colours", "wrap_name", "state_pie", "stream_bars", "
 _FONT = 8.5
 _TITLE = 10
 _WIDTH = 7.6   # inches: 730 px on the page
-# Past this many rectangles a timeline is drawn as an image inside the SVG, which stays small.
+# Past this many rectangles a timeline is drawn as an image (150 dpi) inside the SVG, which
+# stays small.
 _VECTOR_SPANS = 4000
-STREAM_CATEGORIES = ("transferring", "blocking", "idle")
 # Log axes read 0.2, 0.5, 1, 2, 5, 10... rather than powers of ten.
 _PLAIN = FuncFormatter(lambda value, _: f"{value:g}")
 
@@ -34,7 +35,7 @@ def to_svg(figure):
     """The figure as SVG text, from ``<svg`` on; the same figure gives the same text."""
     buffer = io.StringIO()
     with matplotlib.rc_context({"svg.hashsalt": "hwgen-report", "svg.fonttype": "path"}):
-        figure.savefig(buffer, format="svg", metadata={"Date": None})
+        figure.savefig(buffer, format="svg", metadata={"Date": None}, dpi=150)
     text = buffer.getvalue()
     # The RDF metadata names matplotlib's site and Dublin Core: the page needs no addresses.
     return re.sub(r"\s*<metadata>.*?</metadata>", "", text[text.index("<svg"):], flags=re.S)
@@ -69,9 +70,7 @@ def wrap_name(name, width=26):
 
 
 def _figure(height):
-    figure = Figure(figsize=(_WIDTH, height), layout="constrained")
-    figure.set_layout_engine("constrained", h_pad=0.08, w_pad=0.08)
-    return figure
+    return Figure(figsize=(_WIDTH, height), layout="constrained")
 
 
 def _ink(colour):

@@ -5,7 +5,8 @@ It reads the ``hmm`` object of a command's JSON (:meth:`hwgen.sim.HMMReadout.to_
 """
 
 from .blocks import Column, Figure, Group, Note, Table
-from .figures import STREAM_CATEGORIES, histogram_bars, state_pie, stream_bars, to_svg
+from ..instrument import STREAM_CATEGORIES
+from .figures import histogram_bars, state_pie, stream_bars, to_svg
 from .values import NA, Value, integer, number, share
 
 __all__ = ["hmm_blocks"]

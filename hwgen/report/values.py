@@ -5,7 +5,7 @@ import json
 import math
 from dataclasses import dataclass
 
-__all__ = ["Value", "NA", "integer", "number", "percent", "share", "verdict", "text", "plain"]
+__all__ = ["Value", "NA", "integer", "number", "percent", "share", "verdict", "plain"]
 
 
 @dataclass(frozen=True)
@@ -76,13 +76,6 @@ def verdict(ok, good, bad, *, note=""):
     if ok is None:
         return NA(note="not checked")
     return Value(good if ok else bad, state="ok" if ok else "bad", note=note)
-
-
-def text(value, unit=""):
-    """A name or a setting as it is."""
-    if value is None:
-        return NA(unit)
-    return Value(str(value), unit)
 
 
 def plain(value):
