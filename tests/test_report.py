@@ -90,7 +90,8 @@ def test_sim_page_shows_the_measured_figures(sim_files, tmp_path):
 def test_undefined_figures_show_as_na_never_zero(sim_files, tmp_path):
     json_path, _ = sim_files
     data = json.loads(json_path.read_text())
-    data.update(ci=None, ops_per_cycle=None, fetch_model_matches=None)
+    data.update(ci=None, ops_per_cycle=None, fetch_model_matches=None,
+                suspect=["HMM values saturated, their figures are lower bounds: ops"])
     data["hmm"]["fsms"]["fsm.ctrl"]["RUN"] = None
     data["hmm"]["histograms"]["rd_latency"].update(count=0, sum=0, min=None, max=None)
     (tmp_path / "undefined.json").write_text(json.dumps(data))
@@ -104,6 +105,9 @@ def test_undefined_figures_show_as_na_never_zero(sim_files, tmp_path):
     assert histogram["mean"] == histogram["minimum"] == histogram["maximum"] == "n/a"
     # A point whose CI is undefined is not placed on the roofline.
     assert "cycle-roofline" not in {name for _, name in page.figures}
+    text = (tmp_path / "undefined.html").read_text()
+    assert ('<p class="note warning">Suspect measurement: HMM values saturated, their figures '
+            'are lower bounds: ops.</p>') in text
 
 
 def test_run_page_shows_every_thread(run_files, tmp_path):

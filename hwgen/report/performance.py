@@ -5,7 +5,7 @@ from .blocks import Facts, Figure, Group, Note, facts_of
 from .figures import cycle_roofline, to_svg
 from .values import Value, number, plain
 
-__all__ = ["ci_of", "roofline_block", "memory_facts", "provenance"]
+__all__ = ["ci_of", "roofline_block", "memory_facts", "provenance", "suspect_notes"]
 
 
 def ci_of(ops, bytes_read, bytes_written):
@@ -58,3 +58,16 @@ def provenance(data, *, settings=None, title="Parameters and tool versions"):
         settings = [facts_of("Parameters", data.get("parameters") or {})]
     versions = facts_of("Tool versions", data.get("tool_versions") or {}, unset="not installed")
     return Group(title, [*settings, versions], side_by_side=True)
+
+
+def suspect_notes(data):
+    """A warning for each reason the JSON's ``suspect`` gives not to trust its figures as they
+    stand (a sentence, or a point with its saturated counters)."""
+    notes = []
+    for reason in data.get("suspect") or []:
+        if isinstance(reason, dict):
+            reason = (f"{reason.get('label')} on {reason.get('devices')} FPGA(s): saturated "
+                      f"counters, figures are lower bounds: "
+                      + ", ".join(reason.get("saturated") or []))
+        notes.append(Note(f"Suspect measurement: {reason}.", "warning"))
+    return notes

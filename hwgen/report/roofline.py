@@ -5,9 +5,9 @@ from ..roofline.figure import plot_roofline
 from ..roofline.model import Roofline
 from .blocks import Column, Facts, Figure, Group, Headline, Note, Section, Table, facts_of
 from .figures import to_svg
-from .performance import provenance
+from .performance import provenance, suspect_notes
 from .sections import register
-from .values import Value, integer, number, percent, plain
+from .values import NA, Value, integer, number, percent, plain
 
 __all__ = ["roofline_section"]
 
@@ -18,14 +18,20 @@ def _devices(count):
     return f"{count} FPGA" + ("s" if count > 1 else "")
 
 
+def _bound(point):
+    if point.bound is None:
+        return NA(note="undefined: the point has no CI or no performance, so it is not placed")
+    if point.bound == "compute":
+        return Value(f"compute: {point.limiting_resource.upper()}")
+    return Value(f"I/O: {point.link}")
+
+
 def _headline(best):
     m = best.measurement
-    bound = ("compute, " + best.limiting_resource.upper() if best.bound == "compute"
-             else f"I/O, {best.link}")
     return Headline([
         ("best design point", Value(f"{best.label} on {_devices(best.devices)}")),
         ("attains", number(best.attainable_gbops, "GBops/s", digits=2)),
-        ("bound by", Value(bound)),
+        ("bound by", _bound(best)),
         ("CI", number(best.ci_ops_per_byte, "ops/byte")),
         ("one PE", number(best.ops_per_cycle, "ops/cycle")),
         ("PEs per FPGA", integer(best.sc_pes_per_device, note=f"limited by "
@@ -54,9 +60,7 @@ def _points_table(roofline):
                     + ([number(p.clock_mhz, digits=1)] if len(clocks) > 1 else [])
                     + [integer(p.sc_pes_per_device), number(p.perf_pe_gbops, digits=2),
                        number(p.cp_gbops, digits=1), number(p.io_roof_gbops, digits=2),
-                       number(p.attainable_gbops, digits=2),
-                       Value(f"compute: {p.limiting_resource.upper()}" if p.bound == "compute"
-                             else f"I/O: {p.link}")])
+                       number(p.attainable_gbops, digits=2), _bound(p)])
     first = roofline.points[0]
     clock = (f"{first.clock_mhz:g} MHz, {first.clock_source}" if len(clocks) == 1
              else "in the clock column")
@@ -74,7 +78,8 @@ def _system_table(roofline):
         rows.append([Value(p.label), integer(p.devices), integer(s.pes),
                      number(s.bandwidth_bytes_per_cycle, digits=2), integer(s.height),
                      number(s.predicted_ops_per_cycle, digits=2),
-                     number(s.simulated_ops_per_cycle, digits=2), percent(100 * s.error, digits=2)])
+                     number(s.simulated_ops_per_cycle, digits=2),
+                     percent(None if s.error is None else 100 * s.error, digits=2)])
     return Table("Simulated systems against the model", [
         Column("design point", numeric=False), Column("FPGAs"), Column("P", "PEs"),
         Column("bandwidth", "B/cycle"), Column("rows", "per frame"),
@@ -103,7 +108,9 @@ def _board_blocks(board):
 def roofline_section(data, source):
     roofline = Roofline.from_json(data)
     best = roofline.best()
-    blocks = [_headline(best)]
+    blocks = [_headline(best) if best is not None
+              else Note("No design point could be placed on the roofline: none has both a CI "
+                        "and a performance.", "warning"), *suspect_notes(data)]
     title = "Extended roofline"
     blocks.append(Figure(title, to_svg(plot_roofline(roofline, [])),
                          "Attainable performance (GBops/s, 10^9 byte operations per second) "
@@ -111,7 +118,7 @@ def roofline_section(data, source):
                          "log-log: a diagonal I/O roof per board link, a level compute roof per "
                          "design point (SC x perf_PE x FPGAs), the points at what they attain.",
                          name="roofline"))
-    ceilings = roofline.ceilings(best)
+    ceilings = roofline.ceilings(best) if best is not None else []
     if ceilings:
         blocks.append(Facts(f"Ceilings under the compute roof of {best.label}",
                             [(c.label, number(c.gbops, "GBops/s", digits=1)) for c in ceilings]))

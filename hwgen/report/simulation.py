@@ -2,7 +2,7 @@
 
 from .blocks import Column, Facts, Group, Headline, Note, Section, Table
 from .hmm import hmm_blocks
-from .performance import memory_facts, provenance, roofline_block
+from .performance import memory_facts, provenance, roofline_block, suspect_notes
 from .sections import register
 from .values import Value, integer, number, plain, verdict
 
@@ -119,7 +119,7 @@ def _timeline_note(timeline):
 def sim_section(data, source):
     system = data.get("system")
     figures = system["per_pe"] if system else [data]
-    blocks = [_figures_headline(system or data, data)]
+    blocks = [_figures_headline(system or data, data), *suspect_notes(data)]
     if data.get("result_matches_numpy_model") is False:
         blocks.append(Note("The output image differs from the numpy model of the filter.",
                            "warning"))

@@ -2,7 +2,7 @@
 
 from .blocks import Column, Facts, Figure, Group, Headline, Note, Section, Table, facts_of
 from .figures import thread_shares, thread_timeline, to_svg
-from .performance import ci_of, memory_facts, provenance, roofline_block
+from .performance import ci_of, memory_facts, provenance, roofline_block, suspect_notes
 from .sections import register
 from .values import Value, integer, number, percent, plain, verdict
 
@@ -85,7 +85,7 @@ def _profile_facts(data):
 @register("run", lambda data: "program" in data and "threads" in data and "timeline" in data)
 def run_section(data, source):
     ci = ci_of(data["ops"], data["bytes_read"], data["bytes_written"])
-    blocks = [_headline(data, ci)]
+    blocks = [_headline(data, ci), *suspect_notes(data)]
     if data.get("result_matches_numpy_model") is False:
         blocks.append(Note("The program's result differs from the numpy model.", "warning"))
     if data.get("state_records_dropped") or data.get("samples_dropped"):
