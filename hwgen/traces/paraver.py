@@ -29,12 +29,13 @@ import time
 
 from ..versions import tool_versions
 
-__all__ = ["paraver_files", "COUNTER_TYPE_BASE", "MARKER_TYPE_BASE"]
+__all__ = ["paraver_files", "COUNTER_TYPE_BASE", "MARKER_TYPE_BASE", "STATE_COLORS"]
 
 COUNTER_TYPE_BASE = 81000
 MARKER_TYPE_BASE = 82000
 
-_STATE_COLORS = {
+#: RGB of the states every trace and report names alike: thread states and stream categories.
+STATE_COLORS = {
     "idle": (190, 190, 190), "running": (0, 102, 204), "critical": (255, 140, 0),
     "spinning": (204, 0, 0), "transferring": (0, 153, 51), "blocking": (204, 0, 0),
 }
@@ -43,7 +44,7 @@ _PALETTE = [(117, 195, 255), (0, 0, 255), (255, 255, 0), (179, 0, 0), (0, 162, 0
 
 
 def _color(index, name):
-    return _STATE_COLORS.get(name, _PALETTE[index % len(_PALETTE)])
+    return STATE_COLORS.get(name, _PALETTE[index % len(_PALETTE)])
 
 
 def _event_types(timeline):

@@ -6,6 +6,7 @@ from pathlib import Path
 from ..measured import add_measured_options, measured_design
 from ..options import add_option, hmm_label
 from ..outputs import write_files
+from ..report import add_report_option, check_report_option, report_file
 from ...resources.overhead import measure_overhead
 from .synth import unknown_cells_note
 
@@ -23,15 +24,19 @@ def add_options(parser):
                          quiet="no progress, only the comparison")
     add_option(parser, "--seeds", type=int, default=3, metavar="N",
                help="place-and-route seeds for Fmax, median reported")
+    add_report_option(parser)
 
 
 def run(args):
+    check_report_option(args)
     board, pe, _, name = measured_design(args, synthesis=True)
     result = measure_overhead(pe, board, seeds=args.seeds, progress=not args.quiet)
+    report = {"kernel": args.kernel, "design": name, "parameters": pe.parameters(),
+              **result.to_json()}
+    files = report_file(args, report, args.json or "this hwgen overhead run")
     if args.json:
-        report = {"kernel": args.kernel, "design": name, "parameters": pe.parameters(),
-                  **result.to_json()}
-        write_files({Path(args.json): json.dumps(report, indent=2) + "\n"})
+        files[Path(args.json)] = json.dumps(report, indent=2) + "\n"
+    write_files(files)
     bare, with_hmm = hmm_label(False), hmm_label(True)
     print(f"{name} on {board.name}: {bare} and {with_hmm}")
     print(f"  {'':20} {bare:>12} {with_hmm:>13} {'overhead':>22}")
@@ -50,6 +55,6 @@ def run(args):
     share = result.device_share()
     print(f"  the HMM takes {100 * share['lut']:.2f}% of the device's LUTs and "
           f"{100 * share['ff']:.2f}% of its FFs ({board.device})")
-    if args.json:
-        print(f"  wrote {args.json}")
+    for path in files:
+        print(f"  wrote {path}")
     return 0

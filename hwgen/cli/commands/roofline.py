@@ -19,7 +19,8 @@ from ..figures import NOT_AVAILABLE, figure
 from ..measured import DEFAULT_BOARD
 from ..options import (add_board_option, add_engine_option, add_link_option, add_option,
                        add_quiet_option, engine_from_args, parse_size)
-from ..outputs import check_folder_option
+from ..outputs import check_folder_option, write_files
+from ..report import add_report_option, check_report_option, report_file
 from ...roofline.model import CLOCK_CHOICES, build_roofline, check_clock
 from ...roofline.figure import plot_roofline
 from ...roofline.sweep import RESOURCE_METHODS, design_grid
@@ -66,6 +67,7 @@ def add_sweep_options(parser, *, jobs):
                help=f"folder for {', '.join(OUTPUTS)}",
                shown=f"{parser.prog.split()[-1]}/KERNEL-BOARD")
     add_option(run, "-j", "--jobs", type=int, default=jobs, metavar="N", help="worker processes")
+    add_report_option(run)
     add_engine_option(run)
     add_quiet_option(run, "no progress, print only the best point")
 
@@ -139,6 +141,7 @@ def _parse(args):
         raise HwgenError(f"--top must be 0 (all) or a positive integer, not {args.top}")
     out = Path(args.out) if args.out else Path(args.command) / f"{args.kernel}-{board.name}"
     check_folder_option("--out", out)
+    check_report_option(args)
     points = design_grid(
         args.kernel, unrolls=_list("--unroll", args.unroll, _positive, "positive integers"),
         buffers=_list("--buffer", args.buffer, _buffer, ", ".join(BUFFERS)),
@@ -321,7 +324,9 @@ def run_sweep(args, *, ranked):
         clock=parsed["clock"], link=args.link, pes=args.pes,
         ceiling_clocks_mhz=parsed["ceiling_clocks_mhz"], jobs=args.jobs,
         progress=not args.quiet, engine=engine)
+    page = report_file(args, roofline.to_json(), str(parsed["out"] / "roofline.json"))
     write_outputs(roofline, parsed["out"])
+    write_files(page)
     if not args.quiet:
         first = roofline.points[0]
         frame = first.measurement.frame
@@ -354,7 +359,8 @@ def run_sweep(args, *, ranked):
         for p in unmodelled:
             print(f"  {p.label}: {_unmodelled(p.measurement)}")
     if not args.quiet:
-        print(f"wrote {', '.join(str(parsed['out'] / name) for name in OUTPUTS)}")
+        written = [*(parsed["out"] / name for name in OUTPUTS), *page]
+        print(f"wrote {', '.join(map(str, written))}")
     suspect = list(dict.fromkeys(p.label for p in roofline.suspect))
     if suspect:
         raise SuspectMeasurement(

@@ -14,6 +14,7 @@ from ..options import (add_engine_option, add_json_option, add_memory_options, a
                        add_output_option, add_quiet_option, engine_from_args, engine_line,
                        memory_from_args)
 from ..outputs import check_file_option, staged_file, write_files
+from ..report import add_report_option, check_report_option, report_file
 from ...progress import Progress
 from ...programs import PROGRAMS, GemmJob, PiJob
 from ...traces.timeline import Timeline
@@ -65,6 +66,7 @@ def add_options(parser):
                      what="the HMM's traces", running="the program runs")
     add_trace_options(parser)
     add_json_option(parser, "the run's figures")
+    add_report_option(parser)
     add_output_option(parser, "--vcd", "FILE", "a waveform")
     add_memory_options(parser, seeded="gemm's random matrices")
     add_engine_option(parser)
@@ -129,6 +131,7 @@ def _simulate(job, design, memory, host, vcd, quiet, engine):
 def run(args):
     check_file_option("--json", args.json)
     check_file_option("--vcd", args.vcd)
+    check_report_option(args)
     tracing = check_trace_options(args)
     host = _host_from_args(args)
     job = job_from_args(args)
@@ -171,6 +174,7 @@ def run(args):
         report["pi"] = job.value(storage)
     if args.json:
         files[Path(args.json)] = json.dumps(report, indent=2) + "\n"
+    files.update(report_file(args, report, args.json or "this hwgen run"))
     write_files(files)
     if not args.quiet:
         print(summary(job, result, memory, matches, storage, elapsed))

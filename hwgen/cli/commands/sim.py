@@ -22,6 +22,7 @@ from ..options import (add_board_option, add_engine_option, add_instrument_optio
                        add_option, add_output_option, add_quiet_option, engine_from_args,
                        engine_line, memory_from_args, window_filter_from_args)
 from ..outputs import check_file_option, staged_file, write_files
+from ..report import add_report_option, check_report_option, report_file
 from ...progress import Progress
 from ...roofline.model import bounding_link, bytes_per_cycle
 from ...traces.timeline import Timeline
@@ -61,6 +62,7 @@ def add_options(parser):
                       "the output image: .npy (uint8 up to 8-bit pixels, else uint16), or an 8- "
                       "or 16-bit greyscale .png or .pgm")
     add_json_option(parser, "the run's figures")
+    add_report_option(parser)
     add_output_option(parser, "--vcd", "FILE",
                       "a waveform (with the HMM's signals when instrumented)")
     add_instrument_option(parser)
@@ -136,6 +138,7 @@ def _model_check(pe, images, outputs):
 def run(args):
     for option, path in (("--output", args.output), ("--json", args.json), ("--vcd", args.vcd)):
         check_file_option(option, path)
+    check_report_option(args)
     tracing = check_trace_options(args)
     if tracing:
         timeline_depth, drain_interval = _timeline_options(args)
@@ -220,6 +223,7 @@ def run(args):
                               "files": sorted(str(path) for path in files)}
     if args.json:
         files[Path(args.json)] = json.dumps(report, indent=2) + "\n"
+    files.update(report_file(args, report, args.json or "this hwgen sim run"))
     if args.output:
         files[Path(args.output)] = encode_image(args.output, outputs[0], pe.pixel_bits)
     write_files(files)
