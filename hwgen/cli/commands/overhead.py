@@ -49,7 +49,7 @@ def run(args):
         fmt = (lambda v: f"{v:.1f}") if isinstance(before, float) else (lambda v: f"{v:,}")
         print(f"  {label:20} {fmt(before):>12} {fmt(after):>13} "
               f"{('+' if change >= 0 else '') + fmt(change):>13} {percent:>8}")
-    for synthesized in (result.original, result.instrumented):
+    for synthesized in (result.bare, result.with_hmm):
         if synthesized.unknown_cells:
             print(f"  {synthesized.name}: {unknown_cells_note(synthesized)}")
     share = result.device_share()
