@@ -19,6 +19,7 @@ differential tests check it.
 import ctypes
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -109,6 +110,23 @@ def _ports(design):
     for _, _, value in design.signature.flatten(design):
         ports.append(value.as_value() if isinstance(value, ValueCastable) else value)
     return ports
+
+
+def _check_clocks(rtlil_text):
+    """Refuse a design with flip-flops or memory ports clocked by anything but the ``sync``
+    domain's clock: the clock loop drives ``clk`` alone, so another domain's clock (undriven,
+    or derived in logic) would silently not tick as the design means."""
+    others = set()
+    for cell in re.finditer(r"cell \\?\$\w+ \S+\n(.*?)\n *end", rtlil_text, re.S):
+        body = cell.group(1)
+        clock = re.search(r"connect \\CLK (.*)", body)
+        asynchronous = re.search(r"parameter \\CLK_ENABLE 0", body)
+        if clock and not asynchronous and clock.group(1).strip() != "\\clk [0]":
+            others.add(clock.group(1).strip())
+    if others:
+        raise ValueError(f"the compiled engine runs designs clocked by the sync domain alone; "
+                         f"this one also has flip-flops clocked by {', '.join(sorted(others))}: "
+                         f"use engine='pysim'")
 
 
 class Bundle(wiring.Component):
@@ -219,6 +237,7 @@ class CompiledModel:
         cxx = compiler()
         headers = runtime_headers()
         text = rtlil.convert(design, name="top", ports=_ports(design), emit_src=False)
+        _check_clocks(text)
         harness = _HARNESS.read_text()
         key = hashlib.sha256("\0".join([
             text, harness, _compiler_identity(cxx), " ".join(_CXXFLAGS), _WRITE_CXXRTL[waveforms],

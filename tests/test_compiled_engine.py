@@ -225,3 +225,22 @@ def test_asking_for_the_compiled_engine_without_a_compiler_is_one_line(tmp_path)
     assert result.returncode == 2
     assert result.stderr.count("\n") == 1 and "C++ compiler" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_a_design_with_another_clock_domain_is_refused():
+    """The clock loop drives ``sync`` alone: a second domain would never tick, so it is refused."""
+    from amaranth.hdl import ClockDomain, Module
+    from amaranth.lib import wiring
+    from amaranth.lib.wiring import Out
+
+    class TwoClocks(wiring.Component):
+        count: Out(8)
+
+        def elaborate(self, platform):
+            m = Module()
+            m.domains.pixel = ClockDomain()
+            m.d.pixel += self.count.eq(self.count + 1)
+            return m
+
+    with pytest.raises(ValueError, match="sync domain alone"):
+        CompiledModel.build(TwoClocks())
