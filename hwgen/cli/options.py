@@ -213,7 +213,7 @@ def add_engine_option(parser):
     """Add ``--engine`` to a command that simulates."""
     add_option(parser, "--engine", default=None, choices=ENGINES,
                help="pysim: Amaranth's simulator; compiled: the design compiled to C++ with "
-                    "Yosys's CXXRTL, the same results about a thousand times faster",
+                    "Yosys's CXXRTL, the same results a hundred to a few hundred times faster",
                shown="compiled when a C++ compiler is found, else pysim; $HWGEN_ENGINE "
                      "overrides")
 
