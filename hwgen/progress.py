@@ -80,6 +80,8 @@ class Progress:
 
     def describe(self, desc):
         """Say ``desc`` for the step from now on (how many workers run it, say)."""
+        if desc == self._desc:
+            return
         self._desc = desc
         if self._bar is not None:
             self._bar.set_description_str(desc)
