@@ -348,7 +348,8 @@ def run_tasks(tasks, *, jobs=1, progress=False, desc="measuring", points=None, c
                 finish(key, _run_task(*unique[key]))
         elif pending:
             pool = cluster.executor() if cluster is not None else ProcessPoolExecutor(
-                max_workers=min(jobs, len(pending)), mp_context=multiprocessing.get_context("spawn"))
+                max_workers=min(jobs, len(pending)),
+                mp_context=multiprocessing.get_context("spawn"))
             try:
                 running = {pool.submit(_run_task, *unique[key]): key for key in pending}
                 while running:
