@@ -27,7 +27,8 @@ class Progress:
     """Progress of one step, as a context manager: ``update(n)`` adds ``n`` to the count,
     ``update_to(n)`` sets it.
 
-    On a terminal it is a bar (the elapsed time when nothing is counted). Elsewhere every
+    On a terminal it is a bar (the elapsed time when nothing is counted); ``describe(desc)``
+    changes what it says the step is. Elsewhere every
     :data:`SLOW_SECONDS` a line says how far the step is ("simulating: 4,096 of 65,028 cycles
     after 1 min 0 s") or, when nothing is counted (a tool that prints nothing until it ends),
     that it is still running.
@@ -76,6 +77,14 @@ class Progress:
             else:
                 of = f" of {self._total:,}" if self._total is not None else ""
                 note(f"{self._desc}: {self.n:,}{of} {self._unit}s after {after}")
+
+    def describe(self, desc):
+        """Say ``desc`` for the step from now on (how many workers run it, say)."""
+        if desc == self._desc:
+            return
+        self._desc = desc
+        if self._bar is not None:
+            self._bar.set_description_str(desc)
 
     def update(self, count=1):
         self.update_to(self.n + count)

@@ -451,7 +451,8 @@ def check_clock(clock):
 
 
 def build_roofline(points, board, *, devices=None, resources="estimate", clock="board", link=None,
-                   pes=None, ceiling_clocks_mhz=None, jobs=1, progress=False, engine=None):
+                   pes=None, ceiling_clocks_mhz=None, jobs=1, progress=False, engine=None,
+                   cluster=None):
     """Measure ``points`` on ``board`` and place them on the roofline.
 
     Parameters
@@ -471,7 +472,7 @@ def build_roofline(points, board, *, devices=None, resources="estimate", clock="
         whose bandwidth is the bounding link's, and record it against the prediction.
     ceiling_clocks_mhz : list of float or None
         Frequency ceilings (default: a quarter, half and three quarters of each point's clock).
-    jobs, progress
+    jobs, progress, cluster
         See :func:`hwgen.roofline.sweep.run_tasks`.
     engine : str or None
         The simulation engine (see :func:`hwgen.roofline.sweep.measure`).
@@ -490,7 +491,7 @@ def build_roofline(points, board, *, devices=None, resources="estimate", clock="
     if not points:
         raise HwgenError("a roofline needs at least one design point")
     measurements = measure(points, board, resources=resources, fmax=clock == "fmax", jobs=jobs,
-                           progress=progress, engine=engine)
+                           progress=progress, engine=engine, cluster=cluster)
     available = board.resources.as_counts()
     placed = []
     for m in measurements:
@@ -501,7 +502,8 @@ def build_roofline(points, board, *, devices=None, resources="estimate", clock="
     if pes is not None:
         requests = [(p.measurement.point, pes, bytes_per_cycle(p.bandwidth_gbps, p.clock_mhz))
                     for p in placed]
-        runs = simulate_systems(requests, jobs=jobs, progress=progress, engine=engine)
+        runs = simulate_systems(requests, jobs=jobs, progress=progress, engine=engine,
+                                cluster=cluster)
         placed = [replace(p, system=_system_check(pes, bandwidth, run))
                   for p, (_, _, bandwidth), run in zip(placed, requests, runs)]
     options = {"resources": resources, "clock": clock, "link": link, "devices": devices,

@@ -1,5 +1,5 @@
 """Measure design points: simulations and resource figures as tasks cached on disk, run in
-worker processes.
+worker processes or on a Dask cluster (:mod:`hwgen.roofline.cluster`).
 
 A :class:`DesignPoint` is one PE configuration. :func:`measure` gives each point a
 :class:`Measurement`: the full frame's figures of one PE (simulated with an ideal memory, scaled
@@ -282,7 +282,7 @@ def _write_cached(path, kind, spec, result):
     partial.replace(path)
 
 
-def run_tasks(tasks, *, jobs=1, progress=False, desc="measuring"):
+def run_tasks(tasks, *, jobs=1, progress=False, desc="measuring", points=None, cluster=None):
     """Run ``(kind, spec)`` tasks, each at most once, reading and filling the cache.
 
     Parameters
@@ -290,15 +290,20 @@ def run_tasks(tasks, *, jobs=1, progress=False, desc="measuring"):
     tasks : list of (str, dict)
         ``kind`` is ``frame``, ``system`` or ``resources``; ``spec`` is plain data.
     jobs : int
-        Worker processes; 1 runs the tasks in this process.
+        Worker processes; 1 runs the tasks in this process. Not used with a ``cluster``.
     progress : bool
-        Say on stderr how many tasks the cache answers, and show a progress bar over the
-        others on a terminal (elsewhere a line when they are slow).
+        Say on stderr how many tasks the cache answers, and show a progress bar of finished
+        design points on a terminal (elsewhere a line when they are slow).
+    points : list of int or None
+        How many consecutive tasks make each design point, for the progress bar (default: one
+        task per point).
+    cluster : hwgen.roofline.cluster.Cluster or None
+        Run the tasks on a Dask cluster's workers instead; the bar shows how many there are.
 
     Returns
     -------
     list
-        Every task's result, in order.
+        Every task's result, in order; each is written into this machine's cache as it arrives.
     """
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise HwgenError(f"-j must be a positive integer, not {jobs!r}")
@@ -314,21 +319,37 @@ def run_tasks(tasks, *, jobs=1, progress=False, desc="measuring"):
     if progress and results:
         note(f"{desc}: {len(results)} of {len(unique)} measurements answered from the cache "
              f"({folder})")
-    with Progress(desc, total=len(unique), unit="task", enabled=progress) as bar:
-        bar.update_to(len(results))
+    # The tasks each design point still waits for.
+    waiting, start = [], 0
+    for count in [1] * len(tasks) if points is None else points:
+        waiting.append({key for key in keys[start:start + count] if key not in results})
+        start += count
+
+    def where():
+        return desc if cluster is None else f"{desc} on {cluster.workers} Dask workers"
+
+    with Progress(where(), total=len(waiting), unit="point", enabled=progress) as bar:
+        bar.update_to(sum(not keys_left for keys_left in waiting))
 
         def finish(key, result):
             kind, spec = unique[key]
             _write_cached(folder / f"{kind}-{key}.json", kind, spec, result)
             results[key] = result
-            bar.update(1)
+            for keys_left in waiting:
+                if key in keys_left:
+                    keys_left.discard(key)
+                    if not keys_left:
+                        bar.update(1)
+            if cluster is not None and progress:
+                bar.describe(where())
 
-        if jobs == 1 or len(pending) < 2:
+        if cluster is None and (jobs == 1 or len(pending) < 2):
             for key in pending:
                 finish(key, _run_task(*unique[key]))
-        else:
-            pool = ProcessPoolExecutor(max_workers=min(jobs, len(pending)),
-                                       mp_context=multiprocessing.get_context("spawn"))
+        elif pending:
+            pool = cluster.executor() if cluster is not None else ProcessPoolExecutor(
+                max_workers=min(jobs, len(pending)),
+                mp_context=multiprocessing.get_context("spawn"))
             try:
                 running = {pool.submit(_run_task, *unique[key]): key for key in pending}
                 while running:
@@ -377,7 +398,7 @@ def _engine(engine):
 
 
 def measure(points, board, *, resources="estimate", fmax=False, jobs=1, progress=False,
-            engine=None):
+            engine=None, cluster=None):
     """Measure every design point on ``board``: a list of :class:`Measurement`, in order.
 
     Parameters
@@ -388,7 +409,7 @@ def measure(points, board, *, resources="estimate", fmax=False, jobs=1, progress
         ``estimate`` (primitive counting, fast) or ``synth`` (Yosys).
     fmax : bool
         Also place and route every point for its Fmax (ECP5 and iCE40 boards).
-    jobs, progress
+    jobs, progress, cluster
         See :func:`run_tasks`.
     engine : str or None
         The simulation engine (:mod:`hwgen.sim.engine`): the compiled engine simulates every
@@ -397,13 +418,15 @@ def measure(points, board, *, resources="estimate", fmax=False, jobs=1, progress
     board = resolve_board(board)
     check_resources_method(board, resources, fmax)
     engine = _engine(engine)
-    tasks = []
+    tasks, per_point = [], []
     for point in points:
-        tasks += [("frame", {"point": point.to_json(), "height": h, "engine": engine})
+        frames = [("frame", {"point": point.to_json(), "height": h, "engine": engine})
                   for h in _frame_heights(point, engine)]
+        tasks += frames
         tasks.append(("resources", {"point": point.to_json(), "board": board.to_json(),
                                     "method": resources, "fmax": fmax}))
-    results = run_tasks(tasks, jobs=jobs, progress=progress)
+        per_point.append(len(frames) + 1)
+    results = run_tasks(tasks, jobs=jobs, progress=progress, points=per_point, cluster=cluster)
     found = iter(results)
     measurements = []
     for point in points:
@@ -429,7 +452,7 @@ def system_height(point):
     return units_height(point.rows, point.height, point.buffer, point.unroll, units) or point.height
 
 
-def simulate_systems(requests, *, jobs=1, progress=False, engine=None):
+def simulate_systems(requests, *, jobs=1, progress=False, engine=None, cluster=None):
     """Simulate systems of PEs that share one memory.
 
     ``requests`` are ``(point, pes, bandwidth_bytes_per_cycle)``; each system runs ``pes`` PEs of
@@ -437,7 +460,8 @@ def simulate_systems(requests, *, jobs=1, progress=False, engine=None):
     frames' ``height``, the system's ``cycles``, ``ops``, ``bytes_read``, ``bytes_written``,
     ``saturated`` (the HMM values that saturated, ``pe<i>.<name>``) and, as ``pe``, the figures
     of one PE alone on the same frame with an ideal memory (a :class:`hwgen.sim.CycleData`).
-    ``engine`` is the simulation engine.
+    ``engine`` is the simulation engine; ``jobs``, ``progress`` and ``cluster``: see
+    :func:`run_tasks`.
     """
     engine = _engine(engine)
     tasks = []
@@ -448,6 +472,7 @@ def simulate_systems(requests, *, jobs=1, progress=False, engine=None):
         tasks.append(("frame", {"point": point.to_json(), "height": height, "engine": engine}))
         tasks.append(("system", {"point": point.to_json(), "height": height, "pes": pes,
                                  "bandwidth_bytes_per_cycle": bandwidth, "engine": engine}))
-    results = run_tasks(tasks, jobs=jobs, progress=progress, desc="simulating systems")
+    results = run_tasks(tasks, jobs=jobs, progress=progress, desc="simulating systems",
+                        points=[2] * len(requests), cluster=cluster)
     return [{**system, "height": spec["height"], "pe": CycleData.from_json(pe)}
             for pe, system, (_, spec) in zip(results[::2], results[1::2], tasks[1::2])]

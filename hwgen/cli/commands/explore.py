@@ -11,7 +11,8 @@ __all__ = ["add_options", "run"]
 NAME = "explore"
 HELP = "sweep design points in parallel and rank them on the roofline"
 DESCRIPTION = ("Sweep a grid of design points: simulations and resource estimates run in "
-               "worker processes, every finished point is cached (a stopped sweep resumes "
+               "worker processes (or on a Dask cluster, --scheduler), every finished point is "
+               "cached (a stopped sweep resumes "
                "where it was), and the sweep ends with the roofline ("
                + ", ".join(OUTPUTS) + ") and the points ranked by attainable performance.")
 

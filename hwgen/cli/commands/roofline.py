@@ -9,6 +9,7 @@ import io
 import json
 import os
 import shutil
+from contextlib import nullcontext
 from pathlib import Path
 
 from ...kernels import BUFFERS, MASK_SHAPES
@@ -21,6 +22,7 @@ from ..options import (add_board_option, add_engine_option, add_link_option, add
                        add_quiet_option, engine_from_args, parse_size)
 from ..outputs import check_folder_option, write_files
 from ..report import add_report_option, check_report_option, report_file
+from ...roofline.cluster import Cluster, check_scheduler
 from ...roofline.model import CLOCK_CHOICES, build_roofline, check_clock
 from ...roofline.figure import plot_roofline
 from ...roofline.sweep import RESOURCE_METHODS, design_grid
@@ -66,7 +68,13 @@ def add_sweep_options(parser, *, jobs):
     add_option(run, "--out", default=None, metavar="DIR",
                help=f"folder for {', '.join(OUTPUTS)}",
                shown=f"{parser.prog.split()[-1]}/KERNEL-BOARD")
-    add_option(run, "-j", "--jobs", type=int, default=jobs, metavar="N", help="worker processes")
+    add_option(run, "-j", "--jobs", type=int, default=jobs, metavar="N",
+               help="worker processes on this machine (not used with --scheduler)")
+    add_option(run, "--scheduler", default=None, metavar="ADDRESS|local:N",
+               help="run every simulation, estimate, synthesis and place and route on a Dask "
+                    "cluster: a running scheduler's address (tcp://host:8786), or local:N to "
+                    "start N worker processes here; needs pip install -e '.[cluster]'",
+               shown="no cluster")
     add_report_option(run)
     add_engine_option(run)
     add_quiet_option(run, "no progress, print only the best point")
@@ -153,6 +161,7 @@ def _parse(args):
                                                            "positive integers"),
         "ceiling_clocks_mhz": None if args.ceiling_clocks is None else _list(
             "--ceiling-clocks", args.ceiling_clocks, _mhz, "positive numbers of MHz"),
+        "scheduler": None if args.scheduler is None else check_scheduler(args.scheduler),
     }
 
 
@@ -319,11 +328,13 @@ def run_sweep(args, *, ranked):
     """Run ``roofline`` (``ranked=False``) or ``explore`` (``ranked=True``)."""
     parsed = _parse(args)
     engine = engine_from_args(args, quiet=args.quiet)
-    roofline = build_roofline(
-        parsed["points"], parsed["board"], devices=parsed["devices"], resources=args.resources,
-        clock=parsed["clock"], link=args.link, pes=args.pes,
-        ceiling_clocks_mhz=parsed["ceiling_clocks_mhz"], jobs=args.jobs,
-        progress=not args.quiet, engine=engine)
+    with (nullcontext() if parsed["scheduler"] is None
+          else Cluster(parsed["scheduler"])) as cluster:
+        roofline = build_roofline(
+            parsed["points"], parsed["board"], devices=parsed["devices"],
+            resources=args.resources, clock=parsed["clock"], link=args.link, pes=args.pes,
+            ceiling_clocks_mhz=parsed["ceiling_clocks_mhz"], jobs=args.jobs,
+            progress=not args.quiet, engine=engine, cluster=cluster)
     page = report_file(args, roofline.to_json(), str(parsed["out"] / "roofline.json"))
     write_outputs(roofline, parsed["out"])
     write_files(page)
