@@ -68,16 +68,17 @@ def gemm(dim, threads):
               f"{compile_s:9.1f}  {PAPER_GEMM.get(variant, '')}", flush=True)
 
 
-def pi(steps_list, threads):
-    print(f"\npi series, {threads} threads, compiled engine")
+def pi(steps_list, threads, frac_bits):
+    print(f"\npi series, {threads} threads, Q.{frac_bits}, compiled engine")
     print(f"{'steps':>11} {'cycles':>12} {'ops/cycle':>9} {'idle %':>7} {'critical %':>10} "
-          f"{'spinning %':>10} {'pi':>10} {'sim s':>7}  paper")
+          f"{'spinning %':>10} {'pi':>10} {'numpy':>6} {'sim s':>7}  paper")
     for steps in steps_list:
-        job = PiJob(steps=steps, threads=threads)
+        job = PiJob(steps=steps, threads=threads, frac_bits=frac_bits)
         result, storage, seconds = run(job)
         share = shares(result)
         print(f"{steps:11,} {result.cycles:12,} {result.ops_per_cycle:9.3f} {share['idle']:7.2f} "
               f"{share['critical']:10.2f} {share['spinning']:10.2f} {job.value(storage):10.6f} "
+              f"{'yes' if job.matches(storage) else 'NO':>6} "
               f"{seconds - result.engine['compile_seconds']:7.1f}  {PAPER_PI.get(steps, '')}",
               flush=True)
 
@@ -87,9 +88,11 @@ def main():
     parser.add_argument("--dim", type=int, default=512)
     parser.add_argument("--threads", type=int, default=8)
     parser.add_argument("--pi-steps", default="1000000,4000000,10000000")
+    # Millions of steps need the finest step the 32-bit fixed point has (hwgen.programs.PiJob).
+    parser.add_argument("--pi-frac-bits", type=int, default=28)
     args = parser.parse_args()
     gemm(args.dim, args.threads)
-    pi([int(s) for s in args.pi_steps.split(",")], args.threads)
+    pi([int(s) for s in args.pi_steps.split(",")], args.threads, args.pi_frac_bits)
 
 
 if __name__ == "__main__":

@@ -140,6 +140,10 @@ class GemmJob:
                 f"{kind}{self.element_bits if not self.frac_bits else ''}")
 
 
+#: How far the rounded step of the pi series may be from 2**F / steps.
+PI_STEP_TOLERANCE = 0.01
+
+
 class PiJob:
     """The pi series over ``steps`` steps, result at element address 0.
 
@@ -165,8 +169,15 @@ class PiJob:
         _check_int("--steps", steps, 1, PI_MAX_STEPS)
         _check_int("--threads", threads, 1, MAX_THREADS)
         _check_int("--frac-bits", frac_bits, 4, 28)
-        self.program = pi_series(threads=threads, frac_bits=frac_bits)
         self.step = pi_step(steps, frac_bits)
+        # The series sums over a step of 2**F / steps rounded to an integer: past a few hundred
+        # thousand steps at F = 20 that rounding, not the series, decides the result.
+        if abs(self.step * steps - (1 << frac_bits)) > PI_STEP_TOLERANCE * (1 << frac_bits):
+            raise HwgenError(
+                f"--steps {steps} with --frac-bits {frac_bits}: the step 2**{frac_bits}/{steps} "
+                f"rounds to {self.step}, more than {PI_STEP_TOLERANCE:.0%} off; raise --frac-bits "
+                f"(up to 28) or use at most {(1 << frac_bits) // 50:,} steps")
+        self.program = pi_series(threads=threads, frac_bits=frac_bits)
         self.steps = steps
         self.threads = threads
         self.frac_bits = frac_bits

@@ -59,6 +59,8 @@ def test_run_pi_reports_the_value(tmp_path, capsys):
     (["run", "pi", "--mem-latency", "0"], "--mem-latency must be an integer >= 1"),
     (["run", "pi", "--json", "/dev/null/x.json"], "--json: '/dev/null' is not a folder"),
     (["run", "pi", "--frac-bits", "40"], "--frac-bits must be between 4 and 28, not 40"),
+    (["run", "pi", "--steps", "4000000"],
+     "the step 2**20/4000000 rounds to 0, more than 1% off; raise --frac-bits"),
     (["run", "gemm", "--element-bits", "1"], "--element-bits must be between 2 and 64, not 1"),
     (["run", "gemm", "--frac-bits", "32"], "--frac-bits must be between 0 and 31, not 32"),
     (["run", "gemm", "--variant", "blocked", "--threads", "1"],
