@@ -129,6 +129,52 @@ def test_fsm_state_names_read_the_state_signal():
     assert layer.fsm_state_names(Signal(2, name="x_state", decoder=lambda n: f"{n}")) is None
 
 
+def test_simulated_fragment_holds_the_simulated_signals():
+    from amaranth.sim import Simulator
+    design = Blinker()
+    fragment = layer.simulated_fragment(Simulator(design))
+    assert isinstance(fragment, Fragment)
+    assert any(design.led is signal for signal in layer.lhs_signals(
+        layer.statements(fragment)["comb"]))
+
+
+def test_fragment_origins_name_the_elaboratable():
+    design = Blinker()
+    assert layer.fragment_origins(fragment_of(design))[0] is design
+
+
+def test_switch_cases_give_patterns_bodies_and_lines():
+    x, y = Signal(3), Signal(2)
+    m = Module()
+    with m.Switch(x):
+        with m.Case("1 -0"):
+            m.d.comb += y.eq(1)
+        with m.Default():
+            m.d.comb += y.eq(2)
+    (switch,) = layer.statements(fragment_of(m))["comb"]
+    test, cases = layer.switch_cases(switch)
+    assert test is x
+    assert [patterns for patterns, _, _ in cases] == [("1-0",), None]
+    assert all(len(body) == 1 and src_loc[0] == __file__ for _, body, src_loc in cases)
+    assert layer.switch_cases(y.eq(1)) is None
+
+
+def test_elaborate_with_next_lines_keeps_the_line_of_m_next():
+    import inspect
+    fragment = layer.elaborate_with_next_lines(Blinker())
+    (fsm,) = [s for s in layer.statements(fragment)["sync"] if layer.switch_cases(s)]
+    (go,) = layer.switch_cases(layer.switch_cases(fsm)[1][0][1][0])[1][0][1]
+    source, first = inspect.getsourcelines(Blinker.elaborate)
+    assert go.src_loc[:2] == (__file__, first + next(
+        i for i, text in enumerate(source) if 'm.next = "ON"' in text))
+    # Outside it, Amaranth's lowering places the same statement in its own files.
+    (fsm,) = [s for s in layer.statements(fragment_of(Blinker()))["sync"]
+              if layer.switch_cases(s)]
+    (go,) = layer.switch_cases(layer.switch_cases(fsm)[1][0][1][0])[1][0][1]
+    assert layer.is_amaranth_source(go.src_loc[0])
+    assert not layer.is_amaranth_source(__file__)
+
+
 def test_lhs_and_rhs_signals_of_statements():
     a, b, y = Signal(name="a"), Signal(name="b"), Signal(name="y")
     statement = y.eq(a & b)

@@ -1,0 +1,349 @@
+"""Cycle-to-source profiles of any Amaranth design, taken in the user's own simulation.
+
+A source line that builds statements (assignments, ``m.next``) is *active* in a cycle when the
+conditions that control one of its statements hold in that cycle, before the clock edge that
+ends it: the arms of its enclosing ``If``/``Elif``/``Else`` and ``Switch`` cases, each with its
+priority (the first arm that matches is taken, so untaken branches are purged), and the current
+state of the ``m.FSM()`` it sits in (an FSM is a ``Switch`` on its state signal). These are the
+associative rules of "HLS_Profiler: Non-Intrusive Profiling tool for HLS based Applications"
+mapped to Amaranth; as HLS purges the lines of a function that is not running, the lines of a
+submodule can be restricted to the cycles in which an enable signal holds.
+
+Nothing is added to the design: the profiler adds one process to the user's ``Simulator`` that
+samples, at each clock edge, the tests of the switches that control profiled lines (packed into a
+few wide values, so a cycle costs a handful of reads), and evaluates every line's condition
+afterwards with numpy, all cycles at once.
+
+Amaranth drops the source line of ``m.next = ...``; the profiler elaborates the design a second
+time with those statements keeping their caller's line and walks both statement trees side by
+side (their shapes are equal), so ``m.next`` lines count at their own line. Statements located in
+Amaranth's own files (the decoder of an FSM's state, its library's logic) are not profiled.
+"""
+
+import linecache
+import os
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+from amaranth.hdl import Cat, Value
+
+from ..instrument._amaranth import (elaborate_with_next_lines, fragment_origins,
+                                    is_amaranth_source, simulated_fragment, statements,
+                                    subfragments, switch_cases)
+
+__all__ = ["LineActivity", "LineProfile", "LineProfiler"]
+
+_CHUNK_BITS = 64     # tests are sampled packed into values this wide (numpy's uint64)
+
+
+@dataclass(frozen=True)
+class LineActivity:
+    """One source line's share of a run.
+
+    Attributes
+    ----------
+    file : str
+        The source file (absolute, as Python knows it).
+    line : int
+    code : str
+        The line's text, stripped.
+    active_cycles : int
+        Cycles in which the line was active.
+    percent : float or None
+        ``active_cycles`` as a percentage of the run's cycles; None for a run of no cycles.
+    """
+    file: str
+    line: int
+    code: str
+    active_cycles: int
+    percent: float | None
+
+    def to_json(self, root=None):
+        return {"file": _relative(self.file, root), "line": self.line, "code": self.code,
+                "active_cycles": self.active_cycles, "percent": self.percent}
+
+
+@dataclass(frozen=True)
+class LineProfile:
+    """What :meth:`LineProfiler.profile` returns.
+
+    Attributes
+    ----------
+    cycles : int
+        Clock cycles sampled.
+    lines : tuple of LineActivity
+        Every profiled line, most active first (ties by file and line).
+    window : tuple of (int, tuple of (str, int)) or None
+        For each cycle of the window asked for, the ``(file, line)`` of the lines active in it.
+    """
+    cycles: int
+    lines: tuple
+    window: tuple | None = None
+
+    def to_json(self, root=None):
+        """The profile as JSON data; files relative to ``root`` when they lie under it."""
+        data = {"cycles": self.cycles, "lines": [line.to_json(root) for line in self.lines]}
+        if self.window is not None:
+            data["window"] = [{"cycle": cycle,
+                               "lines": [{"file": _relative(file, root), "line": line}
+                                         for file, line in active]}
+                              for cycle, active in self.window]
+        return data
+
+
+def _relative(path, root):
+    if root is None:
+        return path
+    relative = os.path.relpath(path, root)
+    return path if relative.startswith(os.pardir) else relative.replace(os.sep, "/")
+
+
+class _ShapeMismatch(Exception):
+    """The second elaboration's statement tree differs from the simulated one."""
+
+
+class LineProfiler:
+    """Profile the source lines of ``design`` in ``simulator``, cycle by cycle.
+
+    Create it after the ``Simulator`` and before ``simulator.run()``; it adds one process to the
+    simulation and changes nothing in the design.
+
+    Parameters
+    ----------
+    simulator : amaranth.sim.Simulator
+        The user's simulator, with their own testbench.
+    design : Elaboratable
+        What to profile: the simulator's top-level design or any elaboratable inside it.
+    enable : Value, dict or None
+        Restrict lines to the cycles in which a signal of the design holds: a value restricts
+        every line of ``design``; ``{elaboratable: value}`` restricts the lines of that
+        submodule (and of its own submodules), as a PE's lines to the cycles it is ``busy``.
+    domain : str
+        The clock domain whose edges delimit cycles.
+
+    Raises
+    ------
+    ValueError
+        ``design`` (or an ``enable`` key) is not part of what ``simulator`` simulates.
+    """
+
+    def __init__(self, simulator, design, *, enable=None, domain="sync"):
+        enables = {} if enable is None or isinstance(enable, dict) else {design: enable}
+        if isinstance(enable, dict):
+            enables.update(enable)
+        self._domain = domain
+        fragment = _find_fragment(simulated_fragment(simulator), design)
+        if fragment is None:
+            raise ValueError(f"design must be part of the simulated design, not {design!r}")
+        try:
+            located = elaborate_with_next_lines(design)
+            self._build(fragment, located, enables)
+        except _ShapeMismatch:
+            warnings.warn("the design elaborates differently each time: its m.next lines are not "
+                          "profiled", stacklevel=2)
+            self._build(fragment, None, enables)
+        missing = [key for key in enables if key not in self._enabled]
+        if missing:
+            raise ValueError(f"enable must name parts of the design, not {missing[0]!r}")
+        self._samples = []
+        self._activity = None
+        simulator.add_process(self._sampler())
+
+    # -- the static structure ----------------------------------------------------------------
+
+    def _build(self, fragment, located, enables):
+        # Nodes are conditions: node 0 always holds; a switch's cases are nodes under the node
+        # the switch sits in. Switches are recorded parents first, so one pass evaluates them.
+        self._parents = [None]
+        self._switches = []          # (parent node, test value, [patterns or None], first node)
+        self._lines = {}             # (file, line) -> set of nodes
+        self._enabled = set()
+        self._enables = enables
+        self._walk_fragment(fragment, located, 0)
+        self._keep_needed_switches()
+
+    def _new_switch(self, parent, test, patterns):
+        first = len(self._parents)
+        self._parents += [parent] * len(patterns)
+        self._switches.append((parent, test, list(patterns), first))
+        return range(first, first + len(patterns))
+
+    def _walk_fragment(self, fragment, located, node):
+        for origin in fragment_origins(fragment):
+            if origin in self._enables and origin not in self._enabled:
+                self._enabled.add(origin)
+                node, = self._new_switch(node, Value.cast(self._enables[origin]).bool(), [("1",)])
+        twins = statements(located) if located is not None else {}
+        if located is not None and list(twins) != list(statements(fragment)):
+            raise _ShapeMismatch
+        for domain, stmts in statements(fragment).items():
+            self._walk(list(stmts), None if located is None else list(twins[domain]), node)
+        subs = subfragments(fragment)
+        located_subs = subfragments(located) if located is not None else [(None, None)] * len(subs)
+        if len(located_subs) != len(subs):
+            raise _ShapeMismatch
+        for (sub, _name), (located_sub, _) in zip(subs, located_subs):
+            self._walk_fragment(sub, located_sub, node)
+
+    def _walk(self, stmts, twins, node):
+        if twins is None:
+            twins = stmts
+        elif len(twins) != len(stmts):
+            raise _ShapeMismatch
+        for stmt, twin in zip(stmts, twins):
+            switch, twin_switch = switch_cases(stmt), switch_cases(twin)
+            if (switch is None) != (twin_switch is None):
+                raise _ShapeMismatch
+            if switch is None:
+                file, line = twin.src_loc[:2]
+                if not is_amaranth_source(file):
+                    self._lines.setdefault((file, line), set()).add(node)
+                continue
+            test, cases = switch
+            if len(twin_switch[1]) != len(cases):
+                raise _ShapeMismatch
+            nodes = self._new_switch(node, test, [patterns for patterns, _, _ in cases])
+            for child, (_, body, _), (_, twin_body, _) in zip(nodes, cases, twin_switch[1]):
+                self._walk(body, twin_body, child)
+
+    def _keep_needed_switches(self):
+        needed = set()
+        for nodes in self._lines.values():
+            for node in nodes:
+                while node is not None and node not in needed:
+                    needed.add(node)
+                    node = self._parents[node]
+        self._switches = [switch for switch in self._switches
+                          if any(node in needed for node in range(switch[3],
+                                                                   switch[3] + len(switch[2])))]
+        # Pack the tests into as few sampled values as possible.
+        self._chunks, self._fields = [], []
+        bits = _CHUNK_BITS
+        for _parent, test, _patterns, _first in self._switches:
+            width = len(test)
+            if bits + width > _CHUNK_BITS or not self._chunks:
+                self._chunks.append([])
+                bits = 0
+            self._fields.append((len(self._chunks) - 1, bits, width))
+            self._chunks[-1].append(test)
+            bits += width
+
+    # -- the simulation ----------------------------------------------------------------------
+
+    def _sampler(self):
+        values = [Cat(*chunk) for chunk in self._chunks]
+        samples, domain = self._samples, self._domain
+
+        async def sample_lines(ctx):
+            async for _clk, _rst, *row in ctx.tick(domain).sample(*values):
+                samples.append(row)
+        return sample_lines
+
+    # -- the profile -------------------------------------------------------------------------
+
+    @property
+    def cycles(self):
+        """Cycles sampled so far."""
+        return len(self._samples)
+
+    def activity(self):
+        """``{(file, line): numpy bool array}``: each line's activity in every cycle sampled."""
+        if self._activity is not None and len(next(iter(self._activity.values()), [])) \
+                == self.cycles:
+            return self._activity
+        cycles = self.cycles
+        chunks = [_column([row[index] for row in self._samples], sum(map(len, values)))
+                  for index, values in enumerate(self._chunks)]
+        holds = [np.ones(cycles, dtype=bool)] + [None] * (len(self._parents) - 1)
+        for (parent, _test, patterns, first), (chunk, offset, width) in zip(self._switches,
+                                                                            self._fields):
+            if holds[parent] is None:
+                continue
+            value = (chunks[chunk] >> _shift(offset, chunks[chunk])) & _mask(width, chunks[chunk])
+            taken = np.zeros(cycles, dtype=bool)
+            for node, case in enumerate(patterns, first):
+                matches = _matches(value, case, cycles)
+                holds[node] = holds[parent] & matches & ~taken
+                taken |= matches
+        self._activity = {}
+        for key, nodes in self._lines.items():
+            active = np.zeros(cycles, dtype=bool)
+            for node in nodes:
+                if holds[node] is not None:
+                    active |= holds[node]
+            self._activity[key] = active
+        return self._activity
+
+    def profile(self, *, cycles=None):
+        """The profile of the cycles sampled so far.
+
+        Parameters
+        ----------
+        cycles : (int, int) or None
+            A window ``(first, stop)`` of cycles (``stop`` excluded) whose active lines to list,
+            cycle by cycle.
+
+        Returns
+        -------
+        LineProfile
+        """
+        if cycles is not None:
+            first, stop = cycles
+            if not (isinstance(first, int) and isinstance(stop, int) and 0 <= first < stop):
+                raise ValueError(f"cycles must be a window (first, stop) with 0 <= first < stop, "
+                                 f"not {cycles!r}")
+        activity = self.activity()
+        total = self.cycles
+        lines = []
+        for (file, line), active in activity.items():
+            count = int(np.count_nonzero(active))
+            lines.append(LineActivity(file, line, linecache.getline(file, line).strip(), count,
+                                      100.0 * count / total if total else None))
+        lines.sort(key=lambda entry: (-entry.active_cycles, entry.file, entry.line))
+        window = None
+        if cycles is not None:
+            ordered = sorted(activity)
+            window = tuple((cycle, tuple(key for key in ordered if activity[key][cycle]))
+                           for cycle in range(first, min(stop, total)))
+        return LineProfile(total, tuple(lines), window)
+
+
+def _find_fragment(fragment, design):
+    if design in fragment_origins(fragment):
+        return fragment
+    for sub, _name in subfragments(fragment):
+        found = _find_fragment(sub, design)
+        if found is not None:
+            return found
+    return None
+
+
+def _column(values, width):
+    if width <= _CHUNK_BITS:
+        return np.array(values, dtype=np.uint64)
+    return np.array(values, dtype=object)
+
+
+def _shift(offset, column):
+    return np.uint64(offset) if column.dtype == np.uint64 else offset
+
+
+def _mask(width, column):
+    mask = (1 << width) - 1
+    return np.uint64(mask) if column.dtype == np.uint64 else mask
+
+
+def _matches(value, patterns, cycles):
+    """Where ``value`` matches one of a case's patterns (None: the default, always)."""
+    if patterns is None:
+        return np.ones(cycles, dtype=bool)
+    matches = np.zeros(cycles, dtype=bool)
+    for pattern in patterns:
+        care = int(pattern.replace("0", "1").replace("-", "0") or "0", 2)
+        ones = int(pattern.replace("-", "0") or "0", 2)
+        if value.dtype == np.uint64:
+            matches |= (value & np.uint64(care)) == np.uint64(ones)
+        else:
+            matches |= np.array([(v & care) == ones for v in value], dtype=bool)
+    return matches
