@@ -27,10 +27,10 @@ def _program_line():
     frame = sys._getframe(1)
     while frame is not None and os.path.dirname(os.path.abspath(frame.f_code.co_filename)) \
             == _PACKAGE_DIR:
+        if os.path.basename(frame.f_code.co_filename) == "schedule.py":
+            return None   # a join the schedule adds: no line of the program made it
         frame = frame.f_back
-    if frame is None or frame.f_code.co_filename.startswith("<"):
-        return None       # made by generated code (the schedule's joins): no line of a program
-    return frame.f_code.co_filename, frame.f_lineno
+    return None if frame is None else (frame.f_code.co_filename, frame.f_lineno)
 
 
 def field_path(path, what="into"):

@@ -1,0 +1,204 @@
+"""``hwgen profile``: where the cycles of a kernel or a pipeline program go, per line of its
+Python source (and per program step)."""
+
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ... import __file__ as _hwgen_init
+from ...kernels.pipeline import Pipeline
+from ...programs import PROGRAMS
+from ...sim import HostModel, LineProfiler, StepProfiler, run_threads, run_window_filter
+
+from ...errors import HwgenError, SuspectMeasurement
+from ..figures import figure
+from ..options import (add_json_option, add_kernel_options, add_memory_options, add_option,
+                       add_output_option, add_quiet_option, memory_from_args,
+                       window_filter_from_args)
+from ..outputs import check_file_option, write_files
+from ...report import document, report_html
+from ...versions import tool_versions
+from .run import add_program_options, job_from_args
+from .sim import _model_check
+
+__all__ = ["add_options", "run"]
+
+NAME = "profile"
+HELP = "profile a kernel or a program: the cycles each source line and step is active in"
+DESCRIPTION = ("Simulate a window-filter kernel or a multithreaded-pipeline program in "
+               "Amaranth's simulator and attribute every clock cycle to the source lines "
+               "active in it (a line is active when the If/Elif/Else arms, Switch cases and "
+               "FSM state that control its statements hold), without adding hardware; for "
+               "programs, each step's executions, running and stalled cycles, occupancy, bytes "
+               "and ops too. `docs/profile.md` explains the figures.")
+
+#: Where the files of the project are, for paths in the outputs.
+PROJECT_ROOT = Path(_hwgen_init).resolve().parent.parent
+
+
+def add_options(parser):
+    add_kernel_options(parser, programs=tuple(PROGRAMS))
+    add_program_options(parser)
+    group = parser.add_argument_group("profile")
+    add_option(group, "--top", type=int, default=20, metavar="N",
+               help="source lines printed, the busiest first (0: all)")
+    add_option(group, "--cycles", default=None, metavar="A:B",
+               help="also print, for each cycle A to B - 1, the lines active in it",
+               shown="none")
+    add_option(group, "--engine", default="pysim", choices=("pysim",),
+               help="the profile samples Amaranth's simulator (pysim); the compiled engine "
+                    "does not profile yet")
+    add_json_option(parser, "the profile")
+    add_output_option(parser, "--html", "FILE.html",
+                      "an annotated source view: lines shaded by their share, figures on hover")
+    add_memory_options(parser, seeded="the random input image or gemm's random matrices")
+    add_quiet_option(parser, "print nothing on success")
+
+
+def parse_window(text):
+    """``(first, stop)`` of ``--cycles A:B``."""
+    if text is None:
+        return None
+    first, sep, stop = text.partition(":")
+    try:
+        window = (int(first), int(stop))
+    except ValueError:
+        window = None
+    if not sep or window is None or not 0 <= window[0] < window[1]:
+        raise HwgenError(f"--cycles must be A:B with integers 0 <= A < B, not {text!r}")
+    return window
+
+
+def run(args):
+    check_file_option("--json", args.json)
+    check_file_option("--html", args.html)
+    window = parse_window(args.cycles)
+    if args.top < 0:
+        raise HwgenError(f"--top must be an integer >= 0, not {args.top}")
+    memory = memory_from_args(args)
+    started = time.perf_counter()
+    if args.kernel in PROGRAMS:
+        args.program = args.kernel
+        report, lines, steps, problem = _profile_program(args, memory, window)
+    else:
+        report, lines, steps, problem = _profile_kernel(args, memory, window)
+    elapsed = time.perf_counter() - started
+    report["simulation_seconds"] = elapsed
+    files = {}
+    if args.json:
+        files[Path(args.json)] = json.dumps(report, indent=2) + "\n"
+    if args.html:
+        files[Path(args.html)] = report_html([document(json.loads(json.dumps(report)),
+                                                       args.json or "this hwgen profile run")])
+    write_files(files)
+    if not args.quiet:
+        print(f"{report['title']}: {report['cycles']} cycles in Amaranth's simulator "
+              f"({elapsed:.1f} s)")
+        print(_lines_table(lines, args.top))
+        if steps is not None:
+            print(_steps_table(steps))
+        if lines.window is not None:
+            print(_window_table(lines))
+        for path in files:
+            print(f"  wrote {path}")
+    if problem:
+        raise SuspectMeasurement(problem)
+    return 0
+
+
+def _profile_kernel(args, memory, window):
+    pe = window_filter_from_args(args)
+    image = np.random.default_rng(args.seed).integers(0, 1 << pe.pixel_bits,
+                                                      size=(pe.height, pe.width))
+    profilers = []
+    result = run_window_filter(pe, image, memory=memory, instrument=False, engine="pysim",
+                               on_simulator=lambda sim: profilers.append(LineProfiler(sim, pe)))
+    lines = profilers[0].profile(cycles=window)
+    mismatch = _model_check(pe, [image], [result.image])
+    title = (f"{args.kernel} {pe.rows}x{pe.cols} {pe.mask_name}, buffer {pe.buffer}, unroll "
+             f"{pe.unroll}, {pe.width}x{pe.height}")
+    report = {"tool_versions": tool_versions(), "title": title, "kernel": args.kernel,
+              "parameters": pe.parameters(), "memory": memory.to_json(),
+              "result_matches_numpy_model": mismatch is None,
+              **lines.to_json(PROJECT_ROOT), "steps": [], "engine": {"name": "pysim"}}
+    return report, lines, None, mismatch
+
+
+def _profile_program(args, memory, window):
+    job = job_from_args(args)
+    if args.launch_delay < 0:
+        raise HwgenError(f"--launch-delay must be an integer >= 0, not {args.launch_delay}")
+    host = HostModel(launch_delay_cycles=args.launch_delay)
+    pe = Pipeline(job.program)
+    storage, params = job.memory()
+    profilers = []
+
+    def attach(sim):
+        profilers.extend([LineProfiler(sim, pe), StepProfiler(sim, pe)])
+    try:
+        run_threads(pe, storage, params=params, host=host, memory=memory, engine="pysim",
+                    max_cycles=job.cycle_budget(memory, host), on_simulator=attach)
+    except RuntimeError as error:
+        raise HwgenError(f"{job.describe()}: {error}") from None
+    lines, steps = profilers[0].profile(cycles=window), profilers[1].profile()
+    matches = job.matches(storage)
+    report = {"tool_versions": tool_versions(), "title": job.describe(), "program": job.name,
+              "parameters": job.parameters(), "memory": memory.to_json(),
+              "host": host.to_json(), "result_matches_numpy_model": matches,
+              **lines.to_json(PROJECT_ROOT), "steps": steps.to_json(PROJECT_ROOT)["steps"],
+              "engine": {"name": "pysim"}}
+    return report, lines, steps, None if matches else "the result does not match the numpy model"
+
+
+def _where(file, line):
+    return f"{_short(file)}:{line}"
+
+
+def _short(file):
+    path = Path(file)
+    try:
+        return str(path.resolve().relative_to(PROJECT_ROOT))
+    except ValueError:
+        return str(path)
+
+
+def _lines_table(profile, top):
+    shown = profile.lines if top == 0 else profile.lines[:top]
+    rows = [(_where(entry.file, entry.line), entry.code[:60], str(entry.active_cycles),
+             figure(entry.percent, ".1f")) for entry in shown]
+    header = ("file:line", "code", "active cycles", "% of run")
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(4)]
+    text = ["  " + "  ".join(cell.ljust(w) if i < 2 else cell.rjust(w)
+                             for i, (cell, w) in enumerate(zip(row, widths)))
+            for row in [header, *rows]]
+    if len(shown) < len(profile.lines):
+        text.append(f"  ... {len(profile.lines) - len(shown)} more lines (--top 0 shows all)")
+    return "\n".join(text)
+
+
+def _steps_table(steps):
+    header = ("step", "file:line", "executions", "running", "stalled", "memory", "lock",
+              "next stage", "occupancy", "bytes", "ops", "stalls are")
+    rows = []
+    for step in steps.steps:
+        rows.append((step.name, "" if step.file is None else _where(step.file, step.line),
+                     str(step.executions), str(step.running_cycles), str(step.stalled_cycles),
+                     str(step.stalled_by["memory"]), str(step.stalled_by["lock"]),
+                     str(step.stalled_by["next_stage"]), figure(step.occupancy, ".2f"),
+                     str(step.bytes), str(step.ops), step.stall_role or ""))
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+    return "\n".join(["  steps (cycles are thread-cycles):"] + [
+        "  " + "  ".join(cell.ljust(w) if i < 2 else cell.rjust(w)
+                         for i, (cell, w) in enumerate(zip(row, widths)))
+        for row in [header, *rows]])
+
+
+def _window_table(profile):
+    always = {(e.file, e.line) for e in profile.lines if e.active_cycles == profile.cycles}
+    text = [f"  cycle  lines active (besides the {len(always)} active in every cycle)"]
+    for cycle, active in profile.window:
+        text.append(f"  {cycle:5}  " + (", ".join(_where(f, l) for f, l in active
+                                                  if (f, l) not in always) or "-"))
+    return "\n".join(text)
