@@ -53,7 +53,7 @@ def add_options(parser):
     add_json_option(parser, "the profile")
     add_output_option(parser, "--html", "FILE.html",
                       "an annotated source view: lines shaded by their share, figures on hover")
-    add_memory_options(parser, seeded="the random input image or gemm's random matrices")
+    add_memory_options(parser, seeded="a kernel's random pixels or gemm's random matrices")
     add_quiet_option(parser, "print nothing on success")
 
 
@@ -170,8 +170,8 @@ def _lines_table(profile, top):
              figure(entry.percent, ".1f")) for entry in shown]
     header = ("file:line", "code", "active cycles", "% of run")
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(4)]
-    text = ["  " + "  ".join(cell.ljust(w) if i < 2 else cell.rjust(w)
-                             for i, (cell, w) in enumerate(zip(row, widths)))
+    text = [("  " + "  ".join(cell.ljust(w) if i < 2 else cell.rjust(w)
+                              for i, (cell, w) in enumerate(zip(row, widths)))).rstrip()
             for row in [header, *rows]]
     if len(shown) < len(profile.lines):
         text.append(f"  ... {len(profile.lines) - len(shown)} more lines (--top 0 shows all)")
@@ -190,8 +190,8 @@ def _steps_table(steps):
                      str(step.bytes), str(step.ops), step.stall_role or ""))
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
     return "\n".join(["  steps (cycles are thread-cycles):"] + [
-        "  " + "  ".join(cell.ljust(w) if i < 2 else cell.rjust(w)
-                         for i, (cell, w) in enumerate(zip(row, widths)))
+        ("  " + "  ".join(cell.ljust(w) if i < 2 else cell.rjust(w)
+                          for i, (cell, w) in enumerate(zip(row, widths)))).rstrip()
         for row in [header, *rows]])
 
 
