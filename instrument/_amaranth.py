@@ -31,7 +31,10 @@ The accesses, and what Amaranth's main branch (0.6.0.dev) has already changed:
   :func:`simulated_fragment`; the elaboratables a fragment came from (``Fragment.origins``):
   :func:`fragment_origins`; a ``Switch`` statement's test and its cases
   ``(patterns, statements, src_loc)``, patterns as strings of ``0``/``1``/``-`` (the first
-  case that matches wins; ``None`` is the default): :func:`switch_cases`.
+  case that matches wins; ``None`` is the default): :func:`switch_cases`; the syntax tree of a
+  value (``_ast.Operator``'s ``operator``/``operands``, ``Slice``'s ``value``/``start``/``stop``,
+  ``Part``'s ``value``/``offset``/``width``/``stride``, ``Concat``'s ``parts``,
+  ``SwitchValue``'s ``test``/``cases``), to evaluate it with numpy: :func:`value_node`.
 * ``m.next = ...`` loses its source line: ``_dsl.FSMNextStatement`` is resolved into an
   assignment whose ``src_loc`` is inside Amaranth. :func:`elaborate_with_next_lines` elaborates
   a design again with ``FSMNextStatement`` wrapped so that the assignment keeps the line of the
@@ -46,14 +49,16 @@ from contextlib import contextmanager
 
 import amaranth
 from amaranth.hdl import Fragment, Signal, Value
-from amaranth.hdl._ast import Assign, SignalDict, SignalSet, Switch
+from amaranth.hdl import Const
+from amaranth.hdl._ast import (Assign, Concat, Operator, Part, SignalDict, SignalSet, Slice, Switch,
+                               SwitchValue)
 from amaranth.hdl._dsl import FSM, FSMNextStatement
 
 __all__ = ["AMARANTH_SERIES", "AmaranthVersionWarning", "SignalDict", "SignalSet", "assignment",
            "check_amaranth", "elaborate", "elaborate_with_next_lines", "embed_parts",
            "fragment_origins", "fsm_state_names", "generated_fsms", "is_amaranth_source",
            "lhs_signals", "rhs_signals", "simulated_fragment", "statements", "subfragments",
-           "switch_cases"]
+           "switch_cases", "value_node"]
 
 #: The Amaranth release series (major, minor) the layers of hwgen were written for.
 AMARANTH_SERIES = (0, 5)
@@ -210,6 +215,38 @@ def switch_cases(statement):
             patterns = tuple(pattern.replace(" ", "") for pattern in patterns)
         cases.append((patterns, list(body), src_loc))
     return statement.test, cases
+
+
+def value_node(value):
+    """One node of a value's syntax tree, as plain data.
+
+    Returns
+    -------
+    tuple
+        ``("const", int)``, ``("signal", Signal)``, ``("op", operator, [operands])``,
+        ``("slice", value, start, stop)``, ``("part", value, offset, width, stride)``,
+        ``("concat", [parts])``, ``("switch", test, [(patterns or None, value)])`` with
+        patterns as in :func:`switch_cases`, or ``("other", value)`` for anything else (a
+        memory row, for example).
+    """
+    value = Value.cast(value)
+    if isinstance(value, Const):
+        return ("const", value.value)
+    if isinstance(value, Signal):
+        return ("signal", value)
+    if isinstance(value, Operator):
+        return ("op", value.operator, list(value.operands))
+    if isinstance(value, Slice):
+        return ("slice", value.value, value.start, value.stop)
+    if isinstance(value, Part):
+        return ("part", value.value, value.offset, value.width, value.stride)
+    if isinstance(value, Concat):
+        return ("concat", list(value.parts))
+    if isinstance(value, SwitchValue):
+        return ("switch", value.test,
+                [(None if patterns is None else tuple(p.replace(" ", "") for p in patterns), case)
+                 for patterns, case in value.cases])
+    return ("other", value)
 
 
 def assignment(statement):

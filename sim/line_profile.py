@@ -10,9 +10,9 @@ mapped to Amaranth; as HLS purges the lines of a function that is not running, t
 submodule can be restricted to the cycles in which an enable signal holds.
 
 Nothing is added to the design: the profiler adds one process to the user's ``Simulator`` that
-samples, at each clock edge, the tests of the switches that control profiled lines (packed into a
-few wide values, so a cycle costs a handful of reads), and evaluates every line's condition
-afterwards with numpy, all cycles at once.
+samples, at each clock edge, the signals read by the tests of the switches that control profiled
+lines; afterwards numpy computes those tests (:mod:`hwgen.sim.value_columns`) and every line's
+condition for all cycles at once.
 
 Amaranth drops the source line of ``m.next = ...``; the profiler elaborates the design a second
 time with those statements keeping their caller's line and walks both statement trees side by
@@ -26,16 +26,14 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-from amaranth.hdl import Cat, Value
+from amaranth.hdl import Value
 
-from ..instrument._amaranth import (elaborate_with_next_lines, fragment_origins,
+from ..instrument._amaranth import (SignalDict, elaborate_with_next_lines, fragment_origins,
                                     is_amaranth_source, simulated_fragment, statements,
                                     subfragments, switch_cases)
+from .value_columns import INT64_BITS, Unsupported, evaluate, matches, signals_of, wide
 
 __all__ = ["LineActivity", "LineProfile", "LineProfiler"]
-
-_CHUNK_BITS = 64     # tests are sampled packed into values this wide (numpy's uint64)
-
 
 @dataclass(frozen=True)
 class LineActivity:
@@ -217,23 +215,28 @@ class LineProfiler:
         self._switches = [switch for switch in self._switches
                           if any(node in needed for node in range(switch[3],
                                                                    switch[3] + len(switch[2])))]
-        # Pack the tests into as few sampled values as possible.
-        self._chunks, self._fields = [], []
-        bits = _CHUNK_BITS
+        # Sample the signals the tests read, and compute the tests with numpy afterwards; a test
+        # this cannot compute (it reads a memory, say) is sampled itself.
+        self._sampled = []                       # signals, then tests sampled whole
+        self._columns = SignalDict()             # signal -> its index in _sampled
+        self._computed = []                      # per switch: True, or the test's index
         for _parent, test, _patterns, _first in self._switches:
-            width = len(test)
-            if bits + width > _CHUNK_BITS or not self._chunks:
-                self._chunks.append([])
-                bits = 0
-            self._fields.append((len(self._chunks) - 1, bits, width))
-            self._chunks[-1].append(test)
-            bits += width
+            try:
+                signals = signals_of(test)
+            except Unsupported:
+                self._computed.append(len(self._sampled))
+                self._sampled.append(test)
+                continue
+            for signal in signals:
+                if signal not in self._columns:
+                    self._columns[signal] = len(self._sampled)
+                    self._sampled.append(signal)
+            self._computed.append(True)
 
     # -- the simulation ----------------------------------------------------------------------
 
     def _sampler(self):
-        values = [Cat(*chunk) for chunk in self._chunks]
-        samples, domain = self._samples, self._domain
+        values, samples, domain = list(self._sampled), self._samples, self._domain
 
         async def sample_lines(ctx):
             async for _clk, _rst, *row in ctx.tick(domain).sample(*values):
@@ -253,19 +256,21 @@ class LineProfiler:
                 == self.cycles:
             return self._activity
         cycles = self.cycles
-        chunks = [_column([row[index] for row in self._samples], sum(map(len, values)))
-                  for index, values in enumerate(self._chunks)]
+        sampled = [np.array([row[index] for row in self._samples],
+                            dtype=np.int64 if len(value) <= INT64_BITS else object)
+                   for index, value in enumerate(self._sampled)]
+        columns = SignalDict((signal, sampled[index]) for signal, index in self._columns.items())
         holds = [np.ones(cycles, dtype=bool)] + [None] * (len(self._parents) - 1)
-        for (parent, _test, patterns, first), (chunk, offset, width) in zip(self._switches,
-                                                                            self._fields):
-            if holds[parent] is None:
-                continue
-            value = (chunks[chunk] >> _shift(offset, chunks[chunk])) & _mask(width, chunks[chunk])
+        for (parent, test, patterns, first), computed in zip(self._switches, self._computed):
+            if computed is True:
+                value = evaluate(test, columns, cycles, object if wide(test) else np.int64)
+            else:
+                value = sampled[computed]
             taken = np.zeros(cycles, dtype=bool)
             for node, case in enumerate(patterns, first):
-                matches = _matches(value, case, cycles)
-                holds[node] = holds[parent] & matches & ~taken
-                taken |= matches
+                hit = matches(value, case, cycles)
+                holds[node] = holds[parent] & hit & ~taken
+                taken |= hit
         self._activity = {}
         for key, nodes in self._lines.items():
             active = np.zeros(cycles, dtype=bool)
@@ -317,33 +322,3 @@ def _find_fragment(fragment, design):
         if found is not None:
             return found
     return None
-
-
-def _column(values, width):
-    if width <= _CHUNK_BITS:
-        return np.array(values, dtype=np.uint64)
-    return np.array(values, dtype=object)
-
-
-def _shift(offset, column):
-    return np.uint64(offset) if column.dtype == np.uint64 else offset
-
-
-def _mask(width, column):
-    mask = (1 << width) - 1
-    return np.uint64(mask) if column.dtype == np.uint64 else mask
-
-
-def _matches(value, patterns, cycles):
-    """Where ``value`` matches one of a case's patterns (None: the default, always)."""
-    if patterns is None:
-        return np.ones(cycles, dtype=bool)
-    matches = np.zeros(cycles, dtype=bool)
-    for pattern in patterns:
-        care = int(pattern.replace("0", "1").replace("-", "0") or "0", 2)
-        ones = int(pattern.replace("-", "0") or "0", 2)
-        if value.dtype == np.uint64:
-            matches |= (value & np.uint64(care)) == np.uint64(ones)
-        else:
-            matches |= np.array([(v & care) == ones for v in value], dtype=bool)
-    return matches
