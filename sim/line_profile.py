@@ -14,23 +14,19 @@ samples, at each clock edge, the signals read by the tests of the switches that 
 lines; afterwards numpy computes those tests (:mod:`hwgen.sim.value_columns`) and every line's
 condition for all cycles at once.
 
-Amaranth drops the source line of ``m.next = ...``; the profiler elaborates the design a second
-time with those statements keeping their caller's line and walks both statement trees side by
-side (their shapes are equal), so ``m.next`` lines count at their own line. Statements located in
-Amaranth's own files (the decoder of an FSM's state, its library's logic) are not profiled.
+The conditions come from :class:`hwgen.instrument.line_conditions.LineConditions`, which also
+locates ``m.next`` lines (Amaranth drops them) and leaves out statements located in Amaranth's own
+files; an HMM can count the same conditions in hardware (:func:`hwgen.instrument.line_probes`).
 """
 
 import linecache
 import os
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
-from amaranth.hdl import Value
 
-from ..instrument._amaranth import (SignalDict, elaborate_with_next_lines, fragment_origins,
-                                    is_amaranth_source, simulated_fragment, statements,
-                                    subfragments, switch_cases)
+from ..instrument._amaranth import SignalDict, simulated_fragment
+from ..instrument.line_conditions import LineConditions, find_fragment
 from .value_columns import INT64_BITS, Unsupported, evaluate, matches, signals_of, wide
 
 __all__ = ["LineActivity", "LineProfile", "LineProfiler"]
@@ -97,10 +93,6 @@ def _relative(path, root):
     return path if relative.startswith(os.pardir) else relative.replace(os.sep, "/")
 
 
-class _ShapeMismatch(Exception):
-    """The second elaboration's statement tree differs from the simulated one."""
-
-
 class LineProfiler:
     """Profile the source lines of ``design`` in ``simulator``, cycle by cycle.
 
@@ -131,96 +123,16 @@ class LineProfiler:
         if isinstance(enable, dict):
             enables.update(enable)
         self._domain = domain
-        fragment = _find_fragment(simulated_fragment(simulator), design)
-        if fragment is None:
+        fragment = simulated_fragment(simulator)
+        if find_fragment(fragment, design) is None:
             raise ValueError(f"design must be part of the simulated design, not {design!r}")
-        try:
-            located = elaborate_with_next_lines(design)
-            self._build(fragment, located, enables)
-        except _ShapeMismatch:
-            warnings.warn("the design elaborates differently each time: its m.next lines are not "
-                          "profiled", stacklevel=2)
-            self._build(fragment, None, enables)
-        missing = [key for key in enables if key not in self._enabled]
-        if missing:
-            raise ValueError(f"enable must name parts of the design, not {missing[0]!r}")
-        self._samples = []
-        self._activity = None
-        simulator.add_process(self._sampler())
-
-    # -- the static structure ----------------------------------------------------------------
-
-    def _build(self, fragment, located, enables):
-        # Nodes are conditions: node 0 always holds; a switch's cases are nodes under the node
-        # the switch sits in. Switches are recorded parents first, so one pass evaluates them.
-        self._parents = [None]
-        self._switches = []          # (parent node, test value, [patterns or None], first node)
-        self._lines = {}             # (file, line) -> set of nodes
-        self._enabled = set()
-        self._enables = enables
-        self._walk_fragment(fragment, located, 0)
-        self._keep_needed_switches()
-
-    def _new_switch(self, parent, test, patterns):
-        first = len(self._parents)
-        self._parents += [parent] * len(patterns)
-        self._switches.append((parent, test, list(patterns), first))
-        return range(first, first + len(patterns))
-
-    def _walk_fragment(self, fragment, located, node):
-        for origin in fragment_origins(fragment):
-            if origin in self._enables and origin not in self._enabled:
-                self._enabled.add(origin)
-                node, = self._new_switch(node, Value.cast(self._enables[origin]).bool(), [("1",)])
-        twins = statements(located) if located is not None else {}
-        if located is not None and list(twins) != list(statements(fragment)):
-            raise _ShapeMismatch
-        for domain, stmts in statements(fragment).items():
-            self._walk(list(stmts), None if located is None else list(twins[domain]), node)
-        subs = subfragments(fragment)
-        located_subs = subfragments(located) if located is not None else [(None, None)] * len(subs)
-        if len(located_subs) != len(subs):
-            raise _ShapeMismatch
-        for (sub, _name), (located_sub, _) in zip(subs, located_subs):
-            self._walk_fragment(sub, located_sub, node)
-
-    def _walk(self, stmts, twins, node):
-        if twins is None:
-            twins = stmts
-        elif len(twins) != len(stmts):
-            raise _ShapeMismatch
-        for stmt, twin in zip(stmts, twins):
-            switch, twin_switch = switch_cases(stmt), switch_cases(twin)
-            if (switch is None) != (twin_switch is None):
-                raise _ShapeMismatch
-            if switch is None:
-                file, line = twin.src_loc[:2]
-                if not is_amaranth_source(file):
-                    self._lines.setdefault((file, line), set()).add(node)
-                continue
-            test, cases = switch
-            if len(twin_switch[1]) != len(cases):
-                raise _ShapeMismatch
-            nodes = self._new_switch(node, test, [patterns for patterns, _, _ in cases])
-            for child, (_, body, _), (_, twin_body, _) in zip(nodes, cases, twin_switch[1]):
-                self._walk(body, twin_body, child)
-
-    def _keep_needed_switches(self):
-        needed = set()
-        for nodes in self._lines.values():
-            for node in nodes:
-                while node is not None and node not in needed:
-                    needed.add(node)
-                    node = self._parents[node]
-        self._switches = [switch for switch in self._switches
-                          if any(node in needed for node in range(switch[3],
-                                                                   switch[3] + len(switch[2])))]
+        self._conditions = LineConditions(fragment, design, enables)
         # Sample the signals the tests read, and compute the tests with numpy afterwards; a test
         # this cannot compute (it reads a memory, say) is sampled itself.
         self._sampled = []                       # signals, then tests sampled whole
         self._columns = SignalDict()             # signal -> its index in _sampled
         self._computed = []                      # per switch: True, or the test's index
-        for _parent, test, _patterns, _first in self._switches:
+        for _parent, test, _patterns, _first in self._conditions.switches:
             try:
                 signals = signals_of(test)
             except Unsupported:
@@ -232,6 +144,9 @@ class LineProfiler:
                     self._columns[signal] = len(self._sampled)
                     self._sampled.append(signal)
             self._computed.append(True)
+        self._samples = []
+        self._activity = None
+        simulator.add_process(self._sampler())
 
     # -- the simulation ----------------------------------------------------------------------
 
@@ -260,8 +175,9 @@ class LineProfiler:
                             dtype=np.int64 if len(value) <= INT64_BITS else object)
                    for index, value in enumerate(self._sampled)]
         columns = SignalDict((signal, sampled[index]) for signal, index in self._columns.items())
-        holds = [np.ones(cycles, dtype=bool)] + [None] * (len(self._parents) - 1)
-        for (parent, test, patterns, first), computed in zip(self._switches, self._computed):
+        conditions = self._conditions
+        holds = [np.ones(cycles, dtype=bool)] + [None] * (len(conditions.parents) - 1)
+        for (parent, test, patterns, first), computed in zip(conditions.switches, self._computed):
             if computed is True:
                 value = evaluate(test, columns, cycles, object if wide(test) else np.int64)
             else:
@@ -272,7 +188,7 @@ class LineProfiler:
                 holds[node] = holds[parent] & hit & ~taken
                 taken |= hit
         self._activity = {}
-        for key, nodes in self._lines.items():
+        for key, nodes in conditions.lines.items():
             active = np.zeros(cycles, dtype=bool)
             for node in nodes:
                 if holds[node] is not None:
@@ -312,13 +228,3 @@ class LineProfiler:
             window = tuple((cycle, tuple(key for key in ordered if activity[key][cycle]))
                            for cycle in range(first, min(stop, total)))
         return LineProfile(total, tuple(lines), window)
-
-
-def _find_fragment(fragment, design):
-    if design in fragment_origins(fragment):
-        return fragment
-    for sub, _name in subfragments(fragment):
-        found = _find_fragment(sub, design)
-        if found is not None:
-            return found
-    return None
