@@ -21,9 +21,10 @@ files; an HMM can count the same conditions in hardware (:func:`hwgen.instrument
 
 import linecache
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
+from amaranth.hdl import Value
 
 from ..instrument._amaranth import SignalDict, simulated_fragment
 from ..instrument.line_conditions import LineConditions, find_fragment
@@ -65,15 +66,27 @@ class LineProfile:
     Attributes
     ----------
     cycles : int
-        Clock cycles sampled.
+        Clock cycles profiled: every cycle sampled, or those in which the design-wide enable
+        held.
     lines : tuple of LineActivity
         Every profiled line, most active first (ties by file and line).
     window : tuple of (int, tuple of (str, int)) or None
-        For each cycle of the window asked for, the ``(file, line)`` of the lines active in it.
+        For each cycle of the window asked for (numbered from the first cycle sampled), the
+        ``(file, line)`` of the lines active in it.
     """
     cycles: int
     lines: tuple
     window: tuple | None = None
+
+    @classmethod
+    def from_counts(cls, counts, cycles):
+        """The profile of ``{(file, line): active cycles}`` over ``cycles`` cycles, as line
+        counters in hardware (:func:`hwgen.instrument.line_probes`) give it."""
+        lines = [LineActivity(file, line, linecache.getline(file, line).strip(), count,
+                              100.0 * count / cycles if cycles else None)
+                 for (file, line), count in counts.items()]
+        lines.sort(key=lambda entry: (-entry.active_cycles, entry.file, entry.line))
+        return cls(cycles, tuple(lines))
 
     def to_json(self, root=None):
         """The profile as JSON data; files relative to ``root`` when they lie under it."""
@@ -107,8 +120,10 @@ class LineProfiler:
         What to profile: the simulator's top-level design or any elaboratable inside it.
     enable : Value, dict or None
         Restrict lines to the cycles in which a signal of the design holds: a value restricts
-        every line of ``design``; ``{elaboratable: value}`` restricts the lines of that
-        submodule (and of its own submodules), as a PE's lines to the cycles it is ``busy``.
+        every line of ``design``, and the profile to those cycles (its ``cycles`` and
+        percentages count them alone: the profile of a job, with ``ctrl.busy``);
+        ``{elaboratable: value}`` restricts the lines of that submodule (and of its own
+        submodules), as a PE's lines to the cycles it is ``busy``.
     domain : str
         The clock domain whose edges delimit cycles.
 
@@ -131,22 +146,25 @@ class LineProfiler:
         # this cannot compute (it reads a memory, say) is sampled itself.
         self._sampled = []                       # signals, then tests sampled whole
         self._columns = SignalDict()             # signal -> its index in _sampled
-        self._computed = []                      # per switch: True, or the test's index
-        for _parent, test, _patterns, _first in self._conditions.switches:
-            try:
-                signals = signals_of(test)
-            except Unsupported:
-                self._computed.append(len(self._sampled))
-                self._sampled.append(test)
-                continue
-            for signal in signals:
-                if signal not in self._columns:
-                    self._columns[signal] = len(self._sampled)
-                    self._sampled.append(signal)
-            self._computed.append(True)
+        self._computed = [self._sample(test) for _, test, _, _ in self._conditions.switches]
+        gate = None if enable is None or isinstance(enable, dict) else Value.cast(enable).bool()
+        self._gate = None if gate is None else (gate, self._sample(gate))
         self._samples = []
         self._activity = None
         simulator.add_process(self._sampler())
+
+    def _sample(self, value):
+        """Have ``value`` sampled: True when computed from its signals, else its index."""
+        try:
+            signals = signals_of(value)
+        except Unsupported:
+            self._sampled.append(value)
+            return len(self._sampled) - 1
+        for signal in signals:
+            if signal not in self._columns:
+                self._columns[signal] = len(self._sampled)
+                self._sampled.append(signal)
+        return True
 
     # -- the simulation ----------------------------------------------------------------------
 
@@ -162,7 +180,7 @@ class LineProfiler:
 
     @property
     def cycles(self):
-        """Cycles sampled so far."""
+        """Cycles sampled so far (all of them, whatever the enable)."""
         return len(self._samples)
 
     def activity(self):
@@ -177,11 +195,13 @@ class LineProfiler:
         columns = SignalDict((signal, sampled[index]) for signal, index in self._columns.items())
         conditions = self._conditions
         holds = [np.ones(cycles, dtype=bool)] + [None] * (len(conditions.parents) - 1)
-        for (parent, test, patterns, first), computed in zip(conditions.switches, self._computed):
+        def column(value, computed):
             if computed is True:
-                value = evaluate(test, columns, cycles, object if wide(test) else np.int64)
-            else:
-                value = sampled[computed]
+                return evaluate(value, columns, cycles, object if wide(value) else np.int64)
+            return sampled[computed]
+
+        for (parent, test, patterns, first), computed in zip(conditions.switches, self._computed):
+            value = column(test, computed)
             taken = np.zeros(cycles, dtype=bool)
             for node, case in enumerate(patterns, first):
                 hit = matches(value, case, cycles)
@@ -194,6 +214,8 @@ class LineProfiler:
                 if holds[node] is not None:
                     active |= holds[node]
             self._activity[key] = active
+        self._profiled = cycles if self._gate is None else int(
+            np.count_nonzero(column(*self._gate)))
         return self._activity
 
     def profile(self, *, cycles=None):
@@ -215,16 +237,12 @@ class LineProfiler:
                 raise ValueError(f"cycles must be a window (first, stop) with 0 <= first < stop, "
                                  f"not {cycles!r}")
         activity = self.activity()
-        total = self.cycles
-        lines = []
-        for (file, line), active in activity.items():
-            count = int(np.count_nonzero(active))
-            lines.append(LineActivity(file, line, linecache.getline(file, line).strip(), count,
-                                      100.0 * count / total if total else None))
-        lines.sort(key=lambda entry: (-entry.active_cycles, entry.file, entry.line))
-        window = None
-        if cycles is not None:
-            ordered = sorted(activity)
-            window = tuple((cycle, tuple(key for key in ordered if activity[key][cycle]))
-                           for cycle in range(first, min(stop, total)))
-        return LineProfile(total, tuple(lines), window)
+        profile = LineProfile.from_counts(
+            {key: int(np.count_nonzero(active)) for key, active in activity.items()},
+            self._profiled)
+        if cycles is None:
+            return profile
+        ordered = sorted(activity)
+        window = tuple((cycle, tuple(key for key in ordered if activity[key][cycle]))
+                       for cycle in range(first, min(stop, self.cycles)))
+        return replace(profile, window=window)

@@ -6,6 +6,15 @@ import json
 import pytest
 
 from hwgen.cli.main import main
+from hwgen.sim.compiled import EngineUnavailable, check_available
+
+
+def compiled_available():
+    try:
+        check_available()
+    except EngineUnavailable:
+        return False
+    return True
 
 
 def test_profile_of_a_kernel_writes_json_html_and_a_window(tmp_path, capsys):
@@ -55,3 +64,33 @@ def test_profile_refuses_bad_options_in_one_line(tmp_path, capsys, argv, message
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and message in err
     assert not out.exists()
+
+
+def test_hmm_line_counters_agree_with_the_simulation(tmp_path, capsys):
+    out = tmp_path / "p.json"
+    assert main(["profile", "erosion", "--width", "9", "--height", "6", "--unroll", "3",
+                 "--buffer", "line", "--hmm", "--json", str(out)]) == 0
+    data = json.loads(out.read_text())
+    lines = len(data["lines"])
+    assert data["hmm"] == {"line_counters": lines, "counter_bits": 32,
+                           "total_counter_bits": 32 * lines, "equal_to_simulation": True,
+                           "saturated": []}
+    assert f"{lines} x 32 bits" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not compiled_available(), reason="no C++ compiler or CXXRTL headers")
+def test_compiled_engine_profiles_through_the_hmm(tmp_path):
+    simulated, compiled = tmp_path / "s.json", tmp_path / "c.json"
+    common = ["profile", "dilation", "--width", "16", "--height", "8", "--buffer", "smart",
+              "--quiet"]
+    assert main([*common, "--json", str(simulated)]) == 0
+    assert main([*common, "--engine", "compiled", "--json", str(compiled)]) == 0
+    a, b = json.loads(simulated.read_text()), json.loads(compiled.read_text())
+    assert a["cycles"] == b["cycles"] and a["lines"] == b["lines"]
+    assert b["engine"]["name"] == "compiled"
+
+
+def test_compiled_engine_has_no_cycle_window(capsys):
+    assert main(["profile", "dilation", "--engine", "compiled", "--cycles", "0:4"]) == 2
+    assert "--cycles" in capsys.readouterr().err

@@ -359,7 +359,7 @@ def handshake_model(stimulus, enable=None):
     return expected
 
 
-@pytest.mark.parametrize("restricted", [False, True])
+@pytest.mark.parametrize("restricted", [None, "part", "design"])
 def test_nested_fsm_conditions_and_an_enable(restricted):
     rng = random.Random(7)
     stimulus = [(rng.random() < 0.5, rng.random() < 0.6, rng.random() < 0.7) for _ in range(300)]
@@ -373,7 +373,8 @@ def test_nested_fsm_conditions_and_an_enable(restricted):
     top.d.comb += Signal().eq(enable_signal)     # a signal of the simulated design
     sim = Simulator(top)
     sim.add_clock(1e-8)
-    profiler = LineProfiler(sim, top, enable={dut: enable_signal} if restricted else None)
+    enable = {None: None, "part": {dut: enable_signal}, "design": enable_signal}[restricted]
+    profiler = LineProfiler(sim, top, enable=enable)
 
     async def bench(ctx):
         for values in driven:
@@ -386,6 +387,12 @@ def test_nested_fsm_conditions_and_an_enable(restricted):
     expected = handshake_model(stimulus, gate if restricted else None)
     assert any("give_up" in a for a in expected) and any("ok" in a for a in expected)
     assert_exact(profiler, tagged_lines(Handshake), expected, Handshake)
+    # A design-wide enable also restricts the profile's cycles, and its percentages, to its own.
+    profiled = sum(gate) if restricted == "design" else len(gate)
+    profile = profiler.profile()
+    assert profile.cycles == profiled
+    busiest = profile.lines[0]
+    assert busiest.percent == pytest.approx(100 * busiest.active_cycles / profiled)
 
 
 def test_profile_percentages_and_window():

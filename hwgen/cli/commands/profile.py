@@ -8,9 +8,12 @@ from pathlib import Path
 import numpy as np
 
 from ... import __file__ as _hwgen_init
+from ...instrument import attach, line_probes, pe_probes, pipeline_probes
 from ...kernels.pipeline import Pipeline
 from ...programs import PROGRAMS
-from ...sim import HostModel, LineProfiler, StepProfiler, run_threads, run_window_filter
+from ...sim import (HostModel, LineProfile, LineProfiler, StepProfiler, run_threads,
+                    run_window_filter)
+from ...sim.engine import ENGINES, EngineUnavailable, resolve_engine
 
 from ...errors import HwgenError, SuspectMeasurement
 from ..figures import figure
@@ -21,18 +24,22 @@ from ..outputs import check_file_option, write_files
 from ...report import document, report_html
 from ...versions import tool_versions
 from .run import add_program_options, job_from_args
-from .sim import _model_check
+from .sim import model_check
 
 __all__ = ["add_options", "run"]
 
 NAME = "profile"
 HELP = "profile a kernel or a program: the cycles each source line and step is active in"
-DESCRIPTION = ("Simulate a window-filter kernel or a multithreaded-pipeline program in "
-               "Amaranth's simulator and attribute every clock cycle to the source lines "
-               "active in it (a line is active when the If/Elif/Else arms, Switch cases and "
-               "FSM state that control its statements hold), without adding hardware; for "
-               "programs, each step's executions, running and stalled cycles, occupancy, bytes "
-               "and ops too. `docs/profile.md` explains the figures.")
+DESCRIPTION = ("Simulate a window-filter kernel or a multithreaded-pipeline program and "
+               "attribute every clock cycle of its job to the source lines active in it (a line "
+               "is active when the If/Elif/Else arms, Switch cases and FSM state that control "
+               "its statements hold): sampled in Amaranth's simulator without adding hardware, "
+               "or counted by line counters in the HMM, as on a board (--hmm, --engine "
+               "compiled); for programs, each step's executions, running and stalled cycles, "
+               "occupancy, bytes and ops too. `docs/profile.md` explains the figures.")
+
+#: Width of the HMM's counters, the line counters' included.
+COUNTER_BITS = 32
 
 #: Where the files of the project are, for paths in the outputs.
 PROJECT_ROOT = Path(_hwgen_init).resolve().parent.parent
@@ -45,11 +52,15 @@ def add_options(parser):
     add_option(group, "--top", type=int, default=20, metavar="N",
                help="source lines printed, the busiest first (0: all)")
     add_option(group, "--cycles", default=None, metavar="A:B",
-               help="also print, for each cycle A to B - 1, the lines active in it",
-               shown="none")
-    add_option(group, "--engine", default="pysim", choices=("pysim",),
-               help="the profile samples Amaranth's simulator (pysim); the compiled engine "
-                    "does not profile yet")
+               help="also print, for each cycle A to B - 1 of the simulation, the lines active "
+                    "in it (needs --engine pysim)", shown="none")
+    add_option(group, "--hmm", action="store_true",
+               help="also count every line's active cycles in hardware, with counters in the "
+                    "HMM, and check both profiles agree", shown="off")
+    add_option(group, "--engine", default="pysim", choices=ENGINES,
+               help="pysim: sample Amaranth's simulator, no hardware added; compiled: run the "
+                    "design compiled to C++ with the HMM's line counters (implies --hmm; no "
+                    "--cycles, no program steps)")
     add_json_option(parser, "the profile")
     add_output_option(parser, "--html", "FILE.html",
                       "an annotated source view: lines shaded by their share, figures on hover")
@@ -77,13 +88,24 @@ def run(args):
     window = parse_window(args.cycles)
     if args.top < 0:
         raise HwgenError(f"--top must be an integer >= 0, not {args.top}")
+    compiled = args.engine == "compiled"
+    if compiled:
+        if window is not None:
+            raise HwgenError("--cycles lists the lines of each cycle from a simulation profile: "
+                             "use --engine pysim")
+        try:
+            resolve_engine("compiled")
+        except EngineUnavailable as error:
+            raise HwgenError(f"--engine: {error}") from None
+    hmm = args.hmm or compiled
     memory = memory_from_args(args)
     started = time.perf_counter()
     if args.kernel in PROGRAMS:
         args.program = args.kernel
-        report, lines, steps, problem = _profile_program(args, memory, window)
+        profiled = _profile_program(args, memory, window, hmm)
     else:
-        report, lines, steps, problem = _profile_kernel(args, memory, window)
+        profiled = _profile_kernel(args, memory, window, hmm)
+    report, lines, steps, problems = profiled
     elapsed = time.perf_counter() - started
     report["simulation_seconds"] = elapsed
     files = {}
@@ -94,62 +116,115 @@ def run(args):
                                                        args.json or "this hwgen profile run")])
     write_files(files)
     if not args.quiet:
-        print(f"{report['title']}: {report['cycles']} cycles in Amaranth's simulator "
-              f"({elapsed:.1f} s)")
+        how = ("counted by the HMM in the compiled engine" if compiled else
+               "sampled in Amaranth's simulator" + (", and counted by the HMM" if hmm else ""))
+        print(f"{report['title']}: {report['cycles']} cycles of the job, {how} ({elapsed:.1f} s)")
         print(_lines_table(lines, args.top))
+        if report["hmm"] is not None:
+            counters = report["hmm"]
+            print(f"  HMM line counters: {counters['line_counters']} x "
+                  f"{counters['counter_bits']} bits = {counters['total_counter_bits']} counter "
+                  f"bits" + ("" if counters["equal_to_simulation"] is None else
+                             "; counts equal the simulation's" if counters["equal_to_simulation"]
+                             else "; counts DIFFER from the simulation's"))
         if steps is not None:
             print(_steps_table(steps))
+        elif args.kernel in PROGRAMS:
+            print("  steps: profiled in Amaranth's simulator only (--engine pysim)")
         if lines.window is not None:
             print(_window_table(lines))
         for path in files:
             print(f"  wrote {path}")
-    if problem:
-        raise SuspectMeasurement(problem)
+    if problems:
+        raise SuspectMeasurement("; ".join(problems))
     return 0
 
 
-def _profile_kernel(args, memory, window):
+def _counters(readout, lines, counters):
+    """The ``hmm`` entry of the report, and what is wrong with its counts, if anything; the
+    counts are checked against the simulation profile ``lines`` when there is one."""
+    if counters is None:
+        return None, []
+    counts = counters.counts(readout)
+    equal = None if lines is None else counts == {
+        (entry.file, entry.line): entry.active_cycles for entry in lines.lines}
+    saturated = [name for name in readout.saturated if name.startswith("line.")]
+    entry = {"line_counters": len(counters.lines), "counter_bits": COUNTER_BITS,
+             "total_counter_bits": len(counters.lines) * COUNTER_BITS,
+             "equal_to_simulation": equal, "saturated": saturated}
+    problems = ["the HMM's line counts differ from the simulation's"] if equal is False else []
+    if saturated:
+        problems.append(f"HMM line counters saturated, their counts are lower bounds: "
+                        f"{', '.join(saturated)}")
+    return entry, problems
+
+
+def _profile_kernel(args, memory, window, hmm):
     pe = window_filter_from_args(args)
     image = np.random.default_rng(args.seed).integers(0, 1 << pe.pixel_bits,
                                                       size=(pe.height, pe.width))
+    counters = line_probes(pe, enable=pe.ctrl.busy) if hmm else None
+    design = pe if counters is None else attach(pe, [*pe_probes(pe), *counters.probes],
+                                                counter_bits=COUNTER_BITS)
     profilers = []
-    result = run_window_filter(pe, image, memory=memory, instrument=False, engine="pysim",
-                               on_simulator=lambda sim: profilers.append(LineProfiler(sim, pe)))
-    lines = profilers[0].profile(cycles=window)
-    mismatch = _model_check(pe, [image], [result.image])
+    simulated = args.engine == "pysim"
+    result = run_window_filter(
+        design, image, memory=memory, instrument=False, engine=args.engine,
+        on_simulator=(lambda sim: profilers.append(LineProfiler(sim, pe, enable=pe.ctrl.busy)))
+        if simulated else None)
+    lines = profilers[0].profile(cycles=window) if simulated else None
+    readout = None if counters is None else result.figures.hmm
+    entry, problems = _counters(readout, lines, counters)
+    if lines is None:
+        lines = LineProfile.from_counts(counters.counts(readout), result.figures.cycles)
+    mismatch = model_check(pe, [image], [result.image])
     title = (f"{args.kernel} {pe.rows}x{pe.cols} {pe.mask_name}, buffer {pe.buffer}, unroll "
              f"{pe.unroll}, {pe.width}x{pe.height}")
     report = {"tool_versions": tool_versions(), "title": title, "kernel": args.kernel,
               "parameters": pe.parameters(), "memory": memory.to_json(),
               "result_matches_numpy_model": mismatch is None,
-              **lines.to_json(PROJECT_ROOT), "steps": [], "engine": {"name": "pysim"}}
-    return report, lines, None, mismatch
+              **lines.to_json(PROJECT_ROOT), "steps": [], "hmm": entry,
+              "engine": result.engine}
+    return report, lines, None, problems + ([mismatch] if mismatch else [])
 
 
-def _profile_program(args, memory, window):
+def _profile_program(args, memory, window, hmm):
     job = job_from_args(args)
     if args.launch_delay < 0:
         raise HwgenError(f"--launch-delay must be an integer >= 0, not {args.launch_delay}")
     host = HostModel(launch_delay_cycles=args.launch_delay)
     pe = Pipeline(job.program)
+    counters = line_probes(pe, enable=pe.ctrl.busy) if hmm else None
+    design = attach(pe, [*pipeline_probes(pe), *(counters.probes if counters else [])],
+                    word_bits=64, counter_bits=COUNTER_BITS)
     storage, params = job.memory()
     profilers = []
+    simulated = args.engine == "pysim"
 
-    def attach(sim):
-        profilers.extend([LineProfiler(sim, pe), StepProfiler(sim, pe)])
+    def attach_profilers(sim):
+        profilers.extend([LineProfiler(sim, pe, enable=pe.ctrl.busy), StepProfiler(sim, pe)])
     try:
-        run_threads(pe, storage, params=params, host=host, memory=memory, engine="pysim",
-                    max_cycles=job.cycle_budget(memory, host), on_simulator=attach)
+        result = run_threads(design, storage, params=params, host=host, memory=memory,
+                             engine=args.engine, max_cycles=job.cycle_budget(memory, host),
+                             on_simulator=attach_profilers if simulated else None)
     except RuntimeError as error:
         raise HwgenError(f"{job.describe()}: {error}") from None
-    lines, steps = profilers[0].profile(cycles=window), profilers[1].profile()
+    lines = profilers[0].profile(cycles=window) if simulated else None
+    steps = profilers[1].profile() if simulated else None
+    readout = None if counters is None else result.readout
+    entry, problems = _counters(readout, lines, counters)
+    if lines is None:
+        lines = LineProfile.from_counts(counters.counts(readout), result.cycles)
     matches = job.matches(storage)
     report = {"tool_versions": tool_versions(), "title": job.describe(), "program": job.name,
               "parameters": job.parameters(), "memory": memory.to_json(),
               "host": host.to_json(), "result_matches_numpy_model": matches,
-              **lines.to_json(PROJECT_ROOT), "steps": steps.to_json(PROJECT_ROOT)["steps"],
-              "engine": {"name": "pysim"}}
-    return report, lines, steps, None if matches else "the result does not match the numpy model"
+              **lines.to_json(PROJECT_ROOT),
+              "steps": [] if steps is None else steps.to_json(PROJECT_ROOT)["steps"],
+              "hmm": entry, "engine": result.engine}
+    if not matches:
+        problems.append("the result does not match the numpy model")
+    return report, lines, steps, problems
 
 
 def _where(file, line):
@@ -168,7 +243,7 @@ def _lines_table(profile, top):
     shown = profile.lines if top == 0 else profile.lines[:top]
     rows = [(_where(entry.file, entry.line), entry.code[:60], str(entry.active_cycles),
              figure(entry.percent, ".1f")) for entry in shown]
-    header = ("file:line", "code", "active cycles", "% of run")
+    header = ("file:line", "code", "active cycles", "% of job")
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(4)]
     text = [("  " + "  ".join(cell.ljust(w) if i < 2 else cell.rjust(w)
                               for i, (cell, w) in enumerate(zip(row, widths)))).rstrip()
