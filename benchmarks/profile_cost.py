@@ -2,9 +2,10 @@
 with a :class:`hwgen.sim.LineProfiler` attached (the goal: at most twice the plain time).
 
 The design is the binary-search state machine of the verification suite driven by a seeded
-random testbench, so both runs simulate the very same cycles.
+random testbench, so both runs simulate the very same cycles. Plain and profiled runs alternate,
+``REPEATS`` times each, and the best time of each counts (the machine is shared and noisy).
 
-    python benchmarks/profile_cost.py [CYCLES]
+    python benchmarks/profile_cost.py [CYCLES [REPEATS]]
 """
 
 import random
@@ -46,10 +47,13 @@ def simulate(cycles, profiled):
     return time.perf_counter() - started
 
 
-def main(cycles=100_000):
-    plain = simulate(cycles, False)
-    profiled = simulate(cycles, True)
-    print(f"{cycles} cycles: plain {plain:.2f} s, profiled {profiled:.2f} s, "
+def main(cycles=100_000, repeats=3):
+    times = {False: [], True: []}
+    for _ in range(repeats):
+        for profiled in (False, True):
+            times[profiled].append(simulate(cycles, profiled))
+    plain, profiled = min(times[False]), min(times[True])
+    print(f"{cycles} cycles, best of {repeats}: plain {plain:.2f} s, profiled {profiled:.2f} s, "
           f"ratio {profiled / plain:.2f}")
 
 

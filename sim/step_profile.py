@@ -3,8 +3,8 @@
 Each step of a program (``Load``, ``Compute``, ``Store``, ``Acquire``, ``Wait``...) is one stage
 of the :class:`hwgen.kernels.pipeline.Pipeline`, made at a line of the program's source. The
 profiler samples, at each clock edge, the pipeline's ``stage_enable`` probe (a thread enters the
-stage) and, for every parking stage, its slots' states and its ``stall`` bits, found in the
-simulated design by their origin; nothing is added to the design.
+stage) and, for every parking stage, its slots' states, its ``stall`` bits and the edges threads
+arrive on, found in the simulated design by their origin; nothing is added to the design.
 
 Per step: executions (threads that entered it), running and stalled thread-cycles, stalled
 thread-cycles by cause — ``memory`` (an off-chip or local access not yet done), ``lock`` (an
@@ -121,7 +121,7 @@ class StepProfiler:
         self._samples = []
         values = [pipeline.stage_enable]
         for unit in units.values():
-            values += [unit.stall, unit.state.as_value()]
+            values += [unit.stall, unit.state.as_value(), unit.arrive_valid]
         samples = self._samples
 
         async def sample_steps(ctx):
@@ -152,9 +152,13 @@ class StepProfiler:
             stalled_by = {"memory": 0, "lock": 0, "next_stage": 0}
             stall_cycles = occupied_cycles = 0
             if node.index in self._units:
+                sources = len(self._units[node.index].arrive_valid)
                 stall = bits[:, offset:offset + threads].astype(bool)
                 state = bits[:, offset + threads:offset + 3 * threads]
-                offset += 3 * threads
+                # Threads may arrive on several edges in one cycle (stage_enable says one did).
+                executions = int(bits[:, offset + 3 * threads:
+                                      offset + 3 * threads + sources].sum())
+                offset += 3 * threads + sources
                 code = state[:, 0::2] + 2 * state[:, 1::2]
                 occupied = code != SlotState.EMPTY.value
                 waiting_next = stall & (code == SlotState.READY.value)
@@ -193,7 +197,8 @@ class StepProfiler:
         return StepProfile(cycles, tuple(steps))
 
     def _width(self):
-        return len(self._pipeline.schedule.nodes) + 3 * self._pipeline.threads * len(self._units)
+        return len(self._pipeline.schedule.nodes) + sum(
+            3 * self._pipeline.threads + len(unit.arrive_valid) for unit in self._units.values())
 
 
 def _parking_units(fragment, pipeline):

@@ -12,24 +12,36 @@ from hwgen.sim import MemoryModel, StepProfiler, run_threads
 
 
 def profile(job, memory=MemoryModel()):
+    """The steps by name; checks that the steps account for every stalled and every active
+    thread-cycle the pipeline's HMM counted (its stall counters and thread-state profile)."""
     pe = Pipeline(job.program)
     storage, params = job.memory()
     profilers = []
-    run_threads(pe, storage, params=params, memory=memory, engine="pysim",
-                on_simulator=lambda sim: profilers.append(StepProfiler(sim, pe)))
+    run = run_threads(pe, storage, params=params, memory=memory, engine="pysim",
+                      on_simulator=lambda sim: profilers.append(StepProfiler(sim, pe)))
     assert job.matches(storage)
-    return {step.name: step for step in profilers[0].profile().steps}
+    steps = profilers[0].profile().steps
+    assert sum(step.stalled_cycles for step in steps) == sum(run.stall_cycles)
+    active = sum(sum(cycles) - cycles[0] for cycles in run.state_cycles)     # all but IDLE
+    assert sum(step.running_cycles + step.stalled_cycles for step in steps) == active
+    for step in steps:
+        assert sum(step.stalled_by.values()) == step.stalled_cycles
+    return {step.name: step for step in steps}
 
 
-@pytest.mark.parametrize("dim, threads", [(3, 2), (4, 3)])
-def test_gemm_naive_steps_execute_their_closed_form_counts(dim, threads):
-    steps = profile(GemmJob("naive", dim=dim, threads=threads))
+@pytest.mark.parametrize("dim, threads, latency", [(3, 2, 1), (4, 3, 1), (4, 4, 8)])
+def test_gemm_naive_steps_execute_their_closed_form_counts(dim, threads, latency):
+    steps = profile(GemmJob("naive", dim=dim, threads=threads),
+                    MemoryModel(latency_cycles=latency))
     # Every thread adds its partial sum into every output; the k loop splits dim among them.
     assert steps["mac"].executions == dim ** 3
     assert steps["load a"].executions == steps["load b"].executions == dim ** 3
     assert steps["load c"].executions == dim ** 2 * threads
     assert steps["store c"].executions == dim ** 2 * threads
     assert steps["acquire"].executions == dim ** 2 * threads
+    # Every thread enters the loop once per output, some in the same cycle as another.
+    assert steps["loop"].executions == dim ** 2 * threads
+    assert steps["entry"].executions == threads
     assert steps["mac"].ops == 2 * dim ** 3
     assert steps["load a"].bytes == 4 * dim ** 3 and steps["store c"].bytes == 4 * dim ** 2 * threads
     # The lock is where the threads queue, and the line is the program's.
