@@ -6,7 +6,7 @@ profiler samples, at each clock edge, the pipeline's ``stage_enable`` probe (a t
 stage) and, for every parking stage, its slots' states, its ``stall`` bits and the edges threads
 arrive on, found in the simulated design by their origin; nothing is added to the design.
 
-Per step: executions (threads that entered it), running and stalled thread-cycles, stalled
+Per step, over the job's cycles (``ctrl.busy``): executions (threads that entered it), running and stalled thread-cycles, stalled
 thread-cycles by cause — ``memory`` (an off-chip or local access not yet done), ``lock`` (an
 ``Acquire`` or a barrier ``Wait`` not yet granted) or ``next_stage`` (the operation is done but
 the scheduler has not released the thread: the stage after it is taken) —, average occupancy
@@ -91,8 +91,8 @@ class StepActivity:
 
 @dataclass(frozen=True)
 class StepProfile:
-    """What :meth:`StepProfiler.profile` returns: the run's ``cycles`` and its ``steps``, in the
-    order of the pipeline's stages."""
+    """What :meth:`StepProfiler.profile` returns: the job's ``cycles`` (``ctrl.busy``) and its
+    ``steps``, in the order of the pipeline's stages."""
     cycles: int
     steps: tuple
 
@@ -122,6 +122,7 @@ class StepProfiler:
         values = [pipeline.stage_enable]
         for unit in units.values():
             values += [unit.stall, unit.state.as_value(), unit.arrive_valid]
+        values.append(pipeline.ctrl.busy)
         samples = self._samples
 
         async def sample_steps(ctx):
@@ -130,7 +131,7 @@ class StepProfiler:
         simulator.add_process(sample_steps)
 
     def profile(self):
-        """The profile of the cycles sampled so far.
+        """The profile of the job's cycles sampled so far.
 
         Returns
         -------
@@ -138,9 +139,12 @@ class StepProfiler:
         """
         pipeline = self._pipeline
         threads = pipeline.threads
-        cycles = len(self._samples)
-        bits = np.array([[(row >> b) & 1 for b in range(self._width())] for row in self._samples],
-                        dtype=np.uint8).reshape(cycles, self._width())
+        width = self._width()
+        # The job's cycles: the last bit sampled is ctrl.busy.
+        rows = [row for row in self._samples if row >> width & 1]
+        cycles = len(rows)
+        bits = np.array([[(row >> b) & 1 for b in range(width)] for row in rows],
+                        dtype=np.uint8).reshape(cycles, width)
         nodes = pipeline.schedule.nodes
         enable = bits[:, :len(nodes)]
         offset = len(nodes)

@@ -20,7 +20,9 @@ def profile(job, memory=MemoryModel()):
     run = run_threads(pe, storage, params=params, memory=memory, engine="pysim",
                       on_simulator=lambda sim: profilers.append(StepProfiler(sim, pe)))
     assert job.matches(storage)
-    steps = profilers[0].profile().steps
+    profile_ = profilers[0].profile()
+    assert profile_.cycles == run.cycles                # the job's cycles
+    steps = profile_.steps
     assert sum(step.stalled_cycles for step in steps) == sum(run.stall_cycles)
     active = sum(sum(cycles) - cycles[0] for cycles in run.state_cycles)     # all but IDLE
     assert sum(step.running_cycles + step.stalled_cycles for step in steps) == active
