@@ -184,7 +184,4 @@ def _operator(value, operator, operands, values, dtype):
             compare = {"==": np.equal, "!=": np.not_equal, "<": np.less, "<=": np.less_equal,
                        ">": np.greater, ">=": np.greater_equal}[operator]
             return compare(a, b).astype(dtype)
-    elif operator == "m" and len(operands) == 3:
-        select, a, b = operands
-        return np.where(select != 0, a, b).astype(dtype)
     raise Unsupported(f"operator {operator!r}")

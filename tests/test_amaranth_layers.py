@@ -175,6 +175,26 @@ def test_elaborate_with_next_lines_keeps_the_line_of_m_next():
     assert not layer.is_amaranth_source(__file__)
 
 
+def test_value_node_names_each_kind_of_value():
+    from amaranth.hdl import Array, Mux
+    a, b = Signal(4, name="a"), Signal(4, name="b")
+    assert layer.value_node(Const(5, 4)) == ("const", 5)
+    assert layer.value_node(a)[1] is a
+    kind, operator, operands = layer.value_node(a + b)
+    assert (kind, operator) == ("op", "+") and operands[0] is a and operands[1] is b
+    assert layer.value_node(Mux(a[0], a, b))[0] == "switch"          # Mux is a switch in 0.5
+    kind, inner, start, stop = layer.value_node(a[1:3])
+    assert (kind, start, stop) == ("slice", 1, 3) and inner is a
+    kind, inner, offset, width, stride = layer.value_node(a.bit_select(b, 2))
+    assert (kind, width, stride) == ("part", 2, 1) and offset is b
+    kind, parts = layer.value_node(Cat(a, b))
+    assert kind == "concat" and [p.name for p in parts] == ["a", "b"]
+    kind, test, cases = layer.value_node(Array([a, b])[b[0]])
+    assert kind == "switch" and [patterns for patterns, _ in cases][0] == ("0",)
+    from amaranth.lib.memory import MemoryData
+    assert layer.value_node(MemoryData(shape=8, depth=2, init=[])[0])[0] == "other"
+
+
 def test_lhs_and_rhs_signals_of_statements():
     a, b, y = Signal(name="a"), Signal(name="b"), Signal(name="y")
     statement = y.eq(a & b)
