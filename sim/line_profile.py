@@ -32,6 +32,7 @@ from .value_columns import INT64_BITS, Unsupported, evaluate, matches, signals_o
 
 __all__ = ["LineActivity", "LineProfile", "LineProfiler"]
 
+
 @dataclass(frozen=True)
 class LineActivity:
     """One source line's share of a run.
@@ -144,7 +145,7 @@ class LineProfiler:
         self._conditions = LineConditions(fragment, design, enables)
         # Sample the signals the tests read, and compute the tests with numpy afterwards; a test
         # this cannot compute (it reads a memory, say) is sampled itself.
-        self._sampled = []                       # signals, then tests sampled whole
+        self._sampled = []                       # signals, and tests sampled whole
         self._columns = SignalDict()             # signal -> its index in _sampled
         self._computed = [self._sample(test) for _, test, _, _ in self._conditions.switches]
         gate = None if enable is None or isinstance(enable, dict) else Value.cast(enable).bool()
@@ -185,21 +186,25 @@ class LineProfiler:
 
     def activity(self):
         """``{(file, line): numpy bool array}``: each line's activity in every cycle sampled."""
-        if self._activity is not None and len(next(iter(self._activity.values()), [])) \
-                == self.cycles:
-            return self._activity
+        return self._evaluated()[0]
+
+    def _evaluated(self):
+        """``(activity, cycles profiled)``, computed once per number of cycles sampled."""
         cycles = self.cycles
+        if self._activity is not None and self._activity[0] == cycles:
+            return self._activity[1:]
         sampled = [np.array([row[index] for row in self._samples],
                             dtype=np.int64 if len(value) <= INT64_BITS else object)
                    for index, value in enumerate(self._sampled)]
         columns = SignalDict((signal, sampled[index]) for signal, index in self._columns.items())
-        conditions = self._conditions
-        holds = [np.ones(cycles, dtype=bool)] + [None] * (len(conditions.parents) - 1)
+
         def column(value, computed):
             if computed is True:
                 return evaluate(value, columns, cycles, object if wide(value) else np.int64)
             return sampled[computed]
 
+        conditions = self._conditions
+        holds = [np.ones(cycles, dtype=bool)] + [None] * (len(conditions.parents) - 1)
         for (parent, test, patterns, first), computed in zip(conditions.switches, self._computed):
             value = column(test, computed)
             taken = np.zeros(cycles, dtype=bool)
@@ -207,16 +212,15 @@ class LineProfiler:
                 hit = matches(value, case, cycles)
                 holds[node] = holds[parent] & hit & ~taken
                 taken |= hit
-        self._activity = {}
+        activity = {}
         for key, nodes in conditions.lines.items():
             active = np.zeros(cycles, dtype=bool)
             for node in nodes:
-                if holds[node] is not None:
-                    active |= holds[node]
-            self._activity[key] = active
-        self._profiled = cycles if self._gate is None else int(
-            np.count_nonzero(column(*self._gate)))
-        return self._activity
+                active |= holds[node]
+            activity[key] = active
+        profiled = cycles if self._gate is None else int(np.count_nonzero(column(*self._gate)))
+        self._activity = (cycles, activity, profiled)
+        return activity, profiled
 
     def profile(self, *, cycles=None):
         """The profile of the cycles sampled so far.
@@ -236,10 +240,9 @@ class LineProfiler:
             if not (isinstance(first, int) and isinstance(stop, int) and 0 <= first < stop):
                 raise ValueError(f"cycles must be a window (first, stop) with 0 <= first < stop, "
                                  f"not {cycles!r}")
-        activity = self.activity()
+        activity, profiled = self._evaluated()
         profile = LineProfile.from_counts(
-            {key: int(np.count_nonzero(active)) for key, active in activity.items()},
-            self._profiled)
+            {key: int(np.count_nonzero(active)) for key, active in activity.items()}, profiled)
         if cycles is None:
             return profile
         ordered = sorted(activity)

@@ -52,15 +52,16 @@ def test_profile_of_a_program_has_its_steps(tmp_path, capsys):
         assert key in steps["acquire"]
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["--cycles", "9:3"], "--cycles must be A:B"),
-    (["--cycles", "x"], "--cycles must be A:B"),
-    (["--top", "-1"], "--top must be an integer >= 0"),
+@pytest.mark.parametrize("target, argv, message", [
+    ("nosuch", [], "KERNEL|PROGRAM must be one of dilation, erosion, gemm, pi"),
+    ("dilation", ["--cycles", "9:3"], "--cycles must be A:B"),
+    ("dilation", ["--cycles", "x"], "--cycles must be A:B"),
+    ("dilation", ["--top", "-1"], "--top must be an integer >= 0"),
+    ("gemm", ["--dim", "0"], "--dim"),
 ])
-def test_profile_refuses_bad_options_in_one_line(tmp_path, capsys, argv, message):
+def test_profile_refuses_bad_options_in_one_line(tmp_path, capsys, target, argv, message):
     out = tmp_path / "p.json"
-    code = main(["profile", "dilation", "--width", "8", "--height", "6", "--json", str(out),
-                 *argv])
+    code = main(["profile", target, "--width", "8", "--height", "6", "--json", str(out), *argv])
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and message in err
     assert not out.exists()

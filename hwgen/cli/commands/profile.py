@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from ... import __file__ as _hwgen_init
+from ...catalog import KERNELS
 from ...instrument import attach, line_probes, pe_probes, pipeline_probes
 from ...kernels.pipeline import Pipeline
 from ...programs import PROGRAMS
@@ -83,6 +84,9 @@ def parse_window(text):
 
 
 def run(args):
+    if args.kernel not in (*KERNELS, *PROGRAMS):
+        raise HwgenError(f"KERNEL|PROGRAM must be one of {', '.join((*KERNELS, *PROGRAMS))}, not "
+                         f"{args.kernel!r}")
     check_file_option("--json", args.json)
     check_file_option("--html", args.html)
     window = parse_window(args.cycles)
