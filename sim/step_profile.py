@@ -143,8 +143,10 @@ class StepProfiler:
         # The job's cycles: the last bit sampled is ctrl.busy.
         rows = [row for row in self._samples if row >> width & 1]
         cycles = len(rows)
-        bits = np.array([[(row >> b) & 1 for b in range(width)] for row in rows],
-                        dtype=np.uint8).reshape(cycles, width)
+        size = width // 8 + 1
+        packed = np.frombuffer(b"".join(row.to_bytes(size, "little") for row in rows),
+                               dtype=np.uint8).reshape(cycles, size)
+        bits = np.unpackbits(packed, axis=1, bitorder="little")[:, :width]
         nodes = pipeline.schedule.nodes
         enable = bits[:, :len(nodes)]
         offset = len(nodes)
