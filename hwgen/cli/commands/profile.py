@@ -19,7 +19,7 @@ from ...sim.engine import ENGINES, EngineUnavailable, resolve_engine
 from ...errors import HwgenError, SuspectMeasurement
 from ..figures import figure
 from ..options import (add_json_option, add_kernel_options, add_memory_options, add_option,
-                       add_output_option, add_quiet_option, memory_from_args,
+                       add_output_option, add_quiet_option, engine_line, memory_from_args,
                        window_filter_from_args)
 from ..outputs import check_file_option, write_files
 from ...report import document, report_html
@@ -122,7 +122,7 @@ def run(args):
     if not args.quiet:
         how = ("counted by the HMM in the compiled engine" if compiled else
                "sampled in Amaranth's simulator" + (", and counted by the HMM" if hmm else ""))
-        print(f"{report['title']}: {report['cycles']} cycles of the job, {how} ({elapsed:.1f} s)")
+        print(f"{report['title']}: {report['cycles']} cycles of the job, {how}")
         print(_lines_table(lines, args.top))
         if report["hmm"] is not None:
             counters = report["hmm"]
@@ -139,6 +139,7 @@ def run(args):
             print(_window_table(lines))
         for path in files:
             print(f"  wrote {path}")
+        print(f"  {engine_line(report['engine'], elapsed, report['cycles'])}, profile included")
     if problems:
         raise SuspectMeasurement("; ".join(problems))
     return 0
