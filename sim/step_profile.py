@@ -54,12 +54,12 @@ class StepActivity:
         Thread-cycles stalled in the step (parking steps only; static steps never stall).
     stalled_by : dict
         ``stalled_cycles`` by cause: ``memory``, ``lock``, ``next_stage``.
-    occupancy : float or None
+    occupancy_threads : float or None
         Average threads in the step per cycle; None for a run of no cycles.
     stall_percent, occupancy_percent : float or None
         Cycles in which a thread stalled in the step waiting for its own operation, and cycles
         in which the step held a thread, as percentages of the run.
-    bytes : int
+    bytes_moved : int
         Bytes the step moved (loads and stores, off-chip or local).
     ops : int
         Arithmetic operations it did.
@@ -75,17 +75,23 @@ class StepActivity:
     running_cycles: int
     stalled_cycles: int
     stalled_by: dict
-    occupancy: float | None
+    occupancy_threads: float | None
     stall_percent: float | None
     occupancy_percent: float | None
-    bytes: int
+    bytes_moved: int
     ops: int
     stall_role: str | None
 
     def to_json(self, root=None):
-        data = dict(self.__dict__)
+        """As JSON data: ``stalled_by`` as ``stalled_<cause>_cycles`` keys beside
+        ``stalled_cycles``."""
+        data = {}
+        for key, value in self.__dict__.items():
+            if key == "stalled_by":
+                data.update((f"stalled_{cause}_cycles", n) for cause, n in value.items())
+            else:
+                data[key] = value
         data["file"] = None if self.file is None else _relative(self.file, root)
-        data["stalled_by"] = dict(self.stalled_by)
         return data
 
 
@@ -198,8 +204,8 @@ class StepProfiler:
             steps.append(StepActivity(
                 file=file, line=line, stage=node.index, name=stage.name, kind=stage.kind, executions=executions,
                 running_cycles=running, stalled_cycles=stalled, stalled_by=stalled_by,
-                occupancy=in_step / cycles if cycles else None, stall_percent=stall_percent,
-                occupancy_percent=occupancy_percent, bytes=moved, ops=ops, stall_role=role))
+                occupancy_threads=in_step / cycles if cycles else None, stall_percent=stall_percent,
+                occupancy_percent=occupancy_percent, bytes_moved=moved, ops=ops, stall_role=role))
         return StepProfile(cycles, tuple(steps))
 
     def _width(self):

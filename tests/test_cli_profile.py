@@ -47,9 +47,12 @@ def test_profile_of_a_program_has_its_steps(tmp_path, capsys):
     assert steps["mac"]["executions"] == 27 and steps["load c"]["executions"] == 9 * 2
     assert steps["mac"]["file"] == "kernels/programs/gemm.py"
     assert steps["entry"]["file"] is None
-    for key in ("executions", "running_cycles", "stalled_cycles", "stalled_by", "occupancy",
-                "bytes", "ops", "stall_role"):
-        assert key in steps["acquire"]
+    acquire = steps["acquire"]
+    for key in ("executions", "running_cycles", "stalled_cycles", "stalled_memory_cycles",
+                "stalled_lock_cycles", "stalled_next_stage_cycles", "occupancy_threads",
+                "bytes_moved", "ops", "stall_role"):
+        assert key in acquire
+    assert acquire["stalled_cycles"] == acquire["stalled_lock_cycles"] > 0
 
 
 @pytest.mark.parametrize("target, argv, message", [

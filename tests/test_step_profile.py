@@ -45,7 +45,8 @@ def test_gemm_naive_steps_execute_their_closed_form_counts(dim, threads, latency
     assert steps["loop"].executions == dim ** 2 * threads
     assert steps["entry"].executions == threads
     assert steps["mac"].ops == 2 * dim ** 3
-    assert steps["load a"].bytes == 4 * dim ** 3 and steps["store c"].bytes == 4 * dim ** 2 * threads
+    assert steps["load a"].bytes_moved == 4 * dim ** 3
+    assert steps["store c"].bytes_moved == 4 * dim ** 2 * threads
     # The lock is where the threads queue, and the line is the program's.
     assert steps["acquire"].stalled_by["lock"] > 0
     assert steps["acquire"].stalled_by["memory"] == 0
@@ -65,7 +66,7 @@ def test_gemm_nocritical_has_no_lock_and_loads_wait_for_memory():
     assert steps["store c"].executions == dim ** 2
     assert steps["load a"].stalled_by["memory"] > 0 and steps["load a"].stalled_by["lock"] == 0
     for step in steps.values():
-        assert step.occupancy is not None and 0 <= step.occupancy <= threads
+        assert step.occupancy_threads is not None and 0 <= step.occupancy_threads <= threads
         assert step.stall_role in (None, "source", "victim")
 
 

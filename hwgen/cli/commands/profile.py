@@ -266,8 +266,8 @@ def _steps_table(steps):
         rows.append((step.name, "" if step.file is None else _where(step.file, step.line),
                      str(step.executions), str(step.running_cycles), str(step.stalled_cycles),
                      str(step.stalled_by["memory"]), str(step.stalled_by["lock"]),
-                     str(step.stalled_by["next_stage"]), figure(step.occupancy, ".2f"),
-                     str(step.bytes), str(step.ops), step.stall_role or ""))
+                     str(step.stalled_by["next_stage"]), figure(step.occupancy_threads, ".2f"),
+                     str(step.bytes_moved), str(step.ops), step.stall_role or ""))
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
     return "\n".join(["  steps (cycles are thread-cycles):"] + [
         ("  " + "  ".join(cell.ljust(w) if i < 2 else cell.rjust(w)
