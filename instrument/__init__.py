@@ -8,7 +8,8 @@ Parts (each a ``wiring.Component``): :class:`CycleCounter`, :class:`EventCounter
 (:mod:`hwgen.instrument.port`, which also gives the timing of commands) and describes them in an
 :class:`HMMLayout`; :func:`attach` puts an HMM on any design, finding its state machines and
 streams by itself (and, on request, recording their states over time). :func:`pe_probes` and
-:func:`pipeline_probes` are the measurements of a PE and the profile of a multithreaded pipeline.
+:func:`pipeline_probes` are the measurements of a PE and the profile of a multithreaded pipeline;
+:func:`line_probes` count the cycles each source line of a design is active in.
 """
 
 from . import probe
@@ -20,6 +21,7 @@ from .event_counter import EventCounter
 from .histogram import Histogram
 from .hmm import HMM
 from .latency_histogram import LatencyHistogram
+from .line_probes import LineProbes, line_probes
 from .layout import COMMANDS, READ_LATENCY_CYCLES, REGISTERS, STATUS_BITS, HMMLayout
 from .pe_probes import job_probe, pe_probes, traffic_probes
 from .periodic_sampler import PeriodicSampler
@@ -33,9 +35,10 @@ from .trace_buffer import TRACE_MODES, TraceBuffer
 
 __all__ = [
     "COMMANDS", "ChangeRecorder", "Counters", "CycleCounter", "DesignView", "EventCounter",
-    "FSMInfo", "HMM", "HMMLayout", "Histogram", "Instrumented", "LatencyHistogram", "PROTOCOL",
-    "PeriodicSampler", "PortSignature", "READ_LATENCY_CYCLES", "REGISTERS", "STATUS_BITS", "STREAM_CATEGORIES",
-    "StateProfiler", "StreamInfo", "StreamMonitor", "THREAD_STATES", "TRACE_MODES", "TraceBuffer",
-    "add_saturating", "attach", "count_layout", "job_probe", "pe_probes", "pipeline_probes",
-    "probe", "saturating_sum", "stream_category", "traffic_probes",
+    "FSMInfo", "HMM", "HMMLayout", "Histogram", "Instrumented", "LatencyHistogram", "LineProbes",
+    "PROTOCOL", "PeriodicSampler", "PortSignature", "READ_LATENCY_CYCLES", "REGISTERS",
+    "STATUS_BITS", "STREAM_CATEGORIES", "StateProfiler", "StreamInfo", "StreamMonitor",
+    "THREAD_STATES", "TRACE_MODES", "TraceBuffer", "add_saturating", "attach", "count_layout",
+    "job_probe", "line_probes", "pe_probes", "pipeline_probes", "probe", "saturating_sum",
+    "stream_category", "traffic_probes"
 ]

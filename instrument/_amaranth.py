@@ -26,20 +26,39 @@ The accesses, and what Amaranth's main branch (0.6.0.dev) has already changed:
 * Renaming a signal (``Signal.name`` is a plain attribute) and moving statements between
   fragments (``Fragment.add_statements``, ``add_subfragment``): :func:`embed_parts`, the
   HMM's own embedding of its parts.
+* What a line profile reads (:mod:`hwgen.sim.line_profile`): the fragment an Amaranth
+  ``Simulator`` simulates (``Simulator._design.fragment``, after ``Fragment.prepare``):
+  :func:`simulated_fragment`; the elaboratables a fragment came from (``Fragment.origins``):
+  :func:`fragment_origins`; a ``Switch`` statement's test and its cases
+  ``(patterns, statements, src_loc)``, patterns as strings of ``0``/``1``/``-`` (the first
+  case that matches wins; ``None`` is the default): :func:`switch_cases`; the syntax tree of a
+  value (``_ast.Operator``'s ``operator``/``operands``, ``Slice``'s ``value``/``start``/``stop``,
+  ``Part``'s ``value``/``offset``/``width``/``stride``, ``Concat``'s ``parts``,
+  ``SwitchValue``'s ``test``/``cases``), to evaluate it with numpy: :func:`value_node`.
+* ``m.next = ...`` loses its source line: ``_dsl.FSMNextStatement`` is resolved into an
+  assignment whose ``src_loc`` is inside Amaranth. :func:`elaborate_with_next_lines` elaborates
+  a design again with ``FSMNextStatement`` wrapped so that the assignment keeps the line of the
+  first caller outside Amaranth.
 """
 
 import os
 import re
+import sys
 import warnings
+from contextlib import contextmanager
 
 import amaranth
 from amaranth.hdl import Fragment, Signal, Value
-from amaranth.hdl._ast import Assign, SignalDict, SignalSet
-from amaranth.hdl._dsl import FSM
+from amaranth.hdl import Const
+from amaranth.hdl._ast import (Assign, Concat, Operator, Part, SignalDict, SignalSet, Slice, Switch,
+                               SwitchValue)
+from amaranth.hdl._dsl import FSM, FSMNextStatement
 
 __all__ = ["AMARANTH_SERIES", "AmaranthVersionWarning", "SignalDict", "SignalSet", "assignment",
-           "check_amaranth", "elaborate", "embed_parts", "fsm_state_names", "generated_fsms",
-           "lhs_signals", "rhs_signals", "statements", "subfragments"]
+           "check_amaranth", "elaborate", "elaborate_with_next_lines", "embed_parts",
+           "fragment_origins", "fsm_state_names", "generated_fsms", "is_amaranth_source",
+           "lhs_signals", "rhs_signals", "simulated_fragment", "statements", "subfragments",
+           "switch_cases", "value_node"]
 
 #: The Amaranth release series (major, minor) the layers of hwgen were written for.
 AMARANTH_SERIES = (0, 5)
@@ -116,6 +135,61 @@ def fsm_state_names(signal):
     return tuple(names) or None
 
 
+def simulated_fragment(simulator):
+    """The fragment (after ``Fragment.prepare``) an Amaranth ``Simulator`` simulates: its
+    signals are the ones the simulation drives."""
+    return simulator._design.fragment
+
+
+def fragment_origins(fragment):
+    """The elaboratables (outermost first) whose elaboration gave ``fragment``."""
+    return tuple(fragment.origins or ())
+
+
+_AMARANTH_DIR = os.path.dirname(amaranth.__file__) + os.sep
+
+
+def is_amaranth_source(filename):
+    """Whether a source location's file belongs to Amaranth itself (its lowering of ``m.FSM``,
+    its library), not to the design's author."""
+    return filename.startswith(_AMARANTH_DIR)
+
+
+@contextmanager
+def _fsm_next_keeps_its_line():
+    init, resolve = FSMNextStatement.__init__, FSMNextStatement.resolve
+
+    def init_at_caller(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        frame = sys._getframe(1)
+        while frame is not None and is_amaranth_source(frame.f_code.co_filename):
+            frame = frame.f_back
+        if frame is not None:
+            self.src_loc = (frame.f_code.co_filename, frame.f_lineno)
+
+    def resolve_at_caller(self):
+        statement = resolve(self)
+        statement.src_loc = self.src_loc
+        return statement
+
+    FSMNextStatement.__init__, FSMNextStatement.resolve = init_at_caller, resolve_at_caller
+    try:
+        yield
+    finally:
+        FSMNextStatement.__init__, FSMNextStatement.resolve = init, resolve
+
+
+def elaborate_with_next_lines(design):
+    """Elaborate and prepare ``design`` again, as a ``Simulator`` does, but with each
+    ``m.next = ...`` assignment located at its own line.
+
+    The signals are new ones (elaborating twice makes new signals); the statement tree has the
+    same shape as the simulated one, so a walk of both side by side finds each line.
+    """
+    with _fsm_next_keeps_its_line():
+        return Fragment.get(design, None).prepare().fragment
+
+
 # -- statements ------------------------------------------------------------------------------
 
 def lhs_signals(statement):
@@ -127,6 +201,52 @@ def rhs_signals(statement):
     """The :class:`SignalSet` a statement (or a list of them) reads (an assignment's may hold the
     signal it assigns too)."""
     return statement._rhs_signals()
+
+
+def switch_cases(statement):
+    """``(test, [(patterns, statements, src_loc)])`` of a ``Switch`` statement, None for any
+    other; ``patterns`` is a tuple of strings of ``0``, ``1`` and ``-`` (most significant bit
+    first), or None for the default case."""
+    if not isinstance(statement, Switch):
+        return None
+    cases = []
+    for patterns, body, src_loc in statement.cases:
+        if patterns is not None:
+            patterns = tuple(pattern.replace(" ", "") for pattern in patterns)
+        cases.append((patterns, list(body), src_loc))
+    return statement.test, cases
+
+
+def value_node(value):
+    """One node of a value's syntax tree, as plain data.
+
+    Returns
+    -------
+    tuple
+        ``("const", int)``, ``("signal", Signal)``, ``("op", operator, [operands])``,
+        ``("slice", value, start, stop)``, ``("part", value, offset, width, stride)``,
+        ``("concat", [parts])``, ``("switch", test, [(patterns or None, value)])`` with
+        patterns as in :func:`switch_cases`, or ``("other", value)`` for anything else (a
+        memory row, for example).
+    """
+    value = Value.cast(value)
+    if isinstance(value, Const):
+        return ("const", value.value)
+    if isinstance(value, Signal):
+        return ("signal", value)
+    if isinstance(value, Operator):
+        return ("op", value.operator, list(value.operands))
+    if isinstance(value, Slice):
+        return ("slice", value.value, value.start, value.stop)
+    if isinstance(value, Part):
+        return ("part", value.value, value.offset, value.width, value.stride)
+    if isinstance(value, Concat):
+        return ("concat", list(value.parts))
+    if isinstance(value, SwitchValue):
+        return ("switch", value.test,
+                [(None if patterns is None else tuple(p.replace(" ", "") for p in patterns), case)
+                 for patterns, case in value.cases])
+    return ("other", value)
 
 
 def assignment(statement):

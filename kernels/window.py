@@ -370,8 +370,9 @@ class WindowFilter(wiring.Component):
             self.wr_req.payload.mask.eq(s.write_mask(wr_walk)),
             self.wr_req.payload.data.eq(out_fifo.r_data),
             out_fifo.r_en.eq(self.wr_req.ready),
-            wr_walk.next.eq(wr_done),
         ]
+        with m.If(wr_done):
+            m.d.comb += wr_walk.next.eq(1)      # a result beat is written
 
         # A credit returns when its result is written, or dropped for producing no output; the
         # returns count a cycle later, which keeps the write handshake off the fetch decision.

@@ -7,15 +7,17 @@ from .harness import (PERun, WindowRun, check_image, instrument_pe, run_pe, run_
 from .hmm_host import HMMError, HMMHost
 from .host import (STATE_NAMES, HostModel, StateTimeline, ThreadRun, instrument_pipeline,
                    run_threads)
+from .line_profile import LineActivity, LineProfile, LineProfiler
 from .memory import MemoryModel, MemoryServer, PortTraffic
 from .readout import HMMReadout
 from .reference import window_filter_model
+from .step_profile import StepActivity, StepProfile, StepProfiler
 from .stimulus import run_cycles
 from .system import SystemRun, frame_layout, run_window_system, window_system
 
 __all__ = [
-    "CycleData", "HMMError", "HMMHost", "HMMReadout", "HostModel", "MemoryModel", "MemoryServer",
-    "PERun", "PortTraffic", "STATE_NAMES", "StateTimeline", "ThreadRun", "WindowRun",
+    "CycleData", "HMMError", "HMMHost", "HMMReadout", "HostModel", "LineActivity", "LineProfile",
+    "LineProfiler", "MemoryModel", "MemoryServer", "PERun", "PortTraffic", "STATE_NAMES", "StateTimeline", "StepActivity", "StepProfile", "StepProfiler", "ThreadRun", "WindowRun",
     "SystemRun", "check_image", "frame_layout", "instrument_pe", "instrument_pipeline",
     "run_cycles", "run_pe", "run_pes", "run_threads", "run_window_filter", "run_window_system",
     "window_filter_model", "window_system",

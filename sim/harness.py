@@ -89,7 +89,7 @@ def _recursion_limit(limit):
 
 def run_pe(pe, storage, *, params, memory=MemoryModel(), vcd=None, max_cycles=None,
            record_addresses=False, monitors=(), progress=None, drain_interval_cycles=None,
-           engine=None):
+           engine=None, on_simulator=None):
     """Run one job on a PE.
 
     Parameters
@@ -118,17 +118,21 @@ def run_pe(pe, storage, *, params, memory=MemoryModel(), vcd=None, max_cycles=No
     engine : str or None
         ``"pysim"``, ``"compiled"`` or ``None`` for the default (:mod:`hwgen.sim.engine`).
         ``monitors`` run in Amaranth's simulator only.
+    on_simulator : callable or None
+        Called with Amaranth's ``Simulator`` before it runs, for example to attach a
+        :class:`hwgen.sim.LineProfiler` (Amaranth's simulator only).
     """
     (run,) = run_pes([pe], storage, params=[params], memory=memory, vcd=vcd,
                      max_cycles=max_cycles, record_addresses=record_addresses,
                      monitors=monitors, progress=progress,
-                     drain_interval_cycles=drain_interval_cycles, engine=engine)
+                     drain_interval_cycles=drain_interval_cycles, engine=engine,
+                     on_simulator=on_simulator)
     return run
 
 
 def run_pes(pes, storage, *, params, memory=MemoryModel(), vcd=None, max_cycles=None,
             record_addresses=False, monitors=(), progress=None, drain_interval_cycles=None,
-            engine=None):
+            engine=None, on_simulator=None):
     """Run one job on each of several PEs at once; they share one memory and its bandwidth.
 
     Every PE is started in the same cycle; the simulation ends when all are done (and their
@@ -143,8 +147,9 @@ def run_pes(pes, storage, *, params, memory=MemoryModel(), vcd=None, max_cycles=
     if len(pes) != len(params):
         raise ValueError(f"give one params dict per PE: {len(pes)} PEs, {len(params)} dicts")
     if resolve_engine(engine) == "compiled":
-        if monitors:
-            raise ValueError("monitors are Amaranth testbenches: run them with engine='pysim'")
+        if monitors or on_simulator is not None:
+            raise ValueError("monitors and on_simulator need Amaranth's simulator: run them with "
+                             "engine='pysim'")
         results, info = compiled.run_pes(
             list(pes), storage, params=params, memory=memory, vcd=vcd, max_cycles=max_cycles,
             record_addresses=record_addresses, progress=progress,
@@ -205,6 +210,8 @@ def run_pes(pes, storage, *, params, memory=MemoryModel(), vcd=None, max_cycles=
             sim.add_testbench(hmm_host(index, design))
     for monitor in monitors:
         sim.add_testbench(monitor, background=True)
+    if on_simulator is not None:
+        on_simulator(sim)
     with sim.write_vcd(vcd) if vcd else nullcontext():
         sim.run()
     return [PERun(cycles=cycles[i], storage=storage, traffic=server.traffic(i),
@@ -231,7 +238,7 @@ def check_image(image, pe):
 
 def run_window_filter(pe, image, *, memory=MemoryModel(), vcd=None, record_addresses=False,
                       instrument=True, monitors=(), progress=None, drain_interval_cycles=None,
-                      engine=None):
+                      engine=None, on_simulator=None):
     """Filter ``image`` with a :class:`hwgen.kernels.WindowFilter` in simulation.
 
     The input frame is placed at element address 0 and the output frame right after it.
@@ -244,7 +251,7 @@ def run_window_filter(pe, image, *, memory=MemoryModel(), vcd=None, record_addre
         ``pe`` runs alone and the figures come from the testbench and the memory model.
     monitors : sequence of async functions
         See :func:`run_pe`.
-    drain_interval_cycles, engine
+    drain_interval_cycles, engine, on_simulator
         See :func:`run_pe`.
 
     Returns
@@ -271,7 +278,7 @@ def run_window_filter(pe, image, *, memory=MemoryModel(), vcd=None, record_addre
     run = run_pe(design, storage, params={"src_base": 0, "dst_base": dst_base}, memory=memory,
                  vcd=vcd, max_cycles=budget, record_addresses=record_addresses,
                  monitors=monitors, progress=progress, drain_interval_cycles=drain_interval_cycles,
-                 engine=engine)
+                 engine=engine, on_simulator=on_simulator)
     out = np.array(storage[dst_base:], dtype=np.int64).reshape(out_h, out_w)
     t = run.traffic
     if run.readout is not None:

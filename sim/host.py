@@ -217,7 +217,7 @@ def instrument_pipeline(pe, *, sample_period=64, state_depth=1024, sample_depth=
 
 
 def run_threads(pe, storage, *, params, host=HostModel(), memory=MemoryModel(), max_cycles=None,
-                vcd=None, progress=None, monitors=(), engine=None):
+                vcd=None, progress=None, monitors=(), engine=None, on_simulator=None):
     """Run one job on a :class:`hwgen.kernels.pipeline.Pipeline` with every one of its threads.
 
     Parameters
@@ -242,6 +242,9 @@ def run_threads(pe, storage, *, params, host=HostModel(), memory=MemoryModel(), 
         first cycle: observers, for example (Amaranth's simulator only).
     engine : str or None
         ``"pysim"``, ``"compiled"`` or ``None`` for the default (:mod:`hwgen.sim.engine`).
+    on_simulator : callable or None
+        Called with Amaranth's ``Simulator`` before it runs, for example to attach a
+        :class:`hwgen.sim.StepProfiler` (Amaranth's simulator only).
 
     Returns
     -------
@@ -257,8 +260,9 @@ def run_threads(pe, storage, *, params, host=HostModel(), memory=MemoryModel(), 
     threads = pe.threads
     delay = host.launch_delay_cycles
     if resolve_engine(engine) == "compiled":
-        if monitors:
-            raise ValueError("monitors are Amaranth testbenches: run them with engine='pysim'")
+        if monitors or on_simulator is not None:
+            raise ValueError("monitors and on_simulator need Amaranth's simulator: run them with "
+                             "engine='pysim'")
         readout, launches, info = compiled.run_threads(
             design, storage, params=params, threads=threads, launch_delay_cycles=delay,
             memory=memory, drain_interval_cycles=host.drain_interval_cycles,
@@ -320,6 +324,8 @@ def run_threads(pe, storage, *, params, host=HostModel(), memory=MemoryModel(), 
     sim.add_testbench(profile)
     for monitor in monitors:
         sim.add_testbench(monitor, background=True)
+    if on_simulator is not None:
+        on_simulator(sim)
     with sim.write_vcd(vcd) if vcd else nullcontext():
         sim.run()
 

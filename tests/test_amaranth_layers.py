@@ -129,6 +129,72 @@ def test_fsm_state_names_read_the_state_signal():
     assert layer.fsm_state_names(Signal(2, name="x_state", decoder=lambda n: f"{n}")) is None
 
 
+def test_simulated_fragment_holds_the_simulated_signals():
+    from amaranth.sim import Simulator
+    design = Blinker()
+    fragment = layer.simulated_fragment(Simulator(design))
+    assert isinstance(fragment, Fragment)
+    assert any(design.led is signal for signal in layer.lhs_signals(
+        layer.statements(fragment)["comb"]))
+
+
+def test_fragment_origins_name_the_elaboratable():
+    design = Blinker()
+    assert layer.fragment_origins(fragment_of(design))[0] is design
+
+
+def test_switch_cases_give_patterns_bodies_and_lines():
+    x, y = Signal(3), Signal(2)
+    m = Module()
+    with m.Switch(x):
+        with m.Case("1 -0"):
+            m.d.comb += y.eq(1)
+        with m.Default():
+            m.d.comb += y.eq(2)
+    (switch,) = layer.statements(fragment_of(m))["comb"]
+    test, cases = layer.switch_cases(switch)
+    assert test is x
+    assert [patterns for patterns, _, _ in cases] == [("1-0",), None]
+    assert all(len(body) == 1 and src_loc[0] == __file__ for _, body, src_loc in cases)
+    assert layer.switch_cases(y.eq(1)) is None
+
+
+def test_elaborate_with_next_lines_keeps_the_line_of_m_next():
+    import inspect
+    fragment = layer.elaborate_with_next_lines(Blinker())
+    (fsm,) = [s for s in layer.statements(fragment)["sync"] if layer.switch_cases(s)]
+    (go,) = layer.switch_cases(layer.switch_cases(fsm)[1][0][1][0])[1][0][1]
+    source, first = inspect.getsourcelines(Blinker.elaborate)
+    assert go.src_loc[:2] == (__file__, first + next(
+        i for i, text in enumerate(source) if 'm.next = "ON"' in text))
+    # Outside it, Amaranth's lowering places the same statement in its own files.
+    (fsm,) = [s for s in layer.statements(fragment_of(Blinker()))["sync"]
+              if layer.switch_cases(s)]
+    (go,) = layer.switch_cases(layer.switch_cases(fsm)[1][0][1][0])[1][0][1]
+    assert layer.is_amaranth_source(go.src_loc[0])
+    assert not layer.is_amaranth_source(__file__)
+
+
+def test_value_node_names_each_kind_of_value():
+    from amaranth.hdl import Array, Mux
+    a, b = Signal(4, name="a"), Signal(4, name="b")
+    assert layer.value_node(Const(5, 4)) == ("const", 5)
+    assert layer.value_node(a)[1] is a
+    kind, operator, operands = layer.value_node(a + b)
+    assert (kind, operator) == ("op", "+") and operands[0] is a and operands[1] is b
+    assert layer.value_node(Mux(a[0], a, b))[0] == "switch"          # Mux is a switch in 0.5
+    kind, inner, start, stop = layer.value_node(a[1:3])
+    assert (kind, start, stop) == ("slice", 1, 3) and inner is a
+    kind, inner, offset, width, stride = layer.value_node(a.bit_select(b, 2))
+    assert (kind, width, stride) == ("part", 2, 1) and offset is b
+    kind, parts = layer.value_node(Cat(a, b))
+    assert kind == "concat" and [p.name for p in parts] == ["a", "b"]
+    kind, test, cases = layer.value_node(Array([a, b])[b[0]])
+    assert kind == "switch" and [patterns for patterns, _ in cases][0] == ("0",)
+    from amaranth.lib.memory import MemoryData
+    assert layer.value_node(MemoryData(shape=8, depth=2, init=[])[0])[0] == "other"
+
+
 def test_lhs_and_rhs_signals_of_statements():
     a, b, y = Signal(name="a"), Signal(name="b"), Signal(name="y")
     statement = y.eq(a & b)

@@ -12,9 +12,25 @@ context (its fields, plus ``tid``), ``p`` a view of the run-time parameters. The
 Amaranth values; they are called once, when the pipeline is elaborated, to build the logic.
 """
 
+import os
+import sys
+
 from amaranth.hdl import Value, ValueCastable
 
 __all__ = ["Stage", "Compute", "Join", "check_function", "field_path", "resolve_field"]
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def _program_line():
+    frame = sys._getframe(1)
+    while frame is not None and os.path.dirname(os.path.abspath(frame.f_code.co_filename)) \
+            == _PACKAGE_DIR:
+        if os.path.basename(frame.f_code.co_filename) == "schedule.py":
+            return None   # a join the schedule adds: no line of the program made it
+        frame = frame.f_back
+    return None if frame is None else (frame.f_code.co_filename, frame.f_lineno)
 
 
 def field_path(path, what="into"):
@@ -59,10 +75,17 @@ class Stage:
         if name is not None and not isinstance(name, str):
             raise TypeError(f"stage name must be a string, not {name!r}")
         self._name = name
+        self._src_loc = _program_line()
 
     @property
     def name(self):
         return self._name or self.kind
+
+    @property
+    def src_loc(self):
+        """``(file, line)`` of the program's source that made this stage (the first caller
+        outside this package), for profiles per step; None for a stage the schedule made."""
+        return self._src_loc
 
     #: Context field the operation's result is written into, as a path (parking stages).
     result_path = None

@@ -1,6 +1,7 @@
 """One module per command; each has ``NAME``, ``HELP`` (one line for ``hwgen --help``),
 ``DESCRIPTION``, ``add_options(parser)`` and ``run(args)``."""
 
-from . import build, estimate, explore, listing, overhead, report, roofline, run, sim, synth
+from . import (build, estimate, explore, listing, overhead, profile, report, roofline, run, sim,
+               synth)
 
-COMMANDS = [listing, build, sim, run, synth, estimate, overhead, roofline, explore, report]
+COMMANDS = [listing, build, sim, run, profile, synth, estimate, overhead, roofline, explore, report]

@@ -35,6 +35,25 @@ DESCRIPTION = ("Simulate a program on the multithreaded stage-controlled pipelin
 
 def add_options(parser):
     parser.add_argument("program", metavar="PROGRAM", help=f"one of: {', '.join(PROGRAMS)}")
+    add_program_options(parser)
+    profile = parser.add_argument_group("profile")
+    add_option(profile, "--sample-period", type=int, default=64, metavar="P",
+               help="cycles between samples of stall cycles, ops and bytes")
+    add_option(profile, "--trace-depth", type=int, default=1024, metavar="RECORDS",
+               help="thread-state records the HMM buffers, a power of two")
+    add_drain_option(profile, default=HostModel().drain_interval_cycles,
+                     what="the HMM's traces", running="the program runs")
+    add_trace_options(parser)
+    add_json_option(parser, "the run's figures")
+    add_report_option(parser)
+    add_output_option(parser, "--vcd", "FILE", "a waveform")
+    add_memory_options(parser, seeded="gemm's random matrices")
+    add_engine_option(parser)
+    add_quiet_option(parser, "print nothing on success, show no progress")
+
+
+def add_program_options(parser):
+    """The options of a program's job (read by :func:`job_from_args`) and its host."""
     gemm, pi = GemmJob.options, PiJob.options
     group = parser.add_argument_group("program options")
     add_option(group, "--variant", default=None, metavar="V",
@@ -57,20 +76,6 @@ def add_options(parser):
                      f"{pi['frac_bits']['default']}")
     add_option(group, "--launch-delay", type=int, default=HostModel().launch_delay_cycles,
                metavar="CYCLES", help="host cycles to start one thread")
-    profile = parser.add_argument_group("profile")
-    add_option(profile, "--sample-period", type=int, default=64, metavar="P",
-               help="cycles between samples of stall cycles, ops and bytes")
-    add_option(profile, "--trace-depth", type=int, default=1024, metavar="RECORDS",
-               help="thread-state records the HMM buffers, a power of two")
-    add_drain_option(profile, default=HostModel().drain_interval_cycles,
-                     what="the HMM's traces", running="the program runs")
-    add_trace_options(parser)
-    add_json_option(parser, "the run's figures")
-    add_report_option(parser)
-    add_output_option(parser, "--vcd", "FILE", "a waveform")
-    add_memory_options(parser, seeded="gemm's random matrices")
-    add_engine_option(parser)
-    add_quiet_option(parser, "print nothing on success, show no progress")
 
 
 def job_from_args(args):

@@ -122,7 +122,7 @@ def _system(args, shape, board):
                          tree_stages=p["tree_stages"], credits=p["credits"])
 
 
-def _model_check(pe, images, outputs):
+def model_check(pe, images, outputs):
     """``None`` when every output image equals the numpy model's, else what differs."""
     for index, (image, output) in enumerate(zip(images, outputs)):
         expected = window_filter_model(image, pe.mask, pe.op.name)
@@ -192,7 +192,7 @@ def run(args):
     model = pe.traffic()
     matches = all(f.bytes_read == model.bytes_read and f.bytes_written == model.bytes_written
                   for f in per_pe)
-    mismatch = _model_check(pe, images, outputs)
+    mismatch = model_check(pe, images, outputs)
     suspect = _suspect(per_pe, matches, mismatch)
     report = {
         "tool_versions": tool_versions(),
