@@ -6,7 +6,8 @@ and checks what the pipeline left in memory against a numpy model of the same ar
 
 import numpy as np
 
-from .kernels.programs import GEMM_VARIANTS, default_block_rows, gemm, pi_series, pi_step
+from .kernels.programs import (GEMM_VARIANTS, PI_SUM_BITS, default_block_rows, gemm, pi_series,
+                              pi_step)
 
 from .errors import HwgenError
 
@@ -191,7 +192,7 @@ class PiJob:
         i = np.arange(self.steps, dtype=object)
         x = ((2 * i + 1) * self.step) >> 1
         q = (1 << (2 * f + 2)) // ((1 << f) + ((x * x) >> f))
-        shares = [(int(q[t::self.threads].sum()) % (1 << 48) * self.step) >> f
+        shares = [(int(q[t::self.threads].sum()) % (1 << PI_SUM_BITS) * self.step) >> f
                   for t in range(self.threads)]
         return sum(shares) % (1 << self.program.element_bits)
 

@@ -111,7 +111,7 @@ def pi_model(steps, step, threads, frac):
         for i in range(t, steps, threads):
             x = (2 * i + 1) * step // 2
             partial += (4 << (2 * frac)) // ((1 << frac) + x * x // (1 << frac))
-        total += (partial % (1 << 48)) * step >> frac
+        total += (partial % (1 << 64)) * step >> frac
     return total % (1 << 32)
 
 

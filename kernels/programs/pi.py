@@ -11,17 +11,19 @@ steps ``i = t, t + T, ...``:
 * ``sum += q``
 
 and finally, inside a critical section, adds ``(sum * step) >> F`` to the element at ``result``
-(which must start at zero): ``result / 2**F`` approximates pi. Sums wrap modulo 2**48 in the
-thread and modulo ``2**element_bits`` in memory.
+(which must start at zero): ``result / 2**F`` approximates pi. A thread's sum has
+:data:`PI_SUM_BITS` bits, enough for every term of ``2**32 - 1`` steps at ``F = 28`` without
+wrapping; the result wraps modulo ``2**element_bits`` in memory.
 """
 
 from amaranth.hdl import Mux, unsigned
 
 from ..pipeline import Acquire, Compute, Load, Lock, Loop, Program, Release, Store, While
 
-__all__ = ["pi_series", "pi_step"]
+__all__ = ["PI_SUM_BITS", "pi_series", "pi_step"]
 
-_SUM_BITS = 48
+#: Bits of a thread's sum of terms, each below ``2**(F + 2)``.
+PI_SUM_BITS = 64
 _COUNT_BITS = 32
 
 
@@ -67,7 +69,7 @@ def pi_series(*, threads, frac_bits=20, element_bits=32, addr_width=16):
         "divisor": unsigned(2 * f + 5),
         "q": unsigned(quotient_bits),
         "n": unsigned(quotient_bits.bit_length()),
-        "sum": unsigned(_SUM_BITS),
+        "sum": unsigned(PI_SUM_BITS),
         "pi": unsigned(element_bits),
     }
     params = {"steps": unsigned(_COUNT_BITS), "step": unsigned(f + 1),
