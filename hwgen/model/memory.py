@@ -1,0 +1,61 @@
+"""Expected delays of the memory model (:class:`hwgen.sim.memory.MemoryModel`) in closed form.
+
+Jitter and backpressure are random; a model of them gives expected values:
+
+* a port that backpressure stalls with probability ``p`` per cycle takes ``1 / (1 - p)``
+  cycles per beat, and a due response waits ``p / (1 - p)`` cycles more;
+* when a burst of ``C`` requests waits for the responses of the burst before it, the slowest
+  of them sets the pace: :func:`jitter_max`, the expected largest of ``C`` draws;
+* responses keep request order, so a response waits for the slowest earlier one: with requests
+  ``g`` cycles apart and jitter uniform in ``0..J``, its extra latency is
+  ``max over i >= 0 of (J_i - i g)``, whose expectation :func:`jitter_delay` sums exactly.
+"""
+
+from functools import cache
+
+__all__ = ["beat_cycles", "hold_cycles", "jitter_delay", "jitter_max", "read_latency"]
+
+
+def beat_cycles(memory):
+    """Expected cycles a port needs to transfer one beat under backpressure."""
+    return 1 / (1 - memory.backpressure)
+
+
+def hold_cycles(memory):
+    """Expected cycles a due response is held back by backpressure."""
+    p = memory.backpressure
+    return p / (1 - p)
+
+
+@cache
+def _jitter_delay(jitter, gap, count):
+    total = 0.0
+    for x in range(jitter):
+        below = 1.0            # P(every J_i - i g <= x)
+        i = 0
+        while x + i * gap + 1 < jitter + 1 and i < count:
+            below *= (x + i * gap + 1) / (jitter + 1)
+            i += 1
+        total += 1 - below
+    return total
+
+
+def jitter_delay(jitter, gap, count=None):
+    """Expected extra latency of an in-order response with jitter uniform in ``0..jitter``,
+    requests ``gap`` cycles apart (rounded to a whole cycle, at least 1), of which ``count``
+    (itself included; ``None`` for all) can still hold it back."""
+    if not jitter:
+        return 0.0
+    return _jitter_delay(jitter, max(1, round(gap)), count or jitter + 1)
+
+
+def read_latency(memory, gap, count=None):
+    """Expected cycles from an accepted read to its response's transfer, requests ``gap``
+    cycles apart, ``count`` of them in a row (see :func:`jitter_delay`)."""
+    return (memory.latency_cycles + jitter_delay(memory.jitter_cycles, gap, count)
+            + hold_cycles(memory))
+
+
+def jitter_max(jitter, count):
+    """Expected largest of ``count`` draws of jitter uniform in ``0..jitter``."""
+    return jitter - sum(((x + 1) / (jitter + 1)) ** count for x in range(jitter))
