@@ -23,14 +23,11 @@ with neither, and with a line or smart buffer or an ideal memory, the prediction
 """
 
 from ..sim.memory import MemoryModel
+from .characterisation import CHARACTERISATION
 from .memory import beat_cycles, hold_cycles, jitter_max, read_latency
 from .prediction import Prediction
 
-__all__ = ["BACKPRESSURE_SPREAD", "predict_window"]
-
-#: Expected extra cycles of random backpressure beyond the mean beat time, in units of
-#: ``sqrt(beats x p) / (1 - p)``: fitted by ``benchmarks/characterise.py`` (docs/model.md).
-BACKPRESSURE_SPREAD = 1.7
+__all__ = ["predict_window", "spread_terms"]
 
 
 def _bucket_step(credit, beats, bw, cap):
@@ -44,6 +41,32 @@ def _bucket_step(credit, beats, bw, cap):
         credit = min(cap, credit - size + bw)
         cycles += 1
     return cycles, credit
+
+
+def spread_terms(pe, memory, steps):
+    """The terms that random backpressure adds beyond the mean beat times, before their fitted
+    factors: requests, responses and writes are ports that stall at random, and the slowest path
+    through them is longer than the mean one. Pipelined, a frame's term is
+    ``sqrt(beats x p) / (1 - p)``; one step at a time, each step's ``B`` beats pass two such
+    ports, ``sqrt((B - 1) p) / (1 - p)`` per step."""
+    p = memory.backpressure
+    b1 = beat_cycles(memory)
+    beats = pe.beats_per_step
+    if pe.pipeline:
+        return {"pipelined": (steps * beats * p) ** 0.5 * b1, "step": 0.0}
+    return {"pipelined": 0.0, "step": steps * ((beats - 1) * p) ** 0.5 * b1}
+
+
+def _spread(pe, memory, steps):
+    factors = CHARACTERISATION["window"]["backpressure_spread"]
+    terms = spread_terms(pe, memory, steps)
+    return {key: factors[key] * value for key, value in terms.items()}
+
+
+def _by_bandwidth(total_bytes, write_bytes, bw):
+    """Cycles of a frame that the bandwidth bounds: the budget may go negative by one beat, so
+    the last write goes out once all other bytes have had their budget; then DONE follows."""
+    return (total_bytes - write_bytes) / bw + 2
 
 
 def _unpipelined(pe, memory, steps, writing, beats, read_bytes, write_bytes, latency):
@@ -60,6 +83,7 @@ def _unpipelined(pe, memory, steps, writing, beats, read_bytes, write_bytes, lat
             credit = min(cap, credit + bw * (settle + 2) - write_bytes * writing / steps)
         issue = max(issue, burst)
     write_wait = b1 - 1
+    issue += _spread(pe, memory, steps)["step"] / steps
     return (writing * (issue + settle + 2 + write_wait)
             + (steps - writing) * (issue + settle + 1))
 
@@ -95,7 +119,10 @@ def predict_window(pe, memory=MemoryModel()):
         # A step's beats go back to back; earlier steps' responses are long gone.
         latency = read_latency(memory, b1, beats)
         cycles = _unpipelined(pe, memory, n, writing, beats, read_bytes, write_bytes, latency)
-        return Prediction(cycles=cycles, bound="step", exact=exact, **common)
+        bound = "step"
+        if bw is not None and _by_bandwidth(total_bytes, write_bytes, bw) > cycles:
+            cycles, bound = _by_bandwidth(total_bytes, write_bytes, bw), "bandwidth"
+        return Prediction(cycles=cycles, bound=bound, exact=exact and bound != "bandwidth", **common)
 
     unit = beats * b1                                   # cycles per step at one beat per cycle
     per_step_bw = total_bytes / n / bw if bw is not None else 0.0
@@ -118,15 +145,9 @@ def predict_window(pe, memory=MemoryModel()):
     tail = (beats - 1) * b1 + latency + d + 3 + (b1 - 1)
     cycles = t_last + tail
     bound = "credits" if r_write > credits * unit and jumps else "issue"
-    if memory.backpressure:
-        # Reads, responses and writes are three ports that stall at random: the slowest path
-        # through them is longer than the mean (a fitted constant, see docs/model.md).
-        p = memory.backpressure
-        cycles += BACKPRESSURE_SPREAD * (n * beats * p) ** 0.5 * b1
+    cycles += _spread(pe, memory, n)["pipelined"]
     if bw is not None:
-        # The budget may go negative by one beat, so the last write goes out after all other
-        # bytes have had their budget; then DONE follows.
-        by_bandwidth = (total_bytes - write_bytes) / bw + 2
+        by_bandwidth = _by_bandwidth(total_bytes, write_bytes, bw)
         if by_bandwidth > cycles:
             cycles, bound = by_bandwidth, "bandwidth"
     return Prediction(cycles=cycles, bound=bound, exact=exact and bound != "bandwidth", **common)

@@ -1,0 +1,139 @@
+"""How close and how fast the cycle model (hwgen.model) is, against the compiled simulation.
+
+Window filters: random design points (seeded; none of them the configurations that
+``benchmarks/characterise.py`` fits on) across buffers, U, window sizes and masks, pixel widths,
+pipelining, frame sizes, and memory models (latency, bandwidth, jitter, backpressure). Every PE
+is compiled once (bare, without its HMM: the HMM changes no cycle) and simulated with several
+memory models. For each family it prints the mean and largest absolute cycle error in percent of
+the simulated cycles, and the model's speed against the simulation (simulation seconds without
+compiling, and with it, over model seconds).
+
+    python benchmarks/model_accuracy.py [--pes 45] [--memories 5] [--seed 16] [--json FILE]
+"""
+
+import argparse
+import json
+import random
+import statistics
+import sys
+import time
+import warnings
+
+import numpy as np
+from amaranth.hdl import UnusedElaboratable
+
+from hwgen.kernels import WindowFilter
+from hwgen.model import predict_window
+from hwgen.sim import run_window_filter
+from hwgen.sim.memory import MemoryModel
+
+SIZES = [((3, 3), "rect"), ((3, 3), "cross"), ((5, 5), "rect"), ((5, 5), "ellipse"),
+         ((3, 5), "rect"), ((1, 3), "rect")]
+
+
+def window_point(rng):
+    """A random window filter that its buffer accepts."""
+    while True:
+        buffer = rng.choice(["none", "smart", "line"])
+        (rows, cols), mask = rng.choice(SIZES)
+        width = rng.choice([16, 20, 24, 32])
+        height = rng.choice([8, 10, 12, 16])
+        unroll = rng.choice([1, 2, 3, 4, 8])
+        pipeline = rng.random() < 0.8
+        try:
+            return WindowFilter(rng.choice(["max", "min"]), (rows, cols), mask=mask,
+                                pixel_bits=rng.choice([8, 8, 12]), width=width, height=height,
+                                unroll=unroll, buffer=buffer, pipeline=pipeline)
+        except ValueError:
+            continue
+
+
+def memory_point(rng):
+    """A random memory model: some ideal, some slow, some narrow, some random."""
+    kind = rng.choice(["ideal", "latency", "bandwidth", "both", "jitter", "backpressure"])
+    latency = rng.choice([2, 4, 8, 12, 20, 32]) if kind in ("latency", "both", "jitter") else 1
+    bandwidth = rng.choice([0.4, 0.75, 1.5, 2.5, 4.2]) if kind in ("bandwidth", "both") else None
+    jitter = rng.choice([2, 4, 8]) if kind == "jitter" else 0
+    backpressure = rng.choice([0.05, 0.15, 0.3]) if kind == "backpressure" else 0.0
+    return kind, MemoryModel(bandwidth, latency, jitter, backpressure, seed=rng.randrange(1000))
+
+
+def model_seconds(predict, repeat=200):
+    started = time.perf_counter()
+    for _ in range(repeat):
+        predict()
+    return (time.perf_counter() - started) / repeat
+
+
+def window_rows(pes, memories, seed):
+    rng = random.Random(seed)
+    rows = []
+    for index in range(pes):
+        pe = window_point(rng)
+        image = np.random.default_rng(index).integers(0, 1 << pe.pixel_bits, (pe.height, pe.width))
+        for _ in range(memories):
+            kind, memory = memory_point(rng)
+            started = time.perf_counter()
+            run = run_window_filter(pe, image, memory=memory, instrument=False,
+                                    engine="compiled")
+            seconds = time.perf_counter() - started
+            compile_s = (run.engine or {}).get("compile_seconds") or 0.0
+            prediction = predict_window(pe, memory)
+            rows.append({
+                "family": "window", "memory_kind": kind, "buffer": pe.buffer, "unroll": pe.unroll,
+                "size": [pe.rows, pe.cols], "mask": pe.mask_name, "pixel_bits": pe.pixel_bits,
+                "pipeline": pe.pipeline, "width": pe.width, "height": pe.height,
+                "memory": memory.to_json(), "simulated": run.figures.cycles,
+                "predicted": prediction.cycles, "bound": prediction.bound,
+                "sim_seconds": seconds - compile_s, "compile_seconds": compile_s,
+                "model_seconds": model_seconds(lambda: predict_window(pe, memory)),
+            })
+            row = rows[-1]
+            row["error_pct"] = 100 * (row["predicted"] - row["simulated"]) / row["simulated"]
+            print(f"{pe.buffer:5} U={pe.unroll} {pe.rows}x{pe.cols} {pe.mask_name:7} "
+                  f"{'pipe' if pe.pipeline else 'step'} {pe.width}x{pe.height} {kind:12} "
+                  f"sim {row['simulated']:7} model {row['predicted']:9.1f} "
+                  f"{row['error_pct']:+6.2f}%", flush=True)
+    return rows
+
+
+def summary(rows):
+    errors = [abs(r["error_pct"]) for r in rows]
+    sim = sum(r["sim_seconds"] for r in rows)
+    with_compile = sim + sum(r["compile_seconds"] for r in rows)
+    model = sum(r["model_seconds"] for r in rows)
+    return {"configurations": len(rows), "mean_abs_error_pct": statistics.fmean(errors),
+            "max_abs_error_pct": max(errors), "sim_seconds": sim,
+            "sim_and_compile_seconds": with_compile, "model_seconds": model,
+            "speedup": sim / model, "speedup_with_compile": with_compile / model}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pes", type=int, default=45, help="window filters to compile")
+    parser.add_argument("--memories", type=int, default=5, help="memory models per filter")
+    parser.add_argument("--seed", type=int, default=16)
+    parser.add_argument("--json", help="write every configuration and the summary here")
+    args = parser.parse_args()
+    # Points the model only reads are never elaborated.
+    warnings.simplefilter("ignore", UnusedElaboratable)
+    rows = window_rows(args.pes, args.memories, args.seed)
+    groups = {"all": rows}
+    for key in ("buffer", "memory_kind"):
+        for value in sorted({r[key] for r in rows}):
+            groups[f"{key}={value}"] = [r for r in rows if r[key] == value]
+    groups["pipeline=False"] = [r for r in rows if not r["pipeline"]]
+    table = {name: summary(group) for name, group in groups.items() if group}
+    print(f"\n{'group':24} {'configs':>7} {'mean |err| %':>12} {'max |err| %':>11} "
+          f"{'speed-up':>9} {'incl. compile':>13}")
+    for name, s in table.items():
+        print(f"{name:24} {s['configurations']:7} {s['mean_abs_error_pct']:12.2f} "
+              f"{s['max_abs_error_pct']:11.2f} {s['speedup']:9.0f} {s['speedup_with_compile']:13.0f}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"summary": table, "configurations": rows}, f, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,94 @@
+"""The cycle model (hwgen.model) against closed-form counts and against simulation.
+
+Exact cases (no jitter, no backpressure) must match the simulated cycles to the cycle; random
+memories are predicted as expected values, within a stated tolerance of one seeded run.
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+from hwgen.kernels import WindowFilter
+from hwgen.model import predict_window
+from hwgen.model.memory import jitter_delay, jitter_max
+from hwgen.sim import MemoryModel, run_window_filter
+
+# One seeded run of a short frame against an expectation: the run's own spread.
+RANDOM_TOLERANCE = 0.10
+
+
+def _simulate(pe, memory):
+    image = np.random.default_rng(0).integers(0, 1 << pe.pixel_bits, (pe.height, pe.width))
+    return run_window_filter(pe, image, memory=memory, instrument=False).figures.cycles
+
+
+@pytest.mark.parametrize("buffer,unroll", [("line", 1), ("line", 4), ("smart", 2), ("none", 3)])
+def test_ideal_memory_closed_form(buffer, unroll):
+    """With an ideal memory a pipelined PE issues one beat per cycle: every read beat, plus the
+    reduction's registers and three cycles of fill, write and done."""
+    pe = WindowFilter("max", (3, 3), width=12, height=6, unroll=unroll, buffer=buffer)
+    beats = {"line": 6 * 12 // unroll,
+             "smart": math.ceil(4 / unroll) * 12,
+             "none": 9 * 4 * math.ceil(10 / unroll)}[buffer]
+    prediction = predict_window(pe)
+    assert prediction.cycles == beats + pe.datapath_latency + 3
+    assert prediction.exact and prediction.stall_share == 0
+
+
+def test_latency_adds_once_while_credits_last():
+    pe = WindowFilter("max", (3, 3), width=12, height=6, buffer="line")
+    for latency in (2, 5, 8):
+        cycles = predict_window(pe, MemoryModel(latency_cycles=latency)).cycles
+        assert cycles == 6 * 12 + pe.datapath_latency + 3 + latency - 1
+
+
+@pytest.mark.parametrize("kwargs,memory", [
+    (dict(buffer="line", unroll=1), MemoryModel(latency_cycles=20)),             # credits bound
+    (dict(buffer="smart", unroll=1), MemoryModel(latency_cycles=24)),
+    (dict(buffer="none", unroll=2), MemoryModel(latency_cycles=6)),
+    (dict(buffer="line", unroll=2, pipeline=False), MemoryModel(latency_cycles=3)),
+    (dict(buffer="smart", unroll=1, pipeline=False), MemoryModel(0.5, latency_cycles=2)),
+    (dict(buffer="none", unroll=1), MemoryModel(0.5)),                           # bandwidth bound
+])
+def test_exact_against_simulation(kwargs, memory):
+    pe = WindowFilter("max", (3, 3), width=12, height=6, **kwargs)
+    assert predict_window(pe, memory).cycles == pytest.approx(_simulate(pe, memory), abs=1)
+
+
+@pytest.mark.parametrize("kwargs,memory", [
+    (dict(buffer="line", unroll=2), MemoryModel(latency_cycles=4, jitter_cycles=4, seed=3)),
+    (dict(buffer="smart", unroll=1), MemoryModel(backpressure=0.2, seed=5)),
+    (dict(buffer="none", unroll=2, pipeline=False), MemoryModel(jitter_cycles=3, seed=1)),
+])
+def test_random_memory_within_tolerance(kwargs, memory):
+    pe = WindowFilter("max", (3, 3), width=12, height=8, **kwargs)
+    prediction = predict_window(pe, memory)
+    assert not prediction.exact
+    simulated = _simulate(pe, memory)
+    assert abs(prediction.cycles - simulated) <= RANDOM_TOLERANCE * simulated
+
+
+def test_jitter_expectations_by_enumeration():
+    """Expected in-order delay and burst maximum, against enumerating every draw."""
+    import itertools
+    jitter = 3
+    draws = list(itertools.product(range(jitter + 1), repeat=3))
+    delay = sum(max(j - i for i, j in enumerate(d)) for d in draws) / len(draws)
+    assert jitter_delay(jitter, 1, 3) == pytest.approx(delay)
+    assert jitter_max(jitter, 3) == pytest.approx(sum(max(d) for d in draws) / len(draws))
+
+
+def test_figures_of_a_prediction():
+    pe = WindowFilter("max", (3, 3), width=12, height=6, buffer="line")
+    slow = predict_window(pe, MemoryModel(0.5))
+    traffic = pe.traffic()
+    assert slow.bound == "bandwidth"
+    assert slow.ops_per_cycle == traffic.ops / slow.cycles
+    assert slow.bytes_per_cycle == pytest.approx(
+        (traffic.bytes_read + traffic.bytes_written) / slow.cycles)
+    assert slow.bytes_per_cycle <= 0.5 * 1.05
+    assert slow.stall_share == pytest.approx(1 - pe.ideal_cycles() / slow.cycles)
+    assert slow.milliseconds(100) == pytest.approx(slow.cycles / 1e5)
+    assert slow.milliseconds(None) is None
+    assert slow.to_json(100)["milliseconds"] == slow.milliseconds(100)
