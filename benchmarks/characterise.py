@@ -1,13 +1,21 @@
-"""Characterise the cycle model: fit its factors to short simulations and write them to
+"""Characterise the cycle models: fit their factors to short simulations and write them to
 hwgen/model/characterisation.json.
 
 The window-filter model is closed form except for what random backpressure adds beyond the
 mean beat times (hwgen.model.window.spread_terms); its two factors, pipelined and one step at
 a time, are fitted here by least squares on the relative cycle error, over window filters on
 18x10 frames (a size benchmarks/model_accuracy.py never draws) with backpressure 0.05 to 0.3.
-The simulations use the compiled engine; each PE compiles once.
 
-    python benchmarks/characterise.py [--dry-run]
+The pipeline-program model takes the largest of its bounds plus a share of the second largest
+(hwgen.model.program); per program kind (each GEMM variant, pi) the factors ``scale`` and
+``overlap`` are fitted here by least squares on the relative error, over the jobs of PROGRAMS
+with ideal and slow memories and two launch delays (none of them a job
+benchmarks/model_accuracy.py draws).
+
+The simulations use the compiled engine; each design compiles once (a pipeline takes 30 s to a
+few minutes).
+
+    python benchmarks/characterise.py [--only window|programs] [--dry-run]
 """
 
 import argparse
@@ -21,9 +29,13 @@ from amaranth.hdl import UnusedElaboratable
 
 from hwgen.kernels import WindowFilter
 from hwgen.model import characterisation
+from hwgen.model.program import program_bounds, program_shape
 from hwgen.model.window import predict_window, spread_terms
-from hwgen.sim import run_window_filter
+from hwgen.programs import GemmJob, PiJob
+from hwgen.sim import HostModel, run_window_filter
 from hwgen.sim.memory import MemoryModel
+
+from model_accuracy import simulate_program
 
 WIDTH, HEIGHT = 18, 10
 PES = [
@@ -33,6 +45,60 @@ PES = [
 ]
 BACKPRESSURE = (0.05, 0.15, 0.3)
 LATENCIES = (1, 6)
+
+PROGRAMS = [
+    ("gemm", dict(variant="naive", dim=4, threads=4)), ("gemm", dict(variant="naive", dim=6, threads=3)),
+    ("gemm", dict(variant="nocritical", dim=4, threads=4)),
+    ("gemm", dict(variant="nocritical", dim=6, threads=2)),
+    ("gemm", dict(variant="vector", dim=4, threads=4, lanes=2)),
+    ("gemm", dict(variant="vector", dim=8, threads=3, lanes=4)),
+    ("gemm", dict(variant="blocked", dim=4, threads=3, lanes=2)),
+    ("gemm", dict(variant="blocked", dim=8, threads=5, lanes=4)),
+    ("pi", dict(steps=64, threads=4)), ("pi", dict(steps=150, threads=4)),
+    ("pi", dict(steps=100, threads=2)),
+]
+SETTINGS = [(MemoryModel(), HostModel(launch_delay_cycles=20)),
+            (MemoryModel(latency_cycles=8), HostModel(launch_delay_cycles=20)),
+            (MemoryModel(latency_cycles=3), HostModel(launch_delay_cycles=0))]
+
+
+def make_job(kind, spec):
+    return GemmJob(**spec) if kind == "gemm" else PiJob(**spec)
+
+
+def fit_program(rows):
+    """``scale`` and ``overlap`` of ``cycles = scale (first + overlap second)``, least squares
+    on the relative error."""
+    xs = [(r["first"] / r["simulated"], r["second"] / r["simulated"]) for r in rows]
+    saa = sum(a * a for a, _ in xs)
+    sab = sum(a * b for a, b in xs)
+    sbb = sum(b * b for _, b in xs)
+    sa = sum(a for a, _ in xs)
+    sb = sum(b for _, b in xs)
+    det = saa * sbb - sab * sab
+    if abs(det) < 1e-12:          # one bound only: no overlap to fit
+        return {"scale": round(sa / saa, 4), "overlap": 0.0}
+    a = (sa * sbb - sb * sab) / det
+    b = (saa * sb - sab * sa) / det
+    return {"scale": round(a, 4), "overlap": round(b / a, 4)}
+
+
+def characterise_programs():
+    rows = {}
+    for kind, spec in PROGRAMS:
+        for memory, host in SETTINGS:
+            job = make_job(kind, spec)
+            shape = program_shape(job)
+            bounds = sorted(program_bounds(shape, memory, host).values(), reverse=True) + [0]
+            simulated = simulate_program(job, memory, host)["cycles"]
+            rows.setdefault(shape.kind, []).append(
+                {"simulated": simulated, "first": bounds[0], "second": bounds[1]})
+            print(f"{shape.kind} {spec} latency {memory.latency_cycles} launch "
+                  f"{host.launch_delay_cycles}: sim {simulated}, bounds {bounds[:2]}", flush=True)
+    factors = {kind: fit_program(r) for kind, r in rows.items()}
+    for kind, f in factors.items():
+        print(f"{kind}: {f}")
+    return factors
 
 
 def fit(rows, key):
@@ -46,9 +112,25 @@ def fit(rows, key):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dry-run", action="store_true", help="print the factors, write nothing")
+    parser.add_argument("--only", choices=("window", "programs"))
     args = parser.parse_args()
     warnings.simplefilter("ignore", UnusedElaboratable)
     table = json.loads(characterisation.PATH.read_text())
+    if args.only != "window":
+        table["programs"] = characterise_programs()
+        table["programs_fitted_on"] = {
+            "programs": [[kind, spec] for kind, spec in PROGRAMS],
+            "settings": [{"memory": m.to_json(), "launch_delay_cycles": h.launch_delay_cycles}
+                         for m, h in SETTINGS]}
+    if args.only != "programs":
+        table["window"] = characterise_window()
+    if not args.dry_run:
+        characterisation.PATH.write_text(json.dumps(table, indent=2) + "\n")
+        print(f"wrote {characterisation.PATH}")
+    return 0
+
+
+def characterise_window():
     zero = {"pipelined": 0.0, "step": 0.0}
     rows = []
     for spec, pipeline in itertools.product(PES, (True, False)):
@@ -69,14 +151,9 @@ def main():
                   f"model without spread {base:.1f}", flush=True)
     factors = {key: round(fit(rows, key), 3) for key in ("pipelined", "step")}
     print(f"backpressure spread factors: {factors}")
-    table["window"] = {"backpressure_spread": factors,
-                       "fitted_on": {"frame": [WIDTH, HEIGHT], "pes": PES,
-                                     "backpressure": BACKPRESSURE, "latencies": LATENCIES,
-                                     "configurations": len(rows)}}
-    if not args.dry_run:
-        characterisation.PATH.write_text(json.dumps(table, indent=2) + "\n")
-        print(f"wrote {characterisation.PATH}")
-    return 0
+    return {"backpressure_spread": factors,
+            "fitted_on": {"frame": [WIDTH, HEIGHT], "pes": PES, "backpressure": BACKPRESSURE,
+                          "latencies": LATENCIES, "configurations": len(rows)}}
 
 
 if __name__ == "__main__":

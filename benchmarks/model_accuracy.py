@@ -23,7 +23,9 @@ import numpy as np
 from amaranth.hdl import UnusedElaboratable
 
 from hwgen.kernels import WindowFilter
+from hwgen.kernels.pipeline import Pipeline
 from hwgen.model import predict_window
+from hwgen.sim import HostModel, run_threads
 from hwgen.sim import run_window_filter
 from hwgen.sim.memory import MemoryModel
 
@@ -56,6 +58,20 @@ def memory_point(rng):
     jitter = rng.choice([2, 4, 8]) if kind == "jitter" else 0
     backpressure = rng.choice([0.05, 0.15, 0.3]) if kind == "backpressure" else 0.0
     return kind, MemoryModel(bandwidth, latency, jitter, backpressure, seed=rng.randrange(1000))
+
+
+def simulate_program(job, memory, host):
+    """Simulate one job of a pipeline program with the compiled engine: cycles, seconds without
+    compiling, compile seconds, and the share of thread-cycles spent spinning."""
+    storage, params = job.memory()
+    started = time.perf_counter()
+    run = run_threads(Pipeline(job.program), storage, params=params, host=host, memory=memory,
+                      max_cycles=job.cycle_budget(memory, host), engine="compiled")
+    seconds = time.perf_counter() - started
+    compile_s = (run.engine or {}).get("compile_seconds") or 0.0
+    spin = statistics.fmean(p["spinning"] for p in run.state_percent()) / 100
+    return {"cycles": run.cycles, "sim_seconds": seconds - compile_s,
+            "compile_seconds": compile_s, "spin_share": spin, "matches": job.matches(storage)}
 
 
 def model_seconds(predict, repeat=200):

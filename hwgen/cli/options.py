@@ -55,10 +55,15 @@ def _tree_stages(text):
                          f"not {text!r}") from None
 
 
-def add_kernel_options(parser, *, image=False):
+def add_kernel_options(parser, *, image=False, programs=()):
     """Add KERNEL and the window-filter options; ``image``: the command reads an input image,
-    whose size is the default of ``--width`` and ``--height``."""
-    parser.add_argument("kernel", metavar="KERNEL", help=f"one of: {', '.join(KERNELS)}")
+    whose size is the default of ``--width`` and ``--height``; ``programs``: the pipeline
+    programs KERNEL may name too (the command adds their options)."""
+    if programs:
+        parser.add_argument("kernel", metavar="KERNEL|PROGRAM",
+                            help=f"one of: {', '.join([*KERNELS, *programs])}")
+    else:
+        parser.add_argument("kernel", metavar="KERNEL", help=f"one of: {', '.join(KERNELS)}")
     group = parser.add_argument_group("kernel options")
     add_option(group, "--unroll", type=int, default=1, metavar="U", help="outputs per cycle")
     add_option(group, "--buffer", default="smart", metavar="|".join(BUFFERS),

@@ -21,7 +21,7 @@ from ...traces.timeline import Timeline
 from ..traces import add_drain_option, add_trace_options, check_trace_options, trace_files
 from ...versions import tool_versions
 
-__all__ = ["add_options", "run"]
+__all__ = ["add_options", "add_program_options", "job_from_args", "run"]
 
 NAME = "run"
 HELP = "run a multithreaded-pipeline program, profile its threads, export traces"
@@ -35,6 +35,26 @@ DESCRIPTION = ("Simulate a program on the multithreaded stage-controlled pipelin
 
 def add_options(parser):
     parser.add_argument("program", metavar="PROGRAM", help=f"one of: {', '.join(PROGRAMS)}")
+    add_program_options(parser)
+    profile = parser.add_argument_group("profile")
+    add_option(profile, "--sample-period", type=int, default=64, metavar="P",
+               help="cycles between samples of stall cycles, ops and bytes")
+    add_option(profile, "--trace-depth", type=int, default=1024, metavar="RECORDS",
+               help="thread-state records the HMM buffers, a power of two")
+    add_drain_option(profile, default=HostModel().drain_interval_cycles,
+                     what="the HMM's traces", running="the program runs")
+    add_trace_options(parser)
+    add_json_option(parser, "the run's figures")
+    add_report_option(parser)
+    add_output_option(parser, "--vcd", "FILE", "a waveform")
+    add_memory_options(parser, seeded="gemm's random matrices")
+    add_engine_option(parser)
+    add_quiet_option(parser, "print nothing on success, show no progress")
+
+
+def add_program_options(parser):
+    """The options of a program's job (``--variant``, ``--threads``, ``--dim``, ``--steps``...)
+    and ``--launch-delay``, shared with ``estimate``."""
     gemm, pi = GemmJob.options, PiJob.options
     group = parser.add_argument_group("program options")
     add_option(group, "--variant", default=None, metavar="V",
@@ -57,27 +77,15 @@ def add_options(parser):
                      f"{pi['frac_bits']['default']}")
     add_option(group, "--launch-delay", type=int, default=HostModel().launch_delay_cycles,
                metavar="CYCLES", help="host cycles to start one thread")
-    profile = parser.add_argument_group("profile")
-    add_option(profile, "--sample-period", type=int, default=64, metavar="P",
-               help="cycles between samples of stall cycles, ops and bytes")
-    add_option(profile, "--trace-depth", type=int, default=1024, metavar="RECORDS",
-               help="thread-state records the HMM buffers, a power of two")
-    add_drain_option(profile, default=HostModel().drain_interval_cycles,
-                     what="the HMM's traces", running="the program runs")
-    add_trace_options(parser)
-    add_json_option(parser, "the run's figures")
-    add_report_option(parser)
-    add_output_option(parser, "--vcd", "FILE", "a waveform")
-    add_memory_options(parser, seeded="gemm's random matrices")
-    add_engine_option(parser)
-    add_quiet_option(parser, "print nothing on success, show no progress")
 
 
-def job_from_args(args):
-    """The job (program, data and numpy model) the options describe."""
-    if args.program not in PROGRAMS:
-        raise HwgenError(f"PROGRAM must be one of {', '.join(PROGRAMS)}, not {args.program!r}")
-    if args.program == "gemm":
+def job_from_args(args, program=None):
+    """The job (program, data and numpy model) the options describe, of ``program`` (default
+    the PROGRAM argument)."""
+    program = args.program if program is None else program
+    if program not in PROGRAMS:
+        raise HwgenError(f"PROGRAM must be one of {', '.join(PROGRAMS)}, not {program!r}")
+    if program == "gemm":
         if args.steps is not None:
             raise HwgenError("--steps applies to pi; gemm takes --dim")
         defaults = GemmJob.options
@@ -86,7 +94,7 @@ def job_from_args(args):
                        threads=args.threads, element_bits=args.element_bits,
                        frac_bits=(defaults["frac_bits"]["default"] if args.frac_bits is None
                                   else args.frac_bits),
-                       lanes=args.lanes, seed=args.seed)
+                       lanes=args.lanes, seed=getattr(args, "seed", 0))
     if args.dim is not None:
         raise HwgenError("--dim applies to gemm; pi takes --steps")
     if args.variant not in (None, *PiJob.variants):
