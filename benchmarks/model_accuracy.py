@@ -1,4 +1,4 @@
-"""How close and how fast the cycle model (hwgen.model) is, against the compiled simulation.
+"""How close and how fast the cycle models (hwgen.model) are, against the compiled simulation.
 
 Window filters: random design points (seeded; none of them the configurations that
 ``benchmarks/characterise.py`` fits on) across buffers, U, window sizes and masks, pixel widths,
@@ -8,7 +8,13 @@ memory models. For each family it prints the mean and largest absolute cycle err
 the simulated cycles, and the model's speed against the simulation (simulation seconds without
 compiling, and with it, over model seconds).
 
-    python benchmarks/model_accuracy.py [--pes 25] [--memories 8] [--seed 16] [--json FILE]
+Pipeline programs: every GEMM variant across dims, threads and lanes, and the pi series across
+threads and steps (PROGRAMS, none of them a job benchmarks/characterise.py fits on), each with
+memory latencies, bandwidths, jitter and launch delays (PROGRAM_SETTINGS). A pipeline compiles
+in 30 s to a few minutes, once.
+
+    python benchmarks/model_accuracy.py [--pes 25] [--memories 8] [--seed 16] [--no-programs]
+        [--json FILE]
 """
 
 import argparse
@@ -24,7 +30,8 @@ from amaranth.hdl import UnusedElaboratable
 
 from hwgen.kernels import WindowFilter
 from hwgen.kernels.pipeline import Pipeline
-from hwgen.model import predict_window
+from hwgen.model import predict_program, predict_window
+from hwgen.programs import GemmJob, PiJob
 from hwgen.sim import HostModel, run_threads
 from hwgen.sim import run_window_filter
 from hwgen.sim.memory import MemoryModel
@@ -58,6 +65,53 @@ def memory_point(rng):
     jitter = rng.choice([2, 4, 8]) if kind == "jitter" else 0
     backpressure = rng.choice([0.05, 0.15, 0.3]) if kind == "backpressure" else 0.0
     return kind, MemoryModel(bandwidth, latency, jitter, backpressure, seed=rng.randrange(1000))
+
+
+PROGRAMS = [
+    ("gemm", dict(variant="naive", dim=5, threads=2)), ("gemm", dict(variant="naive", dim=8, threads=4)),
+    ("gemm", dict(variant="naive", dim=3, threads=6)),
+    ("gemm", dict(variant="nocritical", dim=5, threads=3)),
+    ("gemm", dict(variant="nocritical", dim=8, threads=8)),
+    ("gemm", dict(variant="vector", dim=6, threads=2, lanes=2)),
+    ("gemm", dict(variant="vector", dim=8, threads=4, lanes=2)),
+    ("gemm", dict(variant="vector", dim=8, threads=2, lanes=4)),
+    ("gemm", dict(variant="blocked", dim=6, threads=4, lanes=2)),
+    ("gemm", dict(variant="blocked", dim=8, threads=3, lanes=2)),
+    ("pi", dict(steps=40, threads=8)), ("pi", dict(steps=200, threads=8)),
+    ("pi", dict(steps=90, threads=3)), ("pi", dict(steps=33, threads=3)),
+]
+PROGRAM_SETTINGS = [
+    (MemoryModel(), HostModel(launch_delay_cycles=20)),
+    (MemoryModel(latency_cycles=4), HostModel(launch_delay_cycles=0)),
+    (MemoryModel(latency_cycles=12), HostModel(launch_delay_cycles=20)),
+    (MemoryModel(latency_cycles=20), HostModel(launch_delay_cycles=50)),
+    (MemoryModel(2.0, latency_cycles=2), HostModel(launch_delay_cycles=10)),
+    (MemoryModel(latency_cycles=6, jitter_cycles=4, seed=2), HostModel(launch_delay_cycles=20)),
+]
+
+
+def program_rows():
+    rows = []
+    for kind, spec in PROGRAMS:
+        for memory, host in PROGRAM_SETTINGS:
+            job = GemmJob(**spec) if kind == "gemm" else PiJob(**spec)
+            sim = simulate_program(job, memory, host)
+            prediction = predict_program(job, memory, host)
+            row = {"family": kind if kind == "pi" else f"gemm_{spec['variant']}", "job": spec,
+                   "memory": memory.to_json(), "launch_delay_cycles": host.launch_delay_cycles,
+                   "simulated": sim["cycles"], "predicted": prediction.cycles,
+                   "bound": prediction.bound, "sim_seconds": sim["sim_seconds"],
+                   "compile_seconds": sim["compile_seconds"], "result_matches": sim["matches"],
+                   "spin_share": sim["spin_share"], "predicted_spin_share": prediction.spin_share,
+                   "model_seconds": model_seconds(lambda: predict_program(job, memory, host),
+                                                  repeat=50)}
+            row["error_pct"] = 100 * (row["predicted"] - row["simulated"]) / row["simulated"]
+            rows.append(row)
+            print(f"{row['family']:16} {spec} L={memory.latency_cycles} "
+                  f"bw={memory.bandwidth_bytes_per_cycle} jitter={memory.jitter_cycles} "
+                  f"launch={host.launch_delay_cycles}: sim {row['simulated']} model "
+                  f"{row['predicted']:.1f} {row['error_pct']:+6.2f}% ({row['bound']})", flush=True)
+    return rows
 
 
 def simulate_program(job, memory, host):
@@ -130,16 +184,25 @@ def main():
     parser.add_argument("--pes", type=int, default=25, help="window filters to compile")
     parser.add_argument("--memories", type=int, default=8, help="memory models per filter")
     parser.add_argument("--seed", type=int, default=16)
+    parser.add_argument("--no-programs", dest="programs", action="store_false",
+                        help="window filters only")
+    parser.add_argument("--no-windows", dest="windows", action="store_false",
+                        help="pipeline programs only")
     parser.add_argument("--json", help="write every configuration and the summary here")
     args = parser.parse_args()
     # Points the model only reads are never elaborated.
     warnings.simplefilter("ignore", UnusedElaboratable)
-    rows = window_rows(args.pes, args.memories, args.seed)
-    groups = {"all": rows}
+    windows = window_rows(args.pes, args.memories, args.seed) if args.windows else []
+    programs = program_rows() if args.programs else []
+    rows = windows + programs
+    groups = {"all": rows, "window filters": windows}
     for key in ("buffer", "memory_kind"):
-        for value in sorted({r[key] for r in rows}):
-            groups[f"{key}={value}"] = [r for r in rows if r[key] == value]
-    groups["pipeline=False"] = [r for r in rows if not r["pipeline"]]
+        for value in sorted({r[key] for r in windows}):
+            groups[f"{key}={value}"] = [r for r in windows if r[key] == value]
+    groups["pipeline=False"] = [r for r in windows if not r["pipeline"]]
+    groups["programs"] = programs
+    for family in sorted({r["family"] for r in programs}):
+        groups[family] = [r for r in programs if r["family"] == family]
     table = {name: summary(group) for name, group in groups.items() if group}
     print(f"\n{'group':24} {'configs':>7} {'mean |err| %':>12} {'max |err| %':>11} "
           f"{'speed-up':>9} {'incl. compile':>13}")

@@ -4,6 +4,7 @@ Exact cases (no jitter, no backpressure) must match the simulated cycles to the 
 memories are predicted as expected values, within a stated tolerance of one seeded run.
 """
 
+import itertools
 import math
 
 import numpy as np
@@ -70,12 +71,14 @@ def test_random_memory_within_tolerance(kwargs, memory):
 
 
 def test_jitter_expectations_by_enumeration():
-    """Expected in-order delay and burst maximum, against enumerating every draw."""
-    import itertools
+    """Expected in-order delay and burst maximum, against enumerating every draw: requests
+    ``gap`` cycles apart and responses one per cycle, so an earlier response ``i`` places back
+    holds this one by its jitter less ``i (gap - 1)``."""
     jitter = 3
     draws = list(itertools.product(range(jitter + 1), repeat=3))
-    delay = sum(max(j - i for i, j in enumerate(d)) for d in draws) / len(draws)
-    assert jitter_delay(jitter, 1, 3) == pytest.approx(delay)
+    for gap in (1, 2, 3):
+        delay = sum(max(j - i * (gap - 1) for i, j in enumerate(d)) for d in draws) / len(draws)
+        assert jitter_delay(jitter, gap, 3) == pytest.approx(delay)
     assert jitter_max(jitter, 3) == pytest.approx(sum(max(d) for d in draws) / len(draws))
 
 

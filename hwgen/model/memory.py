@@ -6,9 +6,10 @@ Jitter and backpressure are random; a model of them gives expected values:
   cycles per beat, and a due response waits ``p / (1 - p)`` cycles more;
 * when a burst of ``C`` requests waits for the responses of the burst before it, the slowest
   of them sets the pace: :func:`jitter_max`, the expected largest of ``C`` draws;
-* responses keep request order, so a response waits for the slowest earlier one: with requests
-  ``g`` cycles apart and jitter uniform in ``0..J``, its extra latency is
-  ``max over i >= 0 of (J_i - i g)``, whose expectation :func:`jitter_delay` sums exactly.
+* responses keep request order and transfer one per cycle, so a response waits for the slowest
+  earlier one: with requests ``g`` cycles apart and jitter uniform in ``0..J``, its extra
+  latency is ``max over i >= 0 of (J_i - i (g - 1))``, whose expectation :func:`jitter_delay`
+  sums exactly.
 """
 
 from functools import cache
@@ -28,25 +29,30 @@ def hold_cycles(memory):
 
 
 @cache
-def _jitter_delay(jitter, gap, count):
+def _jitter_delay(jitter, slack, count):
     total = 0.0
     for x in range(jitter):
-        below = 1.0            # P(every J_i - i g <= x)
-        i = 0
-        while x + i * gap + 1 < jitter + 1 and i < count:
-            below *= (x + i * gap + 1) / (jitter + 1)
-            i += 1
+        below = 1.0            # P(every J_i - i slack <= x)
+        for i in range(count):
+            if x + i * slack + 1 >= jitter + 1:
+                break
+            below *= (x + i * slack + 1) / (jitter + 1)
         total += 1 - below
     return total
 
 
 def jitter_delay(jitter, gap, count=None):
     """Expected extra latency of an in-order response with jitter uniform in ``0..jitter``,
-    requests ``gap`` cycles apart (rounded to a whole cycle, at least 1), of which ``count``
-    (itself included; ``None`` for all) can still hold it back."""
+    requests ``gap`` cycles apart, of which ``count`` (itself included; ``None`` for a long
+    stream) can hold it back.
+
+    Responses transfer one per cycle, so a late response delays every later one that cannot
+    catch up: response ``k`` is late by ``max over i of (J_(k-i) - i (gap - 1))``. Requests every
+    cycle never catch up, and a long stream of them is late by the largest draw so far."""
     if not jitter:
         return 0.0
-    return _jitter_delay(jitter, max(1, round(gap)), count or jitter + 1)
+    slack = max(0, round(gap) - 1)
+    return _jitter_delay(jitter, slack, count or 256)
 
 
 def read_latency(memory, gap, count=None):

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from ..sim.host import HostModel
 from ..sim.memory import MemoryModel
 from .characterisation import CHARACTERISATION
-from .memory import beat_cycles, read_latency
+from .memory import beat_cycles, hold_cycles, jitter_delay
 from .prediction import Prediction
 
 __all__ = ["STAGE_CYCLES", "ProgramShape", "predict_program", "program_bounds", "program_shape"]
@@ -158,9 +158,15 @@ def _path_cycles(counts, load, store):
 def program_bounds(shape, memory=MemoryModel(), host=HostModel()):
     """Cycles of each bound of the job (see the module), by name."""
     b1 = beat_cycles(memory)
-    load = STAGE_CYCLES["load"] - 1 + read_latency(memory, 1) + (b1 - 1)
     store = STAGE_CYCLES["store"] + (b1 - 1)
     delay = host.launch_delay_cycles
+    # Jitter delays a load by what the loads before it leave: their spacing is the job's
+    # cycles, first estimated without jitter, over its reads.
+    load = STAGE_CYCLES["load"] - 1 + memory.latency_cycles + hold_cycles(memory) + (b1 - 1)
+    if memory.jitter_cycles:
+        provisional = max(_path_cycles(p, load, store) for p in shape.paths)
+        gap = max(1.0, provisional / max(1, shape.read_beats))
+        load += jitter_delay(memory.jitter_cycles, gap)
     bounds = {"chain": max(t * delay + _path_cycles(p, load, store)
                            for t, p in enumerate(shape.paths)),
               "read port": shape.read_beats * b1}

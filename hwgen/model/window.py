@@ -147,7 +147,18 @@ def predict_window(pe, memory=MemoryModel()):
     bound = "credits" if r_write > credits * unit and jumps else "issue"
     cycles += _spread(pe, memory, n)["pipelined"]
     if bw is not None:
-        by_bandwidth = _by_bandwidth(total_bytes, write_bytes, bw)
+        # Steps that write nothing move fewer bytes, and a step never goes faster than its
+        # beats: the bandwidth's spare budget is lost (the bucket holds one beat more at most).
+        step_bytes = beats * read_bytes
+        phases = ((n - writing) * max(unit, step_bytes / bw)
+                  + writing * max(unit, (step_bytes + write_bytes) / bw))
+        # The last read goes out before the writes of the steps still in flight, which follow
+        # it by the latency; the budget may go one beat negative.
+        settle = latency + d + 2
+        in_flight = min(traffic.bytes_written,
+                        max(write_bytes, settle * bw * traffic.bytes_written / total_bytes))
+        last_read = phases - (in_flight + read_bytes) / bw
+        by_bandwidth = max(phases - write_bytes / bw + 2, last_read + latency + d + 3)
         if by_bandwidth > cycles:
             cycles, bound = by_bandwidth, "bandwidth"
     return Prediction(cycles=cycles, bound=bound, exact=exact and bound != "bandwidth", **common)
