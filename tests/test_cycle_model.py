@@ -5,15 +5,20 @@ memories are predicted as expected values, within a stated tolerance of one seed
 """
 
 import itertools
+import json
 import math
 
 import numpy as np
 import pytest
 
+from hwgen.cli.main import main
 from hwgen.kernels import WindowFilter
-from hwgen.model import predict_window
+from hwgen.kernels.pipeline import Pipeline
+from hwgen.model import predict_program, predict_window
 from hwgen.model.memory import jitter_delay, jitter_max
-from hwgen.sim import MemoryModel, run_window_filter
+from hwgen.model.program import program_bounds, program_shape
+from hwgen.programs import GemmJob, PiJob
+from hwgen.sim import MemoryModel, run_threads, run_window_filter
 
 # One seeded run of a short frame against an expectation: the run's own spread.
 RANDOM_TOLERANCE = 0.10
@@ -95,3 +100,71 @@ def test_figures_of_a_prediction():
     assert slow.milliseconds(100) == pytest.approx(slow.cycles / 1e5)
     assert slow.milliseconds(None) is None
     assert slow.to_json(100)["milliseconds"] == slow.milliseconds(100)
+
+
+# -- pipeline programs ---------------------------------------------------------------------------
+
+# A program's cycles come from fitted factors (hwgen/model/characterisation.json): within this
+# of one simulated job.
+PROGRAM_TOLERANCE = 0.10
+
+
+@pytest.mark.parametrize("job", [
+    GemmJob("naive", dim=3, threads=2), GemmJob("nocritical", dim=3, threads=3),
+    GemmJob("vector", dim=4, threads=2, lanes=2), GemmJob("blocked", dim=4, threads=3, lanes=2),
+    PiJob(steps=20, threads=2),
+], ids=lambda job: job.program.name)
+def test_program_against_simulation(job):
+    """Work and traffic counted from the program's structure are exact; cycles are close."""
+    storage, params = job.memory()
+    run = run_threads(Pipeline(job.program), storage, params=params)
+    prediction = predict_program(job)
+    assert (prediction.ops, prediction.bytes_read, prediction.bytes_written) == (
+        run.ops, run.bytes_read, run.bytes_written)
+    assert abs(prediction.cycles - run.cycles) <= PROGRAM_TOLERANCE * run.cycles
+
+
+def test_program_bounds_follow_the_memory():
+    job = GemmJob("nocritical", dim=8, threads=4)
+    shape = program_shape(job)
+    fast = program_bounds(shape)
+    slow = program_bounds(shape, MemoryModel(latency_cycles=11))
+    # Every load of the busiest thread (two per multiply-add, 2 x 8 x 8 x 2 rows) waits 10 more.
+    assert slow["chain"] - fast["chain"] == 10 * 2 * 8 * 8 * 2
+    assert slow["read port"] == fast["read port"] == 2 * 8 ** 3
+    narrow = program_bounds(shape, MemoryModel(2.0))
+    assert narrow["bandwidth"] == (2 * 8 ** 3 + 8 ** 2) * 4 / 2.0
+
+
+# -- the estimate command ------------------------------------------------------------------------
+
+def test_estimate_command_predicts_cycles(tmp_path, capsys):
+    path = tmp_path / "e.json"
+    assert main(["estimate", "dilation", "--buffer", "line", "--width", "64", "--height", "16",
+                 "--mem-latency", "4", "--no-instrument", "--json", str(path), "-q"]) == 0
+    report = json.loads(path.read_text())
+    pe = WindowFilter("max", (3, 3), width=64, height=16, buffer="line", tree_stages="fast")
+    assert report["cycles"] == 64 * 16 + pe.datapath_latency + 3 + 3
+    assert report["ops_per_cycle"] == pytest.approx(8 * 62 * 14 / report["cycles"])
+    assert report["memory"]["latency_cycles"] == 4
+    assert report["prediction"]["milliseconds"] == pytest.approx(
+        report["cycles"] / (report["prediction"]["clock_mhz"] * 1e3))
+
+
+def test_estimate_command_takes_a_program(tmp_path, capsys):
+    path = tmp_path / "p.json"
+    assert main(["estimate", "gemm", "--variant", "vector", "--dim", "8", "--threads", "2",
+                 "--lanes", "4", "--no-instrument", "--json", str(path), "-q"]) == 0
+    report = json.loads(path.read_text())
+    assert report["program"] == "gemm" and report["parameters"]["variant"] == "vector"
+    assert report["cycles"] > 0 and report["prediction"]["ops"] == 2 * 8 ** 3
+
+
+@pytest.mark.parametrize("args,message", [
+    (["dilation", "--mem-latency", "0"], "--mem-latency"),
+    (["gemm", "--dim", "0"], "--dim"),
+    (["pi", "--launch-delay", "-1"], "--launch-delay"),
+])
+def test_estimate_command_refuses_bad_options(args, message, capsys):
+    assert main(["estimate", *args]) == 2
+    assert message in capsys.readouterr().err
