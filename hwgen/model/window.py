@@ -149,9 +149,10 @@ def predict_window(pe, memory=MemoryModel()):
     if bw is not None:
         # Steps that write nothing move fewer bytes, and a step never goes faster than its
         # beats: the bandwidth's spare budget is lost (the bucket holds one beat more at most).
-        step_bytes = beats * read_bytes
+        # Bytes count the enabled lanes only (partial strips, groups and row starts mask some).
+        step_bytes = traffic.bytes_read / n
         phases = ((n - writing) * max(unit, step_bytes / bw)
-                  + writing * max(unit, (step_bytes + write_bytes) / bw))
+                  + writing * max(unit, (step_bytes + traffic.bytes_written / writing) / bw))
         # The last read goes out before the writes of the steps still in flight, which follow
         # it by the latency; the budget may go one beat negative.
         settle = latency + d + 2
