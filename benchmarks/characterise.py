@@ -6,9 +6,9 @@ mean beat times (hwgen.model.window.spread_terms); its two factors, pipelined an
 a time, are fitted here by least squares on the relative cycle error, over window filters on
 18x10 frames (a size benchmarks/model_accuracy.py never draws) with backpressure 0.05 to 0.3.
 
-The pipeline-program model takes the largest of its bounds plus a share of the second largest
-(hwgen.model.program); per program kind (each GEMM variant, pi) the factors ``scale`` and
-``overlap`` are fitted here by least squares on the relative error, over the jobs of PROGRAMS
+The pipeline-program model scales the largest of its bounds and adds a share of the second
+largest (hwgen.model.program); per program kind (each GEMM variant, pi) a ``scale`` per kind of
+largest bound and the ``overlap`` are fitted here by least squares on the relative error, over the jobs of PROGRAMS
 with ideal and slow memories and two launch delays (none of them a job
 benchmarks/model_accuracy.py draws).
 
@@ -29,7 +29,7 @@ from amaranth.hdl import UnusedElaboratable
 
 from hwgen.kernels import WindowFilter
 from hwgen.model import characterisation
-from hwgen.model.program import program_bounds, program_shape
+from hwgen.model.program import largest_two, program_bounds, program_shape
 from hwgen.model.window import predict_window, spread_terms
 from hwgen.programs import GemmJob, PiJob
 from hwgen.sim import HostModel, run_window_filter
@@ -67,20 +67,14 @@ def make_job(kind, spec):
 
 
 def fit_program(rows):
-    """``scale`` and ``overlap`` of ``cycles = scale (first + overlap second)``, least squares
-    on the relative error."""
-    xs = [(r["first"] / r["simulated"], r["second"] / r["simulated"]) for r in rows]
-    saa = sum(a * a for a, _ in xs)
-    sab = sum(a * b for a, b in xs)
-    sbb = sum(b * b for _, b in xs)
-    sa = sum(a for a, _ in xs)
-    sb = sum(b for _, b in xs)
-    det = saa * sbb - sab * sab
-    if abs(det) < 1e-12:          # one bound only: no overlap to fit
-        return {"scale": round(sa / saa, 4), "overlap": 0.0}
-    a = (sa * sbb - sb * sab) / det
-    b = (saa * sb - sab * sa) / det
-    return {"scale": round(a, 4), "overlap": round(b / a, 4)}
+    """``scale`` per largest bound and ``overlap`` of ``cycles = scale[bound] first + overlap
+    second``, least squares on the relative error."""
+    bounds = sorted({r["bound"] for r in rows})
+    a = np.array([[r["first"] / r["simulated"] if r["bound"] == b else 0.0 for b in bounds]
+                  + [r["second"] / r["simulated"]] for r in rows])
+    solution, *_ = np.linalg.lstsq(a, np.ones(len(rows)), rcond=None)
+    return {"scale": {b: round(float(v), 4) for b, v in zip(bounds, solution)},
+            "overlap": round(float(solution[-1]), 4)}
 
 
 def characterise_programs():
@@ -89,12 +83,14 @@ def characterise_programs():
         for memory, host in SETTINGS:
             job = make_job(kind, spec)
             shape = program_shape(job)
-            bounds = sorted(program_bounds(shape, memory, host).values(), reverse=True) + [0]
+            bounds = program_bounds(shape, memory, host)
+            first, second = largest_two(bounds)
             simulated = simulate_program(job, memory, host)["cycles"]
             rows.setdefault(shape.kind, []).append(
-                {"simulated": simulated, "first": bounds[0], "second": bounds[1]})
+                {"simulated": simulated, "first": first, "second": second,
+                 "bound": max(bounds, key=bounds.get)})
             print(f"{shape.kind} {spec} latency {memory.latency_cycles} launch "
-                  f"{host.launch_delay_cycles}: sim {simulated}, bounds {bounds[:2]}", flush=True)
+                  f"{host.launch_delay_cycles}: sim {simulated}, bounds {bounds}", flush=True)
     factors = {kind: fit_program(r) for kind, r in rows.items()}
     for kind, f in factors.items():
         print(f"{kind}: {f}")

@@ -13,11 +13,12 @@ adding the memory's read latency). The job then takes as long as the slowest of:
 * ``blocks`` (blocked GEMM): per block, the preloader's copy or the computing threads' share,
   whichever is longer, as the double buffer overlaps them.
 
-Contention makes the job longer than its largest bound when bounds are close: each program
-kind's ``overlap`` factor (``cycles = max + overlap x second largest``) and its ``scale`` are
-fitted once to short simulations (``benchmarks/characterise.py``,
-``characterisation.json``), as the processors of the rapid-estimation paper are characterised
-once.
+What the minimum latencies leave out (arbitration between threads, the lock's hand-off, the
+scheduler of a parking stage serving another thread) and the contention between bounds that
+are close are characterised once by short simulations (``benchmarks/characterise.py``,
+``characterisation.json``), as the processors of the rapid-estimation paper are: per program
+kind, ``cycles = scale[bound] x largest + overlap x second largest``, with a scale per kind of
+bound that is the largest (1 for a bound the characterisation never saw largest).
 """
 
 from dataclasses import dataclass
@@ -28,7 +29,8 @@ from .characterisation import CHARACTERISATION
 from .memory import beat_cycles, hold_cycles, jitter_delay
 from .prediction import Prediction
 
-__all__ = ["STAGE_CYCLES", "ProgramShape", "predict_program", "program_bounds", "program_shape"]
+__all__ = ["STAGE_CYCLES", "ProgramShape", "largest_two", "predict_program", "program_bounds",
+           "program_shape"]
 
 #: Minimum cycles of a stage by kind (a load adds the memory's read latency, less one).
 STAGE_CYCLES = {"compute": 1, "join": 1, "load": 3, "store": 2, "acquire": 2, "release": 1,
@@ -184,6 +186,12 @@ def program_bounds(shape, memory=MemoryModel(), host=HostModel()):
     return bounds
 
 
+def largest_two(bounds):
+    """The largest bound and the second largest (0 when there is one)."""
+    ordered = sorted(bounds.values(), reverse=True) + [0]
+    return ordered[0], ordered[1]
+
+
 def predict_program(job, memory=MemoryModel(), host=HostModel()):
     """Predict one job of a pipeline program.
 
@@ -204,9 +212,9 @@ def predict_program(job, memory=MemoryModel(), host=HostModel()):
     factors = CHARACTERISATION["programs"][shape.kind]
 
     def combine(values):
-        first, second = sorted(values.values(), reverse=True)[:2] if len(values) > 1 else (
-            max(values.values()), 0)
-        return factors["scale"] * (first + factors["overlap"] * second)
+        first, second = largest_two(values)
+        return (factors["scale"].get(max(values, key=values.get), 1.0) * first
+                + factors["overlap"] * second)
 
     cycles = combine(bounds)
     bound = max(bounds, key=bounds.get)
