@@ -4,6 +4,7 @@ Exact cases (no jitter, no backpressure) must match the simulated cycles to the 
 memories are predicted as expected values, within a stated tolerance of one seeded run.
 """
 
+import csv
 import itertools
 import json
 import math
@@ -168,3 +169,24 @@ def test_estimate_command_takes_a_program(tmp_path, capsys):
 def test_estimate_command_refuses_bad_options(args, message, capsys):
     assert main(["estimate", *args]) == 2
     assert message in capsys.readouterr().err
+
+
+# -- explore --fast ------------------------------------------------------------------------------
+
+def test_fast_exploration_front_and_outputs(tmp_path, capsys):
+    out = tmp_path / "fast"
+    assert main(["explore", "dilation", "--fast", "--unroll", "1,2,4", "--buffer", "smart,line",
+                 "--pipeline", "both", "--image", "16x8", "--mem-bandwidth", "2",
+                 "--max-pes", "2", "--verify", "1", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert (out / "pareto.png").read_bytes()[:4] == b"\x89PNG"
+    with open(out / "pareto.csv") as f:
+        rows = list(csv.DictReader(f))
+    # 3 U x 2 buffers x (2 register policies pipelined + 1 unpipelined) x PE counts 1, 2.
+    assert len(rows) == 3 * 2 * 3 * 2
+    points = [(int(r["lut"]), float(r["gops"]), r["on_front"] == "True") for r in rows]
+    for lut, gops, on_front in points:
+        dominated = any(l <= lut and g > gops or l < lut and g >= gops for l, g, _ in points)
+        assert on_front == (not dominated) or (not on_front and any(
+            l == lut and g == gops for l, g, f in points if f))
+    assert "model error: mean" in printed and "best point per area budget" in printed

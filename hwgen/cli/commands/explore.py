@@ -9,7 +9,6 @@ import time
 
 from ...errors import HwgenError
 from ...roofline.fast import best_per_budget, explore_fast, pareto_front, plot_front, verify
-from ...roofline.model import RESOURCES
 from ..options import add_memory_options, add_option, engine_from_args, memory_from_args
 from ..outputs import write_files
 from .roofline import OUTPUTS, _parse, add_sweep_options, run_sweep
@@ -47,17 +46,11 @@ def add_options(parser):
 
 def run(args):
     if not args.fast:
-        if memory_from_args(args) != memory_from_args(_ideal(args)):
+        if not memory_from_args(args).ideal:
             raise HwgenError("--mem-bandwidth, --mem-latency, --mem-jitter and "
                              "--mem-backpressure apply to --fast only")
         return run_sweep(args, ranked=True)
     return _run_fast(args)
-
-
-def _ideal(args):
-    class Ideal:
-        mem_bandwidth, mem_latency, mem_jitter, mem_backpressure = None, 1, 0, 0.0
-    return Ideal
 
 
 def _csv(points, front):
@@ -80,9 +73,10 @@ def _spread(front, count):
 
 
 def _run_fast(args):
-    for option, value in (("--verify", args.verify), ("--max-pes", args.max_pes - 1)):
-        if value < 0:
-            raise HwgenError(f"{option} must be {'0 or more' if option == '--verify' else 'at least 1'}")
+    if args.verify < 0:
+        raise HwgenError(f"--verify must be 0 (none) or a positive integer, not {args.verify}")
+    if args.max_pes < 1:
+        raise HwgenError(f"--max-pes must be a positive integer, not {args.max_pes}")
     memory = memory_from_args(args)
     parsed = _parse(args)
     engine = engine_from_args(args, quiet=args.quiet) if args.verify else None
