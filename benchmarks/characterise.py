@@ -6,9 +6,9 @@ mean beat times (hwgen.model.window.spread_terms); its two factors, pipelined an
 a time, are fitted here by least squares on the relative cycle error, over window filters on
 18x10 frames (a size benchmarks/model_accuracy.py never draws) with backpressure 0.05 to 0.3.
 
-The pipeline-program model scales the largest of its bounds and adds a share of the second
-largest (hwgen.model.program); per program kind (each GEMM variant, pi) a ``scale`` per kind of
-largest bound and the ``overlap`` are fitted here by least squares on the relative error, over the jobs of PROGRAMS
+The pipeline-program model adds a share of the second largest of its bounds to the largest and
+scales the sum (hwgen.model.program); per program kind (each GEMM variant, pi) ``scale`` and
+``overlap`` are fitted here by least squares on the relative error, over the jobs of PROGRAMS
 with ideal and slow memories and two launch delays (none of them a job
 benchmarks/model_accuracy.py draws).
 
@@ -67,14 +67,17 @@ def make_job(kind, spec):
 
 
 def fit_program(rows):
-    """``scale`` per largest bound and ``overlap`` of ``cycles = scale[bound] first + overlap
-    second``, least squares on the relative error."""
-    bounds = sorted({r["bound"] for r in rows})
-    a = np.array([[r["first"] / r["simulated"] if r["bound"] == b else 0.0 for b in bounds]
-                  + [r["second"] / r["simulated"]] for r in rows])
-    solution, *_ = np.linalg.lstsq(a, np.ones(len(rows)), rcond=None)
-    return {"scale": {b: round(float(v), 4) for b, v in zip(bounds, solution)},
-            "overlap": round(float(solution[-1]), 4)}
+    """``scale`` and ``overlap`` of ``cycles = scale (first + overlap second)``, least squares
+    on the relative error, and the kinds of bound that were the largest."""
+    a = np.array([[r["first"] / r["simulated"], r["second"] / r["simulated"]] for r in rows])
+    if not a[:, 1].any():            # one bound only: no overlap to fit
+        scale = float(np.linalg.lstsq(a[:, :1], np.ones(len(rows)), rcond=None)[0][0])
+        overlap = 0.0
+    else:
+        (scale, product), *_ = np.linalg.lstsq(a, np.ones(len(rows)), rcond=None)
+        overlap = product / scale
+    return {"scale": round(float(scale), 4), "overlap": round(float(overlap), 4),
+            "bounds": sorted({r["bound"] for r in rows})}
 
 
 def characterise_programs():

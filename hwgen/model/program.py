@@ -9,7 +9,8 @@ adding the memory's read latency). The job then takes as long as the slowest of:
 * ``read port``: one read request per cycle for every load of every thread;
 * ``bandwidth``: the bytes over the memory's bandwidth;
 * ``lock``: every critical section after the other, from grant to release;
-* ``stage``: one thread per cycle through the most used stage (the pi series' divide step);
+* ``stage``: one thread per cycle through the most used stage (the pi series' divide step),
+  half used while the first thread runs alone, then the last critical section;
 * ``blocks`` (blocked GEMM): per block, the preloader's copy or the computing threads' share,
   whichever is longer, as the double buffer overlaps them.
 
@@ -17,8 +18,9 @@ What the minimum latencies leave out (arbitration between threads, the lock's ha
 scheduler of a parking stage serving another thread) and the contention between bounds that
 are close are characterised once by short simulations (``benchmarks/characterise.py``,
 ``characterisation.json``), as the processors of the rapid-estimation paper are: per program
-kind, ``cycles = scale[bound] x largest + overlap x second largest``, with a scale per kind of
-bound that is the largest (1 for a bound the characterisation never saw largest).
+kind, ``cycles = scale x (largest + overlap x second largest)``; ``scale`` applies when the
+largest bound is of a kind that was the largest in the characterisation (``bounds``), and is 1
+otherwise.
 """
 
 from dataclasses import dataclass
@@ -122,10 +124,12 @@ def _blocked(job):
     workers = threads - 1
     preload = _add((per_block, {"load": 1, "local_write": 1, "compute": 1}),
                    (1, {"wait": 1, "compute": 1}))
-    segment = _add((1, {"compute": 3}), (per_row, {"local_read": 1}),
+    # A segment's loop starts with a compute (a join heads it), and the carry loop, which may
+    # run zero times, merges into a join before the next static stage.
+    segment = _add((1, {"compute": 3, "join": 2}), (per_row, {"local_read": 1}),
                    (d, {"load": 1, "compute": 1}), (1, {"store": 1}))
     most = -(-per_block // workers)
-    work = _add((1, {"wait": 1, "compute": 2}), (most, segment))
+    work = _add((1, {"wait": 1, "compute": 2, "join": 1}), (most, segment))
     paths = [_add((blocks, preload))] + [_add((blocks, work))] * workers
     read_beats = d * d // lanes + d ** 3 // lanes
     return ProgramShape("gemm_blocked", tuple(paths), read_beats, d * d // lanes,
@@ -177,12 +181,18 @@ def program_bounds(shape, memory=MemoryModel(), host=HostModel()):
     if shape.sections:
         bounds["lock"] = shape.sections * (_path_cycles(shape.section, load, store) + 1)
     if shape.stage_visits:
-        bounds["stage"] = shape.stage_visits
+        # The first thread runs alone until the second starts, using the stage every other
+        # cycle; the last critical section follows the stage's last use.
+        tail = _path_cycles(shape.section, load, store) + 1 if shape.sections else 0
+        bounds["stage"] = shape.stage_visits + delay / 2 + tail
     if shape.blocks:
         blocks, preload, work, reads = shape.blocks
         per_block = max(_path_cycles(preload, load, store), _path_cycles(work, load, store),
                         reads * b1)
-        bounds["blocks"] = _path_cycles(preload, load, store) + blocks * per_block
+        # The last computing thread starts its first block once the first block is loaded
+        # and it has been launched.
+        start = max(_path_cycles(preload, load, store), (len(shape.paths) - 1) * delay)
+        bounds["blocks"] = start + blocks * per_block
     return bounds
 
 
@@ -213,8 +223,8 @@ def predict_program(job, memory=MemoryModel(), host=HostModel()):
 
     def combine(values):
         first, second = largest_two(values)
-        return (factors["scale"].get(max(values, key=values.get), 1.0) * first
-                + factors["overlap"] * second)
+        seen = max(values, key=values.get) in factors["bounds"]
+        return (factors["scale"] if seen else 1.0) * (first + factors["overlap"] * second)
 
     cycles = combine(bounds)
     bound = max(bounds, key=bounds.get)
