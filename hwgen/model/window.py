@@ -12,14 +12,18 @@ PE's timing, from ``docs/window_filters.md`` and the memory model (:mod:`hwgen.s
   cycles after the step started for a step that writes, one cycle sooner for a step that
   completes no window. Step ``k + C`` starts no sooner than ``R`` after step ``k``, so every
   ``C`` steps take ``max(R, C B)`` cycles.
-* **Bandwidth**: reads and writes share ``bw`` bytes per cycle, so the frame takes at least
-  its bytes over ``bw``.
+* **Bandwidth**: reads and writes share ``bw`` bytes per cycle, and a step never goes faster
+  than its beats (the budget a step leaves unused is lost), so the steps that write and those
+  that do not each take ``max(B, their bytes / bw)``; the frame ends ``L + d + 3`` after its
+  last read, which goes out before the writes still in flight.
 * **Not pipelined** (one credit): a step that writes takes ``B + L + d + 2`` cycles, one that
   does not ``B + L + d + 1``; a step's beats wait for the bandwidth budget (a token bucket of
   ``bw + one beat`` bytes, simulated over one step until it repeats).
 
-Jitter and backpressure turn latencies and beat times into expected values (:mod:`.memory`);
-with neither, and with a line or smart buffer or an ideal memory, the prediction is exact.
+Jitter and backpressure turn latencies and beat times into expected values (:mod:`.memory`).
+Without them the prediction is exact while one beat per cycle bounds a pipelined PE, and for
+unpipelined steps without a bandwidth limit; bound by the credits or the bandwidth, it is
+within a few cycles (``exact`` says which).
 """
 
 from ..sim.memory import MemoryModel
@@ -122,7 +126,7 @@ def predict_window(pe, memory=MemoryModel()):
         bound = "step"
         if bw is not None and _by_bandwidth(total_bytes, write_bytes, bw) > cycles:
             cycles, bound = _by_bandwidth(total_bytes, write_bytes, bw), "bandwidth"
-        return Prediction(cycles=cycles, bound=bound, exact=exact and bound != "bandwidth", **common)
+        return Prediction(cycles=cycles, bound=bound, exact=exact and bw is None, **common)
 
     unit = beats * b1                                   # cycles per step at one beat per cycle
     per_step_bw = total_bytes / n / bw if bw is not None else 0.0
@@ -162,4 +166,4 @@ def predict_window(pe, memory=MemoryModel()):
         by_bandwidth = max(phases - write_bytes / bw + 2, last_read + latency + d + 3)
         if by_bandwidth > cycles:
             cycles, bound = by_bandwidth, "bandwidth"
-    return Prediction(cycles=cycles, bound=bound, exact=exact and bound != "bandwidth", **common)
+    return Prediction(cycles=cycles, bound=bound, exact=exact and bound == "issue", **common)
