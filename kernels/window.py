@@ -249,6 +249,16 @@ class WindowFilter(wiring.Component):
         return self._credits * self._strategy.beats_per_step
 
     @property
+    def beats_per_step(self):
+        """Read beats of one step (the beats that make one output beat)."""
+        return self._strategy.beats_per_step
+
+    @property
+    def writing_steps(self):
+        """Steps of a frame that write a result (the others complete no window)."""
+        return self._strategy.writing_steps
+
+    @property
     def datapath_latency(self):
         """Cycles from an accepted read response to the step's result."""
         return self._strategy.latency

@@ -15,10 +15,11 @@ __all__ = ["DEFAULT_BOARD", "add_measured_options", "measured_design", "measured
 DEFAULT_BOARD = "ulx3s-85f"
 
 
-def add_measured_options(parser, *, what, instrument=True, quiet="print nothing on success"):
-    """KERNEL, the kernel options, ``--board``, ``--no-instrument`` (with ``instrument``; without,
-    the bare PE is the design), ``--json`` (of ``what``) and ``-q``."""
-    add_kernel_options(parser)
+def add_measured_options(parser, *, what, instrument=True, quiet="print nothing on success",
+                         programs=()):
+    """KERNEL (or one of ``programs``), the kernel options, ``--board``, ``--no-instrument`` (with
+    ``instrument``; without, the bare PE is the design), ``--json`` (of ``what``) and ``-q``."""
+    add_kernel_options(parser, programs=programs)
     add_board_option(parser, default=DEFAULT_BOARD, help="the board whose part it is measured for")
     if instrument:
         add_instrument_option(parser, measured=True)

@@ -182,7 +182,8 @@ def design_from_args(args, board=None):
 
 
 def add_memory_options(parser, *, seeded):
-    """The memory model's options; ``seeded`` says what else ``--seed`` draws."""
+    """The memory model's options; ``seeded`` says what else ``--seed`` draws (``None``: the
+    command draws nothing, and has no ``--seed``)."""
     group = parser.add_argument_group("memory model")
     add_option(group, "--mem-bandwidth", type=float, default=None, metavar="BYTES_PER_CYCLE",
                help="read + write bandwidth in bytes per cycle, fractions allowed",
@@ -193,8 +194,10 @@ def add_memory_options(parser, *, seeded):
                help="extra random latency 0..CYCLES per response")
     add_option(group, "--mem-backpressure", type=float, default=0.0, metavar="P",
                help="probability a port stalls in a cycle")
-    add_option(group, "--seed", type=int, default=0, metavar="S",
-               help=f"seed of {seeded} and of the memory's jitter and backpressure")
+    if seeded is not None:
+        add_option(group, "--seed", type=int, default=0, metavar="S",
+                   help=f"seed of {seeded} and of the memory's jitter and backpressure")
+    return group
 
 
 _MEMORY_OPTIONS = {
@@ -207,7 +210,7 @@ def memory_from_args(args):
     try:
         return MemoryModel(bandwidth_bytes_per_cycle=args.mem_bandwidth,
                            latency_cycles=args.mem_latency, jitter_cycles=args.mem_jitter,
-                           backpressure=args.mem_backpressure, seed=args.seed)
+                           backpressure=args.mem_backpressure, seed=getattr(args, "seed", 0))
     except ValueError as error:
         message = str(error)
         for field, option in _MEMORY_OPTIONS.items():

@@ -1,41 +1,93 @@
-"""``hwgen estimate``: resources of a kernel on a board in a blink, from the family's cost table."""
+"""``hwgen estimate``: resources of a kernel or a pipeline program on a board in a blink, from the
+family's cost table, and its cycles from the cycle model (:mod:`hwgen.model`), without
+simulating."""
 
 import json
 from pathlib import Path
 
+from ...catalog import resolve_board
+from ...errors import HwgenError
+from ...kernels.pipeline import Pipeline
+from ...model import predict_program, predict_window
+from ...programs import PROGRAMS
 from ...resources.estimate import estimate
+from ...sim import HostModel, instrument_pipeline
+from ...versions import tool_versions
 from ..measured import add_measured_options, measured_design, measured_report
-from ..options import hmm_label
-from ..outputs import write_files
+from ..options import add_memory_options, hmm_label, memory_from_args
+from ..outputs import check_file_option, write_files
+from .run import add_program_options, job_from_args
 
 __all__ = ["add_options", "run"]
 
 NAME = "estimate"
-HELP = "estimate a kernel's resources without synthesis"
-DESCRIPTION = ("Estimate LUT, FF, block RAM and DSP of a window-filter PE as `build` writes "
-               "it (with its hardware measurement module unless --no-instrument) on a board "
-               "by counting its primitives and pricing them with the family's cost table "
-               "(characterised once with real synthesis; see docs/estimate.md).")
+HELP = "estimate a kernel's or program's resources and cycles without synthesis or simulation"
+DESCRIPTION = ("Estimate LUT, FF, block RAM and DSP of a window-filter PE or a pipeline program "
+               "as `build` and `run` build it (with its hardware measurement module unless "
+               "--no-instrument) on a board by counting its primitives and pricing them with "
+               "the family's cost table (characterised once with real synthesis; see "
+               "docs/estimate.md), and its cycles per job against the memory model from the "
+               "cycle model, without simulating (an expected value under jitter or "
+               "backpressure, and for programs; see docs/model.md).")
 
 
 def add_options(parser):
-    add_measured_options(parser, what="the estimate")
+    add_measured_options(parser, what="the estimate", programs=PROGRAMS)
+    add_program_options(parser)
+    add_memory_options(parser, seeded=None)
+
+
+def _program_design(args):
+    """``(board, job, host, design, name)`` of a program, every option checked first."""
+    check_file_option("--json", args.json)
+    if args.launch_delay < 0:
+        raise HwgenError(f"--launch-delay must be an integer >= 0, not {args.launch_delay}")
+    job = job_from_args(args, args.kernel)
+    board = resolve_board(args.board)
+    pe = Pipeline(job.program)
+    design = instrument_pipeline(pe) if args.instrument else pe
+    name = f"{job.program.name}_t{job.threads}"
+    return board, job, HostModel(launch_delay_cycles=args.launch_delay), design, name
 
 
 def run(args):
-    board, pe, design, name = measured_design(args, synthesis=False)
-    result = estimate(design, board, name=name)
+    memory = memory_from_args(args)
+    if args.kernel in PROGRAMS:
+        board, job, host, design, name = _program_design(args)
+        instrumented = args.instrument
+        result = estimate(design, board, name=name)
+        prediction = predict_program(job, memory, host)
+        report = {"tool_versions": tool_versions(), "program": args.kernel,
+                  "parameters": job.parameters(), "instrumented": instrumented,
+                  "measured": hmm_label(instrumented), **result.to_json(),
+                  "host": {"launch_delay_cycles": host.launch_delay_cycles}}
+    else:
+        board, pe, design, name = measured_design(args, synthesis=False)
+        instrumented = design is not pe
+        result = estimate(design, board, name=name)
+        prediction = predict_window(pe, memory)
+        report = measured_report(args, pe, design, result)
     if args.json:
-        write_files({Path(args.json): json.dumps(measured_report(args, pe, design, result),
-                                                 indent=2) + "\n"})
+        report.update(cycles=prediction.cycles, ops_per_cycle=prediction.ops_per_cycle,
+                      bytes_per_cycle=prediction.bytes_per_cycle, memory=memory.to_json(),
+                      prediction=prediction.to_json(board.clock_mhz))
+        write_files({Path(args.json): json.dumps(report, indent=2) + "\n"})
     if not args.quiet:
         proxy = f", proxy cost table {result.cost_family}" if result.proxy else ""
-        print(f"{name} ({hmm_label(design is not pe)}) on {result.board} (estimate{proxy}, "
+        print(f"{name} ({hmm_label(instrumented)}) on {result.board} (estimate{proxy}, "
               f"{result.seconds * 1000:.0f} ms)")
         print(f"  LUT {result.lut}, FF {result.ff}, block RAM {result.bram}, DSP {result.dsp}, "
               f"carry cells {result.carry}")
         for what, count in result.unmodelled.items():
             print(f"  not modelled: {count} x {what}")
+        expected = "" if prediction.exact else "expected "
+        spin = ("" if prediction.spin_share is None
+                else f", spin share {prediction.spin_share:.1%}")
+        print(f"  {expected}cycles {prediction.cycles:,.0f} per job (predicted, bound by "
+              f"{prediction.bound}), {prediction.ops_per_cycle:.3f} ops/cycle, "
+              f"{prediction.bytes_per_cycle:.3f} bytes/cycle, stall share "
+              f"{prediction.stall_share:.1%}{spin}, "
+              f"{prediction.milliseconds(board.clock_mhz):.3f} ms at {board.clock_mhz:g} MHz")
         if args.json:
             print(f"  wrote {args.json}")
     return 0

@@ -21,7 +21,7 @@ from ...traces.timeline import Timeline
 from ..traces import add_drain_option, add_trace_options, check_trace_options, trace_files
 from ...versions import tool_versions
 
-__all__ = ["add_options", "run"]
+__all__ = ["add_options", "add_program_options", "job_from_args", "run"]
 
 NAME = "run"
 HELP = "run a multithreaded-pipeline program, profile its threads, export traces"
@@ -78,11 +78,13 @@ def add_program_options(parser):
                metavar="CYCLES", help="host cycles to start one thread")
 
 
-def job_from_args(args):
-    """The job (program, data and numpy model) the options describe."""
-    if args.program not in PROGRAMS:
-        raise HwgenError(f"PROGRAM must be one of {', '.join(PROGRAMS)}, not {args.program!r}")
-    if args.program == "gemm":
+def job_from_args(args, program=None):
+    """The job (program, data and numpy model) the options describe, of ``program`` (default
+    the PROGRAM argument)."""
+    program = args.program if program is None else program
+    if program not in PROGRAMS:
+        raise HwgenError(f"PROGRAM must be one of {', '.join(PROGRAMS)}, not {program!r}")
+    if program == "gemm":
         if args.steps is not None:
             raise HwgenError("--steps applies to pi; gemm takes --dim")
         defaults = GemmJob.options
@@ -91,7 +93,7 @@ def job_from_args(args):
                        threads=args.threads, element_bits=args.element_bits,
                        frac_bits=(defaults["frac_bits"]["default"] if args.frac_bits is None
                                   else args.frac_bits),
-                       lanes=args.lanes, seed=args.seed)
+                       lanes=args.lanes, seed=getattr(args, "seed", 0))
     if args.dim is not None:
         raise HwgenError("--dim applies to gemm; pi takes --steps")
     if args.variant not in (None, *PiJob.variants):
