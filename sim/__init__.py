@@ -11,12 +11,13 @@ from .memory import MemoryModel, MemoryServer, PortTraffic
 from .readout import HMMReadout
 from .reference import window_filter_model
 from .stimulus import run_cycles
-from .system import SystemRun, frame_layout, run_window_system, window_system
+from .system import (SystemRun, frame_layout, instrument_system, run_window_system,
+                     window_system)
 
 __all__ = [
     "CycleData", "HMMError", "HMMHost", "HMMReadout", "HostModel", "MemoryModel", "MemoryServer",
     "PERun", "PortTraffic", "STATE_NAMES", "StateTimeline", "ThreadRun", "WindowRun",
-    "SystemRun", "check_image", "frame_layout", "instrument_pe", "instrument_pipeline",
+    "SystemRun", "check_image", "frame_layout", "instrument_pe", "instrument_system", "instrument_pipeline",
     "run_cycles", "run_pe", "run_pes", "run_threads", "run_window_filter", "run_window_system",
     "window_filter_model", "window_system",
 ]

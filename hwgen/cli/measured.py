@@ -6,7 +6,8 @@ from ..catalog import design_name, resolve_board
 from ..resources.synth import synth_command
 from ..versions import tool_versions
 from .options import (add_board_option, add_instrument_option, add_json_option,
-                      add_kernel_options, add_quiet_option, design_from_args, hmm_label)
+                      add_kernel_options, add_quiet_option, add_system_build_options,
+                      design_from_args, hmm_label)
 from .outputs import check_file_option
 
 __all__ = ["DEFAULT_BOARD", "add_measured_options", "measured_design", "measured_report"]
@@ -17,13 +18,15 @@ DEFAULT_BOARD = "ulx3s-85f"
 
 def add_measured_options(parser, *, what, instrument=True, quiet="print nothing on success"):
     """KERNEL, the kernel options, ``--board``, ``--no-instrument`` (with ``instrument``; without,
-    the bare PE is the design), ``--json`` (of ``what``) and ``-q``."""
+    the bare PE is the design), ``--pes`` and ``--probes``, ``--json`` (of ``what``) and
+    ``-q``."""
     add_kernel_options(parser)
     add_board_option(parser, default=DEFAULT_BOARD, help="the board whose part it is measured for")
     if instrument:
         add_instrument_option(parser, measured=True)
     else:
         parser.set_defaults(instrument=False)
+    add_system_build_options(parser)
     add_json_option(parser, what)
     add_quiet_option(parser, quiet)
 

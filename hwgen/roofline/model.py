@@ -35,12 +35,13 @@ from ..boards import Board
 
 from ..errors import HwgenError
 from ..catalog import resolve_board
+from ..resources.estimate import estimate
 from ..sim.cycle_data import ratio
 from .sweep import Measurement, measure, simulate_systems
 from ..versions import tool_versions
 
 __all__ = ["RESOURCES", "CLOCK_CHOICES", "RooflinePoint", "SystemCheck", "Ceiling", "Roofline",
-           "scalability", "find_link", "bounding_link", "bytes_per_cycle", "check_clock",
+           "scalability", "board_scalability", "find_link", "bounding_link", "bytes_per_cycle", "check_clock",
            "build_roofline"]
 
 #: Resources scalability divides (``Resources.as_counts()`` keys).
@@ -62,6 +63,13 @@ def scalability(used, available):
         raise ValueError("a PE that uses no LUT, FF, block RAM or DSP has no scalability limit")
     limiting = min(ratios, key=ratios.get)
     return math.floor(ratios[limiting]), limiting
+
+
+def board_scalability(pe, board):
+    """``(SC, limiting resource)`` of one bare ``pe`` on one device of ``board``, from the fast
+    estimate, as ``roofline`` computes it by default: how many PEs ``--pes max`` builds."""
+    board = resolve_board(board)
+    return scalability(estimate(pe, board).resources(), board.resources.as_counts())
 
 
 def find_link(board, name):
