@@ -142,3 +142,33 @@ def test_build_refuses_bad_pes(tmp_path, capsys, argv, message):
     assert main(["build", "dilation", *argv, "--out", str(tmp_path / "x")]) == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "x").exists()
+
+
+def test_a_confirmation_flags_a_system_that_does_not_fit():
+    from hwgen.roofline.confirm import Confirmation
+    counts = dict(lut=100, ff=100, bram=4, dsp=0)
+    found = Confirmation(label="line U1", name="x", board="icebreaker", pes=4,
+                         predicted=counts, synthesized=dict(counts, bram=5),
+                         available=dict(lut=5280, ff=5280, bram=4, dsp=8), fmax_mhz=None,
+                         fmax_source="not measured")
+    assert not found.fits and found.over == ["bram"]
+    assert found.error("bram") == pytest.approx(0.25) and found.error("dsp") is None
+
+
+@pytest.mark.slow
+def test_roofline_confirm_synthesizes_the_best_point_at_sc_pes(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("HWGEN_CACHE_DIR", str(tmp_path / "cache"))
+    out = tmp_path / "out"
+    assert main(["roofline", "dilation", "--image", "32x16", "--board", "icebreaker",
+                 "--unroll", "1", "--buffer", "line", "--resources", "synth", "--confirm",
+                 "--out", str(out), "-q"]) == 0
+    confirm = json.loads((out / "confirm.json").read_text())
+    (point,) = json.loads((out / "roofline.json").read_text())["points"]
+    assert confirm["pes"] == point["sc_pes_per_device"] >= 2
+    for r in ("lut", "ff", "bram", "dsp"):
+        assert confirm["predicted"][r] == confirm["pes"] * point["resources_per_pe"][r]
+    # The arbiters and the response queue are what the model leaves out.
+    assert confirm["synthesized"]["lut"] > confirm["predicted"]["lut"]
+    assert confirm["fits"] == all(confirm["synthesized"][r] <= confirm["available"][r]
+                                  for r in ("lut", "ff", "bram", "dsp"))
+    assert "confirm: line U1, a system of SC = " in capsys.readouterr().out
