@@ -6,7 +6,7 @@ maximum and sets ``overflow``, so the host can tell an exact value (``overflow =
 bound (``overflow == 1``).
 """
 
-from amaranth.hdl import Cat, Mux, Signal, Value, unsigned
+from amaranth.hdl import Cat, Mux, Value, unsigned
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In
 
@@ -55,21 +55,8 @@ def add_saturating(m, counter, amount, *, when=None):
     condition = amount if len(amount) == 1 else amount.any()
     if when is not None:
         condition = when & condition
-    if len(amount) > 1:
-        with m.If(condition):
-            m.d.sync += counter.as_value().eq(saturating_sum(counter, amount))
-        return
-    # Adding one: the carry out of ``count + 1`` is the overflow. It holds the count (at its
-    # maximum, where it carries) and sets the flag, its own register: the count's flip-flops
-    # take the adder's sum under one enable, with no multiplexer per bit and no wide AND.
-    count, overflow = counter.count, counter.overflow
-    total = Signal(len(count) + 1, name=f"{counter.as_value().name}_next")
-    m.d.comb += total.eq(count + 1)
     with m.If(condition):
-        with m.If(total[-1]):
-            m.d.sync += overflow.eq(1)
-        with m.Else():
-            m.d.sync += count.eq(total[:-1])
+        m.d.sync += counter.as_value().eq(saturating_sum(counter, amount if len(amount) > 1 else 1))
 
 
 class Counters(wiring.Component):

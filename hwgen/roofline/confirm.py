@@ -52,7 +52,7 @@ class Confirmation:
                 "fmax_mhz": self.fmax_mhz, "fmax_source": self.fmax_source}
 
 
-def confirm_point(point, board, *, seeds=1, progress=False):
+def confirm_point(point, board, *, seeds=3, progress=False):
     """Synthesize the bare system of ``point.sc_pes_per_device`` PEs of a
     :class:`hwgen.roofline.RooflinePoint` on ``board``; place and route it when it fits and the
     family can."""
