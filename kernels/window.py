@@ -249,6 +249,11 @@ class WindowFilter(wiring.Component):
         return self._credits * self._strategy.beats_per_step
 
     @property
+    def beats_per_step(self):
+        """Read beats one step fetches; a step writes one beat."""
+        return self._strategy.beats_per_step
+
+    @property
     def datapath_latency(self):
         """Cycles from an accepted read response to the step's result."""
         return self._strategy.latency

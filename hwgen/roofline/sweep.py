@@ -220,8 +220,13 @@ def _simulate_system(spec):
     memory = MemoryModel(bandwidth_bytes_per_cycle=spec["bandwidth_bytes_per_cycle"])
     run = run_window_system(system, _random_frames(system.count, point.width, spec["height"]),
                             memory=memory, engine=spec["engine"])
+    pe = system.pes[0]
+    traffic = pe.traffic()
+    # The system's one port moves a read beat and a write beat per cycle at most.
+    port = traffic.ops / (traffic.steps * pe.beats_per_step) if traffic.steps else None
     return {"cycles": run.cycles, "ops": run.ops, "bytes_read": run.bytes_read,
-            "bytes_written": run.bytes_written, "saturated": list(run.saturated)}
+            "bytes_written": run.bytes_written, "saturated": list(run.saturated),
+            "port_ops_per_cycle": port}
 
 
 def _measure_resources(spec):

@@ -318,7 +318,7 @@ def why(roofline):
 
 
 def _system_table(roofline):
-    head = ("design point", "FPGAs", "P", "B/cycle", "rows", "P x perf_PE", "CI x BW",
+    head = ("design point", "FPGAs", "P", "B/cycle", "rows", "P x perf_PE", "CI x BW", "port",
             "predicted", "simulated", "error")
     rows = []
     for p in roofline.points:
@@ -326,7 +326,8 @@ def _system_table(roofline):
         error = NOT_AVAILABLE if s.error is None else f"{100 * s.error:+.2f}%"
         rows.append((p.label, str(p.devices), str(s.pes), f"{s.bandwidth_bytes_per_cycle:.2f}",
                      str(s.height), figure(s.compute_ops_per_cycle, ".2f"),
-                     figure(s.io_ops_per_cycle, ".2f"), figure(s.predicted_ops_per_cycle, ".2f"),
+                     figure(s.io_ops_per_cycle, ".2f"), figure(s.port_ops_per_cycle, ".2f"),
+                     figure(s.predicted_ops_per_cycle, ".2f"),
                      figure(s.simulated_ops_per_cycle, ".2f"), error))
     return _format(head, rows, {"design point"})
 
@@ -390,7 +391,8 @@ def run_sweep(args, *, ranked):
             print(f"  {line}")
         if args.pes is not None:
             print(f"system of {args.pes} PEs sharing the bounding link, simulated vs "
-                  f"min(P x perf_PE, CI x BW) (ops/cycle, on frames of the rows shown):")
+                  f"min(P x perf_PE, CI x BW, the port's beat per cycle) (ops/cycle, on "
+                  f"frames of the rows shown):")
             for line in _system_table(roofline):
                 print(f"  {line}")
     for line in why(roofline):
