@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from .boards import Board, BoardError, get_board
 from .errors import HwgenError
-from .kernels import BUFFERS, MASK_SHAPES, WindowFilter
+from .kernels import BUFFERS, MASK_SHAPES, PESystem, WindowFilter
 from .kernels.mask import mask_problem, structuring_element
 from .kernels.separable import ColumnPatterns
 from .kernels.window import TREE_POLICIES, default_credits
@@ -132,7 +132,10 @@ def board_tree_policy(board):
 
 
 def design_name(kernel, pe):
-    """A name for a design that says its parameters: ``dilation_3x3_rect_u8_smart_p8_512x512``."""
+    """A name for a design that says its parameters: ``dilation_3x3_rect_u8_smart_p8_512x512``
+    (``_x<P>`` after it for a :class:`hwgen.kernels.PESystem` of P such PEs)."""
+    if isinstance(pe, PESystem):
+        return f"{design_name(kernel, pe.pes[0])}_x{pe.count}"
     mask = pe.mask_name
     if mask == "custom":
         mask = "mask" + hashlib.sha256(pe.mask.tobytes() + bytes(pe.mask.shape)).hexdigest()[:8]

@@ -23,22 +23,24 @@ from .hmm import HMM
 from .latency_histogram import LatencyHistogram
 from .line_probes import LineProbes, line_probes
 from .layout import COMMANDS, READ_LATENCY_CYCLES, REGISTERS, STATUS_BITS, HMMLayout
-from .pe_probes import job_probe, pe_probes, traffic_probes
+from .pe_probes import job_probe, ops_probe, pe_probes, stream_probes, traffic_probes
 from .periodic_sampler import PeriodicSampler
 from .pipeline_probes import pipeline_probes
 from .port import PROTOCOL, PortSignature
 from .probe import THREAD_STATES
 from .saturating import Counters, add_saturating, count_layout, saturating_sum
 from .state_profiler import StateProfiler
+from .system_probes import PROBE_PRESETS, preset_attach_options, system_probes
 from .stream_monitor import STREAM_CATEGORIES, StreamMonitor, stream_category
 from .trace_buffer import TRACE_MODES, TraceBuffer
 
 __all__ = [
     "COMMANDS", "ChangeRecorder", "Counters", "CycleCounter", "DesignView", "EventCounter",
     "FSMInfo", "HMM", "HMMLayout", "Histogram", "Instrumented", "LatencyHistogram", "LineProbes",
-    "PROTOCOL", "PeriodicSampler", "PortSignature", "READ_LATENCY_CYCLES", "REGISTERS",
-    "STATUS_BITS", "STREAM_CATEGORIES", "StateProfiler", "StreamInfo", "StreamMonitor",
-    "THREAD_STATES", "TRACE_MODES", "TraceBuffer", "add_saturating", "attach", "count_layout",
-    "job_probe", "line_probes", "pe_probes", "pipeline_probes", "probe", "saturating_sum",
-    "stream_category", "traffic_probes"
+    "PROBE_PRESETS", "PROTOCOL", "PeriodicSampler", "PortSignature", "READ_LATENCY_CYCLES",
+    "REGISTERS", "STATUS_BITS", "STREAM_CATEGORIES", "StateProfiler", "StreamInfo",
+    "StreamMonitor", "THREAD_STATES", "TRACE_MODES", "TraceBuffer", "add_saturating", "attach",
+    "count_layout", "job_probe", "line_probes", "ops_probe", "pe_probes", "pipeline_probes",
+    "preset_attach_options", "probe", "saturating_sum", "stream_category", "stream_probes",
+    "system_probes", "traffic_probes",
 ]

@@ -23,7 +23,7 @@ otherwise; :func:`job_probe` timestamps the start and end of every job.
 
 from .probe import Accumulate, Count, Latency, Stream, Trace
 
-__all__ = ["pe_probes", "traffic_probes", "job_probe"]
+__all__ = ["pe_probes", "traffic_probes", "ops_probe", "stream_probes", "job_probe"]
 
 
 def _lanes(mask):
@@ -57,30 +57,40 @@ def pe_probes(pe, *, ops_per_element=None, max_outstanding_reads=None, latency_b
     if isinstance(ops_per_element, bool) or not isinstance(ops_per_element, int) \
             or ops_per_element < 0:
         raise ValueError(f"ops_per_element must be a non-negative integer, not {ops_per_element!r}")
-    rd, rsp, wr = pe.rd_req, pe.rd_rsp, pe.wr_req
-    rd_done = rd.valid & rd.ready
-    wr_done = wr.valid & wr.ready
+    rd, rsp = pe.rd_req, pe.rd_rsp
     return [
         *traffic_probes(pe),
-        Accumulate("ops", (_lanes(wr.payload.mask) * ops_per_element, wr_done)),
-        Stream("stream.rd_req", rd.valid, rd.ready),
-        Stream("stream.rd_rsp", rsp.valid, rsp.ready),
-        Stream("stream.wr_req", wr.valid, wr.ready),
-        Latency("rd_latency", rd_done, rsp.valid & rsp.ready, depth=max_outstanding_reads,
-                bins=latency_bins, bin_width=latency_bin_width),
+        ops_probe(pe, ops_per_element),
+        *stream_probes(pe),
+        Latency("rd_latency", rd.valid & rd.ready, rsp.valid & rsp.ready,
+                depth=max_outstanding_reads, bins=latency_bins, bin_width=latency_bin_width),
     ]
 
 
-def traffic_probes(pe):
-    """``busy_cycles``, ``bytes_read`` and ``bytes_written`` of a PE (see the module)."""
+def traffic_probes(pe, *, prefix=""):
+    """``busy_cycles``, ``bytes_read`` and ``bytes_written`` of a PE (see the module), their
+    names after ``prefix``."""
     rd, wr = pe.rd_req, pe.wr_req
     return [
-        Count("busy_cycles", pe.ctrl.busy),
-        Accumulate("bytes_read", (_lanes(rd.payload.mask) * pe.rd_beat.element_bytes,
-                                  rd.valid & rd.ready)),
-        Accumulate("bytes_written", (_lanes(wr.payload.mask) * pe.wr_beat.element_bytes,
-                                     wr.valid & wr.ready)),
+        Count(f"{prefix}busy_cycles", pe.ctrl.busy),
+        Accumulate(f"{prefix}bytes_read", (_lanes(rd.payload.mask) * pe.rd_beat.element_bytes,
+                                           rd.valid & rd.ready)),
+        Accumulate(f"{prefix}bytes_written", (_lanes(wr.payload.mask) * pe.wr_beat.element_bytes,
+                                              wr.valid & wr.ready)),
     ]
+
+
+def ops_probe(pe, ops_per_element, *, name="ops"):
+    """``ops``: ``ops_per_element`` per element ``pe`` writes."""
+    wr = pe.wr_req
+    return Accumulate(name, (_lanes(wr.payload.mask) * ops_per_element, wr.valid & wr.ready))
+
+
+def stream_probes(pe):
+    """Transferring, blocking and idle cycles of the three ports of ``pe``."""
+    return [Stream(f"stream.{name}", port.valid, port.ready)
+            for name, port in (("rd_req", pe.rd_req), ("rd_rsp", pe.rd_rsp),
+                               ("wr_req", pe.wr_req))]
 
 
 def job_probe(pe, *, depth=2):

@@ -9,10 +9,11 @@ from .window_buffer import WindowBuffer
 from .direct import Unbuffered
 from .smart_buffer import SmartBuffer
 from .line_buffer import LineBuffer
+from .system import PESystem, frame_elements, window_system, window_system_of
 
 __all__ = [
     "AffineWalk", "BUFFERS", "BeatFormat", "ControlSignature", "LineBuffer", "Loop", "MASK_SHAPES",
-    "OP_ALIASES", "REDUCTIONS", "Reduction", "SmartBuffer", "Unbuffered", "WindowBuffer",
-    "WindowFilter", "WindowTraffic", "dilation", "erosion", "pe_members", "reduction",
-    "structuring_element",
+    "OP_ALIASES", "PESystem", "REDUCTIONS", "Reduction", "SmartBuffer", "Unbuffered", "WindowBuffer",
+    "WindowFilter", "WindowTraffic", "dilation", "erosion", "frame_elements", "pe_members", "reduction",
+    "structuring_element", "window_system", "window_system_of",
 ]

@@ -17,7 +17,8 @@ import numpy as np
 from amaranth.hdl import Module
 from amaranth.sim import Simulator
 
-from ..instrument import Instrumented, attach, job_probe, pe_probes
+from ..instrument import (PROBE_PRESETS, Instrumented, attach, job_probe, ops_probe, pe_probes,
+                          traffic_probes)
 
 from . import compiled
 from .cycle_data import CycleData
@@ -56,19 +57,26 @@ class WindowRun:
     engine: dict = None
 
 
-def instrument_pe(pe, *, timeline_depth=None, **options):
+def instrument_pe(pe, *, timeline_depth=None, probes="default", **options):
     """``pe`` with the HMM every build gets: PE figures (:func:`hwgen.instrument.pe_probes`), a state
-    profile per state machine and counters per stream.
+    profile per state machine and counters per stream. With ``probes="minimal"`` only
+    ``busy_cycles``, ``bytes_read``, ``bytes_written`` and ``ops`` (``"full"`` is the default's).
 
     With ``timeline_depth``, also the ``timeline`` of every state machine's state and stream's
     category over time (see :func:`hwgen.instrument.attach`) and the ``job`` trace
     (:func:`hwgen.instrument.job_probe`) that places the job on its timestamps. ``options`` go to
     :func:`hwgen.instrument.attach`.
     """
-    probes = pe_probes(pe)
+    if probes not in PROBE_PRESETS:
+        raise ValueError(f"probes must be one of {', '.join(PROBE_PRESETS)}, not {probes!r}")
+    if probes == "minimal":
+        options = {"fsms": False, "streams": False, **options}
+        chosen = [*traffic_probes(pe), ops_probe(pe, pe.ops_per_element)]
+    else:
+        chosen = pe_probes(pe)
     if timeline_depth is not None:
-        probes.append(job_probe(pe))
-    return attach(pe, probes, timeline_depth=timeline_depth, **options)
+        chosen.append(job_probe(pe))
+    return attach(pe, chosen, timeline_depth=timeline_depth, **options)
 
 
 # Amaranth's simulator compiles a concatenation of n parts into a Python expression nested n

@@ -1,80 +1,76 @@
-"""Systems of several window-filter PEs that share one memory (or one I/O link).
+"""Run a system of window-filter PEs (:class:`hwgen.kernels.PESystem`) on one frame per PE.
 
-A system of P identical PEs processes P frames at once, one per PE, as a board full of PEs
-processes a stream of frames. They share the memory model's bandwidth, so the system's ops per
-cycle show whether it is compute-bound (P times one PE's) or I/O-bound (CI times the bandwidth),
-which is the roofline's claim to check.
+The system simulated here is the very hardware ``hwgen build --pes`` writes: P PEs behind one
+off-chip port and its arbiter, measured by one HMM (:func:`instrument_system`). The memory model
+serves that one port, so the PEs share its bandwidth, and the system's ops per cycle show
+whether it is compute-bound or I/O-bound, which is the roofline's claim to check.
 """
 
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..instrument import Instrumented
-from ..kernels import WindowFilter
+from ..instrument import Instrumented, attach, preset_attach_options, system_probes
+from ..kernels import PESystem, frame_elements, window_system
 
 from .cycle_data import CycleData, Rates
-from .harness import check_image, instrument_pe, run_pes
+from .harness import check_image, run_pe
 from .memory import MemoryModel
 
-__all__ = ["SystemRun", "frame_layout", "window_system", "run_window_system"]
+__all__ = ["SystemRun", "frame_layout", "instrument_system", "run_window_system",
+           "window_system"]
 
 
 def frame_layout(pe, count):
-    """Element addresses of ``count`` frames of ``pe``: a list of (src_base, dst_base).
-
-    Frame ``i`` puts its input image and then its output image after frame ``i - 1``'s.
-    """
-    return _layout(pe.width, pe.height, pe.out_width * pe.out_height, count)
-
-
-def _layout(width, height, outputs, count):
-    size = width * height + outputs
-    return [(i * size, i * size + width * height) for i in range(count)]
+    """Element addresses of ``count`` frames of the window filter ``pe``: a list of
+    ``(src_base, dst_base)``; frame ``i`` puts its input image and then its output image after
+    frame ``i - 1``'s (``frame_stride`` elements apart)."""
+    stride = frame_elements(pe.width, pe.height, (pe.rows, pe.cols))
+    return [(i * stride, i * stride + pe.width * pe.height) for i in range(count)]
 
 
-def window_system(pes, *, width, height, op="max", size=(3, 3), **params):
-    """``pes`` identical :class:`hwgen.kernels.WindowFilter` PEs, of a ``width`` x ``height`` image,
-    with addresses wide enough for one frame each (see :func:`frame_layout`); ``params`` are the
-    filter's other parameters."""
-    if isinstance(pes, bool) or not isinstance(pes, int) or pes < 1:
-        raise ValueError(f"pes must be a positive integer, not {pes!r}")
-    rows, cols = size
-    outputs = max(0, width - cols + 1) * max(0, height - rows + 1)
-    end = _layout(width, height, outputs, pes)[-1][1] + outputs
-    params.setdefault("addr_width", max(1, (end - 1).bit_length()))
-    return [WindowFilter(op, size, width=width, height=height, **params) for _ in range(pes)]
+def instrument_system(system, *, probes="default", **options):
+    """``system`` with one HMM for all its PEs, of a probe preset (see
+    :mod:`hwgen.instrument.system_probes`); ``options`` go to :func:`hwgen.instrument.attach`."""
+    return attach(system, system_probes(system, probes),
+                  **{**preset_attach_options(probes), **options})
+
+
+def _pe_figures(readout, prefix, element_bytes):
+    names = [f"{prefix}{name}" for name in ("busy_cycles", "bytes_read", "bytes_written", "ops")]
+    cycles, read, written, ops = (readout[name] for name in names)
+    saturated = tuple(name for name in readout.saturated if name in names)
+    return CycleData(cycles=cycles, outputs=written // element_bytes, bytes_read=read,
+                     bytes_written=written, ops=ops, measured_by="hmm", saturated=saturated)
 
 
 @dataclass(frozen=True)
 class SystemRun(Rates):
-    """The output images of a system run, each PE's figures and the system's."""
+    """The output images of a system run, the system's figures and each PE's.
+
+    ``per_pe`` is ``None`` when the run did not measure every PE (a bare system, or the
+    ``minimal`` probes); ``readout`` is the system HMM's (``None`` for a bare system).
+    """
     images: list
-    per_pe: list          # CycleData of every PE
-    cycles: int           # from start until the last PE is done
+    figures: CycleData     # the system's, at its off-chip port
+    per_pe: list | None    # CycleData of every PE
     memory: MemoryModel
-    engine: dict = None   # the engine that ran it, see hwgen.sim.harness.PERun
+    readout: object = None
+    engine: dict = None    # the engine that ran it, see hwgen.sim.harness.PERun
 
-    @property
-    def ops(self):
-        return sum(f.ops for f in self.per_pe)
-
-    @property
-    def bytes_read(self):
-        return sum(f.bytes_read for f in self.per_pe)
-
-    @property
-    def bytes_written(self):
-        return sum(f.bytes_written for f in self.per_pe)
+    cycles = property(lambda self: self.figures.cycles)
+    ops = property(lambda self: self.figures.ops)
+    bytes_read = property(lambda self: self.figures.bytes_read)
+    bytes_written = property(lambda self: self.figures.bytes_written)
 
     @property
     def saturated(self):
-        """HMM values that saturated, as ``pe<i>.<name>``."""
-        return tuple(f"pe{i}.{name}" for i, f in enumerate(self.per_pe) for name in f.saturated)
+        """HMM values that saturated."""
+        return () if self.readout is None else tuple(self.readout.saturated)
 
     def to_json(self):
         return {
-            "pes": len(self.per_pe),
+            "pes": len(self.images),
             "cycles": self.cycles,
             "ops": self.ops,
             "bytes_read": self.bytes_read,
@@ -84,61 +80,68 @@ class SystemRun(Rates):
             "bytes_per_cycle": self.bytes_per_cycle,
             "saturated": list(self.saturated),
             "memory": self.memory.to_json(),
-            "per_pe": [f.to_json() for f in self.per_pe],
+            "per_pe": None if self.per_pe is None else [f.to_json() for f in self.per_pe],
         }
 
 
-def run_window_system(pes, images, *, memory=MemoryModel(), instrument=True, vcd=None,
-                      progress=None, engine=None):
-    """Run PE ``i`` on ``images[i]``, all at once, sharing ``memory``.
+def run_window_system(system, images, *, memory=MemoryModel(), instrument=True,
+                      probes="default", vcd=None, progress=None, engine=None):
+    """Run PE ``i`` of ``system`` on ``images[i]``, all at once, through the system's one port.
 
     Parameters
     ----------
-    pes : list of WindowFilter (or Instrumented WindowFilter)
-        Identical PEs, for example from :func:`window_system`.
+    system : PESystem of WindowFilter PEs, or it instrumented
+        For example from :func:`hwgen.kernels.window_system`.
     images : list of 2-D arrays
         One frame per PE.
     instrument : bool
-        Attach the default HMM to bare PEs; figures then come from each PE's HMM.
+        Attach one HMM (:func:`instrument_system` with ``probes``) to a bare system; figures
+        then come from it. Without, the testbench counts the cycles and the memory model the
+        traffic.
     engine : str or None
         See :func:`hwgen.sim.harness.run_pe`.
     """
-    if not pes:
-        raise ValueError("a system needs at least one PE")
-    if len(images) != len(pes):
-        raise ValueError(f"give one image per PE: {len(pes)} PEs, {len(images)} images")
-    designs = [instrument_pe(pe) if instrument and not isinstance(pe, Instrumented) else pe
-               for pe in pes]
-    bare = [d.design if isinstance(d, Instrumented) else d for d in designs]
-    first = bare[0]
-    if any(pe.parameters() != first.parameters() for pe in bare[1:]):
-        raise ValueError("the PEs of a system must have the same parameters")
-    layout = frame_layout(first, len(bare))
-    end = layout[-1][1] + first.out_width * first.out_height
-    if end > 1 << first.addr_width:
-        raise ValueError(f"{len(bare)} frames need {end} element addresses; build the PEs with "
-                         f"window_system() or addr_width >= {(end - 1).bit_length()}")
+    design = system
+    if isinstance(design, Instrumented):
+        system = design.design
+    if not isinstance(system, PESystem):
+        raise TypeError(f"system must be a PESystem, not {type(system).__name__}")
+    if instrument and design is system:
+        design = instrument_system(system, probes=probes)
+    first = system.pes[0]
+    if len(images) != system.count:
+        raise ValueError(f"give one image per PE: {system.count} PEs, {len(images)} images")
+    layout = frame_layout(first, system.count)
+    out_size = first.out_width * first.out_height
+    end = layout[-1][1] + out_size
+    if end > 1 << system.addr_width:
+        raise ValueError(f"{system.count} frames need {end} element addresses; build the system "
+                         f"with window_system() or addr_width >= {(end - 1).bit_length()}")
     storage = [0] * end
     for (src, _), image in zip(layout, images):
         frame = check_image(image, first)
         storage[src:src + frame.size] = frame.ravel().tolist()
     traffic = first.traffic()
-    budget = memory.cycle_budget(len(bare) * (traffic.reads + traffic.writes),
-                                 len(bare) * (traffic.bytes_read + traffic.bytes_written))
-    runs = run_pes(designs, storage, params=[{"src_base": s, "dst_base": d} for s, d in layout],
-                   memory=memory, vcd=vcd, max_cycles=budget, progress=progress, engine=engine)
-    outputs, per_pe = [], []
-    out_size = first.out_width * first.out_height
-    for (_, dst), run in zip(layout, runs):
-        outputs.append(np.array(storage[dst:dst + out_size], dtype=np.int64)
-                       .reshape(first.out_height, first.out_width))
+    count = system.count
+    budget = system.launch_cycles + memory.cycle_budget(
+        count * (traffic.reads + traffic.writes),
+        count * (traffic.bytes_read + traffic.bytes_written))
+    params = {"src_base": layout[0][0], "dst_base": layout[0][1],
+              "frame_stride": layout[1][0] if count > 1 else 0}
+    run = run_pe(design, storage, params=params, memory=memory, vcd=vcd, max_cycles=budget,
+                 progress=progress, engine=engine)
+    outputs = [np.array(storage[dst:dst + out_size], dtype=np.int64)
+               .reshape(first.out_height, first.out_width) for _, dst in layout]
+    element_bytes = first.wr_beat.element_bytes
+    per_pe = None
+    if run.readout is not None:
+        figures = _pe_figures(run.readout, "", element_bytes)
+        if "pe0.busy_cycles" in run.readout.values:
+            per_pe = [_pe_figures(run.readout, f"pe{i}.", element_bytes) for i in range(count)]
+    else:
         t = run.traffic
-        if run.readout is not None:
-            per_pe.append(CycleData.from_readout(run.readout,
-                                                 element_bytes=first.wr_beat.element_bytes))
-        else:
-            per_pe.append(CycleData(cycles=run.cycles, outputs=t.write_elements,
-                                    bytes_read=t.bytes_read, bytes_written=t.bytes_written,
-                                    ops=t.write_elements * first.ops_per_element))
-    return SystemRun(images=outputs, per_pe=per_pe, cycles=max(r.cycles for r in runs),
-                     memory=memory, engine=runs[0].engine)
+        figures = CycleData(cycles=run.cycles, outputs=t.write_elements,
+                            bytes_read=t.bytes_read, bytes_written=t.bytes_written,
+                            ops=t.write_elements * first.ops_per_element)
+    return SystemRun(images=outputs, figures=figures, per_pe=per_pe, memory=memory,
+                     readout=run.readout, engine=run.engine)

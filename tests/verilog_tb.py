@@ -7,9 +7,15 @@ output frame as hex.
 """
 
 
-def window_testbench(pe, top, *, memory_words, image_hex, dst_base, out_words, out_hex):
+def window_testbench(pe, top, *, memory_words, image_hex, dst_base, out_words, out_hex,
+                     frame_stride=None, dump_base=None):
+    """A Verilog testbench of a window filter (or, with ``frame_stride``, a system of them:
+    its ``ctrl__frame_stride`` is driven); it dumps ``out_words`` words from ``dump_base``
+    (default ``dst_base``)."""
+    dump_base = dst_base if dump_base is None else dump_base
+    stride_port = "" if frame_stride is None else f".ctrl__frame_stride({pe.addr_width}'d{frame_stride}), "
     aw = pe.addr_width
-    bits = pe.pixel_bits
+    bits = pe.rd_beat.element_bits
     rd, wr = pe.rd_beat, pe.wr_beat
     return f"""`timescale 1ns/1ps
 module tb;
@@ -28,7 +34,7 @@ module tb;
   {top} dut (
     .clk(clk), .rst(1'b0),
     .ctrl__start(ctrl__start), .ctrl__busy(ctrl__busy), .ctrl__done(ctrl__done),
-    .ctrl__src_base({aw}'d0), .ctrl__dst_base({aw}'d{dst_base}),
+    .ctrl__src_base({aw}'d0), .ctrl__dst_base({aw}'d{dst_base}), {stride_port}
     .rd_req__valid(rd_req__valid), .rd_req__ready(1'b1), .rd_req__payload(rd_req__payload),
     .rd_rsp__valid(rd_rsp__valid), .rd_rsp__ready(rd_rsp__ready), .rd_rsp__payload(rd_rsp__payload),
     .wr_req__valid(wr_req__valid), .wr_req__ready(1'b1), .wr_req__payload(wr_req__payload)
@@ -73,7 +79,7 @@ module tb;
       if (ctrl__done) begin
         @(negedge clk);
         out = $fopen("{out_hex}", "w");
-        for (i = 0; i < {out_words}; i = i + 1) $fdisplay(out, "%h", mem[{dst_base} + i]);
+        for (i = 0; i < {out_words}; i = i + 1) $fdisplay(out, "%h", mem[{dump_base} + i]);
         $fclose(out);
         $display("CYCLES %0d", cycles);
         $finish;

@@ -6,7 +6,8 @@ from ..catalog import design_name, resolve_board
 from ..resources.synth import synth_command
 from ..versions import tool_versions
 from .options import (add_board_option, add_instrument_option, add_json_option,
-                      add_kernel_options, add_quiet_option, design_from_args, hmm_label)
+                      add_kernel_options, add_quiet_option, add_system_build_options,
+                      design_from_args, hmm_label)
 from .outputs import check_file_option
 
 __all__ = ["DEFAULT_BOARD", "add_measured_options", "measured_design", "measured_report"]
@@ -18,13 +19,15 @@ DEFAULT_BOARD = "ulx3s-85f"
 def add_measured_options(parser, *, what, instrument=True, quiet="print nothing on success",
                          programs=()):
     """KERNEL (or one of ``programs``), the kernel options, ``--board``, ``--no-instrument`` (with
-    ``instrument``; without, the bare PE is the design), ``--json`` (of ``what``) and ``-q``."""
+    ``instrument``; without, the bare PE is the design), ``--pes`` and ``--probes``, ``--json``
+    (of ``what``) and ``-q``."""
     add_kernel_options(parser, programs=programs)
     add_board_option(parser, default=DEFAULT_BOARD, help="the board whose part it is measured for")
     if instrument:
         add_instrument_option(parser, measured=True)
     else:
         parser.set_defaults(instrument=False)
+    add_system_build_options(parser)
     add_json_option(parser, what)
     add_quiet_option(parser, quiet)
 

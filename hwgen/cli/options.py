@@ -4,21 +4,27 @@ Every option's help ends in its default, said once: :func:`add_option` writes it
 formatter adds a second one.
 """
 
+import gc
 import re
 import sys
 import warnings
+
+from amaranth.hdl import UnusedElaboratable
 
 from ..sim.engine import ENGINES, EngineNotice, EngineUnavailable, resolve_engine
 from ..catalog import KERNELS, board_tree_policy, make_window_filter
 from ..errors import HwgenError
 from ..kernels import BUFFERS, MASK_SHAPES
 from ..kernels.window import TREE_POLICIES
-from ..sim import MemoryModel, instrument_pe
+from ..instrument import PROBE_PRESETS
+from ..kernels import window_system_of
+from ..roofline.model import board_scalability
+from ..sim import MemoryModel, instrument_pe, instrument_system
 from .imageio import read_mask
 
 __all__ = ["add_option", "add_engine_option", "add_kernel_options", "add_board_option", "add_link_option",
            "add_instrument_option", "add_memory_options", "add_output_option", "add_json_option",
-           "add_quiet_option",
+           "add_quiet_option", "add_system_build_options", "pes_from_args",
            "parse_size", "window_filter_from_args", "design_from_args", "engine_from_args",
            "engine_line",
            "memory_from_args",
@@ -118,6 +124,40 @@ def add_instrument_option(parser, *, measured=False):
                shown=shown)
 
 
+def add_system_build_options(parser):
+    """``--pes P|max`` and ``--probes``: a system of PEs behind one port, and its HMM."""
+    group = parser.add_argument_group("system of PEs")
+    add_option(group, "--pes", default=None, metavar="P|max",
+               help="a system of P PEs sharing one off-chip port through an arbiter, with one "
+                    "HMM (what `sim --pes` simulates); max: the roofline's SC, the PEs that fit "
+                    "one device of --board by the estimate",
+               shown="one PE, no system")
+    add_option(group, "--probes", default="default", choices=PROBE_PRESETS,
+               metavar="|".join(PROBE_PRESETS),
+               help="what the HMM measures: minimal (busy cycles, bytes and ops at the port), "
+                    "default (also stream counters at the port and every PE's figures), full "
+                    "(also read latency and every state machine and stream inside the PEs); "
+                    "`overhead` prints the cost of each; one PE: minimal or the default HMM")
+
+
+def pes_from_args(args, pe, board):
+    """PEs of the system the options ask for (``None``: one PE, no system)."""
+    pes = getattr(args, "pes", None)
+    if pes is None:
+        return None
+    if pes == "max":
+        if board is None:
+            raise HwgenError("--pes max takes the PEs that fit a board: give --board")
+        return board_scalability(pe, board)[0]
+    try:
+        count = int(pes)
+    except ValueError:
+        count = 0
+    if count < 1:
+        raise HwgenError(f"--pes must be a positive integer or max, not {pes!r}")
+    return count
+
+
 def add_output_option(parser, flag, metavar, what):
     """An option that names a file or folder to write ``what`` into (missing folders are made)."""
     add_option(parser, flag, metavar=metavar, default=None, help=f"write {what}", shown="none")
@@ -172,13 +212,26 @@ def window_filter_from_args(args, image_shape=None, board=None):
 
 
 def design_from_args(args, board=None):
-    """``(pe, design)``: the PE the options describe and the design to build or measure, the PE
-    with its HMM unless ``--no-instrument`` (for ``board``'s part when given)."""
+    """``(pe, design)``: the PE (or, with ``--pes``, the :class:`hwgen.kernels.PESystem`) the
+    options describe and the design to build or measure, it with its HMM (of ``--probes``)
+    unless ``--no-instrument`` (for ``board``'s part when given)."""
     pe = window_filter_from_args(args, board=board)
+    count = pes_from_args(args, pe, board)
+    if count is not None:
+        with warnings.catch_warnings():
+            # The first filter only gave the parameters of the system's PEs.
+            warnings.simplefilter("ignore", UnusedElaboratable)
+            template, pe = pe, None
+            pe = window_system_of(template, count)
+            del template
+            gc.collect()
     if not args.instrument:
         return pe, pe
     platform = None if board is None else board.elaboration_platform()
-    return pe, instrument_pe(pe, platform=platform)
+    probes = getattr(args, "probes", "default")
+    if count is not None:
+        return pe, instrument_system(pe, probes=probes, platform=platform)
+    return pe, instrument_pe(pe, platform=platform, probes=probes)
 
 
 def add_memory_options(parser, *, seeded):

@@ -2,7 +2,8 @@
 
 from dataclasses import dataclass
 
-from ..sim import instrument_pe
+from ..kernels import PESystem
+from ..sim import instrument_pe, instrument_system
 
 from .estimate import count_primitives
 from ..catalog import resolve_board
@@ -63,16 +64,24 @@ class Overhead:
                 "bare": self.bare.to_json(), "with_hmm": self.with_hmm.to_json()}
 
 
+def _instrument(pe, **options):
+    if isinstance(pe, PESystem):
+        return instrument_system(pe, **options)
+    return instrument_pe(pe, **options)
+
+
 def measure_overhead(pe, board, *, seeds=3, progress=False, **instrument_options):
-    """Synthesize ``pe`` bare and with the default HMM on ``board`` (with Fmax where the family
-    has place and route); ``instrument_options`` go to :func:`hwgen.instrument.attach`."""
+    """Synthesize ``pe`` (a PE or a :class:`hwgen.kernels.PESystem`) bare and with its HMM on
+    ``board`` (with Fmax where the family has place and route); ``instrument_options`` go to
+    :func:`hwgen.sim.instrument_pe` or :func:`hwgen.sim.instrument_system` (``probes``: the
+    preset)."""
     board = resolve_board(board)
     platform = board.elaboration_platform()
     bare = synthesize(pe, board, name="bare", seeds=seeds, progress=progress)
-    with_hmm = synthesize(instrument_pe(pe, platform=platform, **instrument_options), board,
+    with_hmm = synthesize(_instrument(pe, platform=platform, **instrument_options), board,
                           name="with HMM", seeds=seeds, progress=progress)
     return Overhead(board=board.name, device_lut=board.resources.lut,
                     device_ff=board.resources.ff, bare=bare, with_hmm=with_hmm,
                     bram_block_bits=board.resources.bram_block_bits,
                     bare_memory_bits=memory_bits(pe),
-                    with_hmm_memory_bits=memory_bits(instrument_pe(pe, **instrument_options)))
+                    with_hmm_memory_bits=memory_bits(_instrument(pe, **instrument_options)))

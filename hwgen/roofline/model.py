@@ -35,12 +35,13 @@ from ..boards import Board
 
 from ..errors import HwgenError
 from ..catalog import resolve_board
+from ..resources.estimate import estimate
 from ..sim.cycle_data import ratio
 from .sweep import Measurement, measure, simulate_systems
 from ..versions import tool_versions
 
 __all__ = ["RESOURCES", "CLOCK_CHOICES", "RooflinePoint", "SystemCheck", "Ceiling", "Roofline",
-           "scalability", "find_link", "bounding_link", "bytes_per_cycle", "check_clock",
+           "scalability", "board_scalability", "find_link", "bounding_link", "bytes_per_cycle", "check_clock",
            "build_roofline"]
 
 #: Resources scalability divides (``Resources.as_counts()`` keys).
@@ -62,6 +63,13 @@ def scalability(used, available):
         raise ValueError("a PE that uses no LUT, FF, block RAM or DSP has no scalability limit")
     limiting = min(ratios, key=ratios.get)
     return math.floor(ratios[limiting]), limiting
+
+
+def board_scalability(pe, board):
+    """``(SC, limiting resource)`` of one bare ``pe`` on one device of ``board``, from the fast
+    estimate, as ``roofline`` computes it by default: how many PEs ``--pes max`` builds."""
+    board = resolve_board(board)
+    return scalability(estimate(pe, board).resources(), board.resources.as_counts())
 
 
 def find_link(board, name):
@@ -113,7 +121,9 @@ class SystemCheck:
     The system runs on frames of :func:`hwgen.roofline.sweep.system_height` rows (shorter than the full
     frame, which takes long to simulate P times), so the prediction takes perf_PE and CI of one PE
     on that frame:
-    ``min(pes x pe_ops_per_cycle, ci x bandwidth)`` ops per cycle. A figure that cannot be
+    ``min(pes x pe_ops_per_cycle, ci x bandwidth, port_ops_per_cycle)`` ops per cycle, the last
+    the roof of the system's one off-chip port (a read beat and a write beat per cycle; ``None``
+    when unknown). A figure that cannot be
     computed (a PE that ran no cycle or moved no byte) is ``None``, and so is what depends on it.
     ``saturated`` names the HMM values that saturated in the system's PEs (``pe<i>.<name>``).
     """
@@ -127,6 +137,13 @@ class SystemCheck:
     bytes_read: int
     bytes_written: int
     saturated: tuple = ()
+    port_ops_per_cycle: float | None = None
+
+    def _roofs(self):
+        roofs = {"compute": self.compute_ops_per_cycle, "io": self.io_ops_per_cycle}
+        if self.port_ops_per_cycle is not None:
+            roofs["port"] = self.port_ops_per_cycle
+        return roofs
 
     @property
     def compute_ops_per_cycle(self):
@@ -138,15 +155,18 @@ class SystemCheck:
 
     @property
     def predicted_ops_per_cycle(self):
-        if self.compute_ops_per_cycle is None or self.io_ops_per_cycle is None:
+        roofs = self._roofs()
+        if any(roof is None for roof in roofs.values()):
             return None
-        return min(self.compute_ops_per_cycle, self.io_ops_per_cycle)
+        return min(roofs.values())
 
     @property
     def predicted_bound(self):
+        """``compute``, ``io`` or ``port``: the lowest roof."""
         if self.predicted_ops_per_cycle is None:
             return None
-        return "compute" if self.compute_ops_per_cycle < self.io_ops_per_cycle else "io"
+        roofs = self._roofs()
+        return min(roofs, key=roofs.get)
 
     @property
     def simulated_ops_per_cycle(self):
@@ -165,7 +185,8 @@ class SystemCheck:
         return {"pes": self.pes, "height": self.height,
                 "bandwidth_bytes_per_cycle": self.bandwidth_bytes_per_cycle,
                 "pe_ops_per_cycle": self.pe_ops_per_cycle,
-                "pe_ci_ops_per_byte": self.pe_ci_ops_per_byte, "cycles": self.cycles,
+                "pe_ci_ops_per_byte": self.pe_ci_ops_per_byte,
+                "port_ops_per_cycle": self.port_ops_per_cycle, "cycles": self.cycles,
                 "ops": self.ops, "bytes_read": self.bytes_read,
                 "bytes_written": self.bytes_written,
                 "predicted_ops_per_cycle": self.predicted_ops_per_cycle,
@@ -178,7 +199,8 @@ class SystemCheck:
         return cls(**{name: data[name] for name in (
             "pes", "height", "bandwidth_bytes_per_cycle", "pe_ops_per_cycle",
             "pe_ci_ops_per_byte", "cycles", "ops", "bytes_read", "bytes_written")},
-            saturated=tuple(data["saturated"]))
+            saturated=tuple(data["saturated"]),
+            port_ops_per_cycle=data.get("port_ops_per_cycle"))
 
 
 @dataclass(frozen=True)
@@ -517,4 +539,5 @@ def _system_check(pes, bandwidth, run):
     return SystemCheck(pes=pes, height=run["height"], bandwidth_bytes_per_cycle=bandwidth,
                        pe_ops_per_cycle=pe.ops_per_cycle, pe_ci_ops_per_byte=pe.ci,
                        cycles=run["cycles"], ops=run["ops"], bytes_read=run["bytes_read"],
-                       bytes_written=run["bytes_written"], saturated=saturated)
+                       bytes_written=run["bytes_written"], saturated=saturated,
+                       port_ops_per_cycle=run.get("port_ops_per_cycle"))

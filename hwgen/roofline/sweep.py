@@ -99,7 +99,8 @@ class DesignPoint:
             buffer=self.buffer, pipeline=self.pipeline, tree_stages=self.pe_tree_stages)
 
     def system(self, pes, height):
-        """``pes`` PEs of this point on frames of ``height`` rows, addressable side by side."""
+        """A :class:`hwgen.kernels.PESystem` of ``pes`` PEs of this point on frames of ``height``
+        rows, addressable side by side."""
         return window_system(pes, width=self.width, height=height, op=kernel_info(self.kernel).op,
                              size=(self.rows, self.cols), mask=self.mask, unroll=self.unroll,
                              buffer=self.buffer, pipeline=self.pipeline,
@@ -215,12 +216,17 @@ def _simulate_frame(spec):
 def _simulate_system(spec):
     """``pes`` PEs on one frame each, sharing a memory of the given bandwidth."""
     point = DesignPoint.from_json(spec["point"])
-    pes = point.system(spec["pes"], spec["height"])
+    system = point.system(spec["pes"], spec["height"])
     memory = MemoryModel(bandwidth_bytes_per_cycle=spec["bandwidth_bytes_per_cycle"])
-    run = run_window_system(pes, _random_frames(len(pes), point.width, spec["height"]),
+    run = run_window_system(system, _random_frames(system.count, point.width, spec["height"]),
                             memory=memory, engine=spec["engine"])
+    pe = system.pes[0]
+    traffic = pe.traffic()
+    # The system's one port moves a read beat and a write beat per cycle at most.
+    port = traffic.ops / (traffic.steps * pe.beats_per_step) if traffic.steps else None
     return {"cycles": run.cycles, "ops": run.ops, "bytes_read": run.bytes_read,
-            "bytes_written": run.bytes_written, "saturated": list(run.saturated)}
+            "bytes_written": run.bytes_written, "saturated": list(run.saturated),
+            "port_ops_per_cycle": port}
 
 
 def _measure_resources(spec):

@@ -7,8 +7,9 @@ from ...instrument import PROTOCOL as HMM_PROTOCOL
 
 from ...build import convert, port_table, write_outputs
 from ...catalog import design_name, resolve_board
+from ...kernels import PESystem
 from ..options import (add_board_option, add_instrument_option, add_kernel_options, add_option,
-                       add_quiet_option, design_from_args)
+                       add_quiet_option, add_system_build_options, design_from_args)
 from ..outputs import check_folder_option
 
 __all__ = ["add_options", "run", "window_manifest"]
@@ -22,10 +23,20 @@ PE_PROTOCOL = (
 )
 
 
+SYSTEM_PROTOCOL = (
+    "One PE port, shared: drive ctrl__src_base and ctrl__dst_base for the first PE's frame and "
+    "ctrl__frame_stride (elements from one PE's frame to the next; PE i gets the bases plus "
+    "i*frame_stride), pulse ctrl__start; the PEs start one per cycle; ctrl__busy stays high until "
+    "ctrl__done pulses in the cycle the last PE finishes. rd_req and wr_req carry at most one "
+    "beat per cycle each, from the PE a round-robin arbiter grants, laid out as a PE's beats; "
+    "rd_rsp must answer reads in request order (a queue routes each response to its PE). "
+    "Streams transfer on valid & ready; valid never depends on ready. See docs/systems.md."
+)
+
 NAME = "build"
 HELP = "generate Verilog, RTLIL and a manifest for a kernel"
-DESCRIPTION = ("Generate a window-filter PE as Verilog (<top>.v), RTLIL (<top>.il) and "
-               "manifest.json.")
+DESCRIPTION = ("Generate a window-filter PE, or with --pes a system of PEs sharing one "
+               "off-chip port, as Verilog (<top>.v), RTLIL (<top>.il) and manifest.json.")
 
 
 def add_options(parser):
@@ -36,11 +47,16 @@ def add_options(parser):
     add_option(parser, "--out", metavar="DIR", default=None, help="output folder",
                shown="build/<kernel>-<parameters>[-<board>]")
     add_instrument_option(parser)
+    add_system_build_options(parser)
     add_quiet_option(parser)
 
 
-def window_manifest(kernel, pe, name, design, board=None):
-    """What a build records about a window-filter PE (``design``: the PE, or it instrumented)."""
+def window_manifest(kernel, pe, name, design, board=None, probes="default"):
+    """What a build records about a window-filter PE or a system of them (``design``: it, or it
+    instrumented)."""
+    system = pe if isinstance(pe, PESystem) else None
+    if system is not None:
+        pe = system.pes[0]
     manifest = {
         "kernel": kernel,
         "top": name,
@@ -52,7 +68,13 @@ def window_manifest(kernel, pe, name, design, board=None):
         "hardware_comparators": pe.hardware_ops(),
         "instrumented": design is not pe,
     }
-    if design is not pe:
+    if system is not None:
+        manifest["system"] = {key: value for key, value in system.parameters().items()
+                              if key != "pe"}
+        manifest["protocol"] = SYSTEM_PROTOCOL
+        manifest["instrumented"] = design is not system
+    if manifest["instrumented"]:
+        manifest["probes"] = probes
         manifest["hmm"] = design.layout.to_json()
         manifest["hmm_protocol"] = HMM_PROTOCOL
     return manifest
@@ -70,7 +92,7 @@ def run(args):
     out_dir = Path(args.out) if args.out else Path("build") / name.replace("_", "-")
     verilog_text, rtlil_text = convert(design, name, platform=platform)
     result = write_outputs(out_dir, name, verilog_text, rtlil_text,
-                           window_manifest(args.kernel, pe, name, design, board))
+                           window_manifest(args.kernel, pe, name, design, board, args.probes))
     elapsed = time.perf_counter() - started
     if not args.quiet:
         print(summary(args.kernel, pe, name, result, elapsed, design))
@@ -78,6 +100,9 @@ def run(args):
 
 
 def summary(kernel, pe, name, result, elapsed, design):
+    system = pe if isinstance(pe, PESystem) else None
+    if system is not None:
+        pe = system.pes[0]
     t = pe.traffic()
     p = pe.parameters()
     lines = [
@@ -95,7 +120,11 @@ def summary(kernel, pe, name, result, elapsed, design):
         f"  ops {t.ops} ({t.ops_per_output} per output), CI {t.ci:.3f} ops/byte; "
         f"{pe.hardware_ops()} comparators in hardware",
     ]
-    if design is not pe:
+    if system is not None:
+        lines.append(f"system: {system.count} PEs sharing one off-chip port (round-robin "
+                     f"arbiters, a {system.max_outstanding_reads}-entry response queue); "
+                     f"ctrl__frame_stride steps each PE's frame")
+    if design is not pe and design is not system:
         layout = design.layout
         lines.append(
             f"HMM: {len(layout.fields)} values, {len(layout.tables)} tables "

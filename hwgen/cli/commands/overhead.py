@@ -14,9 +14,10 @@ __all__ = ["add_options", "run"]
 
 NAME = "overhead"
 HELP = "synthesize a kernel bare and with its HMM and compare"
-DESCRIPTION = ("Synthesize a window-filter PE bare and with the default hardware measurement "
-               "module (as `build` writes it), and print LUT, FF, block RAM, memory bits and "
-               "Fmax of both with the overhead in units and percent.")
+DESCRIPTION = ("Synthesize a window-filter PE, or with --pes a system of PEs, bare and with "
+               "its hardware measurement module of --probes (as `build` writes it), and print "
+               "LUT, FF, block RAM, memory bits and Fmax of both with the overhead in units and "
+               "percent.")
 
 
 def add_options(parser):
@@ -30,15 +31,16 @@ def add_options(parser):
 def run(args):
     check_report_option(args)
     board, pe, _, name = measured_design(args, synthesis=True)
-    result = measure_overhead(pe, board, seeds=args.seeds, progress=not args.quiet)
+    result = measure_overhead(pe, board, seeds=args.seeds, progress=not args.quiet,
+                              probes=args.probes)
     report = {"kernel": args.kernel, "design": name, "parameters": pe.parameters(),
-              **result.to_json()}
+              "probes": args.probes, **result.to_json()}
     files = report_file(args, report, args.json or "this hwgen overhead run")
     if args.json:
         files[Path(args.json)] = json.dumps(report, indent=2) + "\n"
     write_files(files)
     bare, with_hmm = hmm_label(False), hmm_label(True)
-    print(f"{name} on {board.name}: {bare} and {with_hmm}")
+    print(f"{name} on {board.name}: {bare} and {with_hmm} (probes {args.probes})")
     print(f"  {'':20} {bare:>12} {with_hmm:>13} {'overhead':>22}")
     for label, before, after in result.rows():
         if before is None or after is None:

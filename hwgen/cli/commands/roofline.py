@@ -24,8 +24,10 @@ from ..outputs import check_folder_option, write_files
 from ..report import add_report_option, check_report_option, report_file
 from ...roofline.cluster import Cluster, check_scheduler
 from ...roofline.model import CLOCK_CHOICES, build_roofline, check_clock
+from ...roofline.confirm import confirm_point
 from ...roofline.figure import plot_roofline
 from ...roofline.sweep import RESOURCE_METHODS, design_grid
+from ...versions import tool_versions
 
 __all__ = ["add_options", "run", "add_sweep_options", "run_sweep"]
 
@@ -92,6 +94,11 @@ DESCRIPTION = ("Simulate every design point (one PE configuration) for its ops p
 
 def add_options(parser):
     add_sweep_options(parser, jobs=1)
+    add_option(parser, "--confirm", action="store_true",
+               help="synthesize the best point's system of SC PEs (bare, one port and its "
+                    "arbiters) on one device, place and route it where the family can, and "
+                    "compare it with the model's SC x one PE; writes confirm.json",
+               shown="no confirmation")
 
 
 def run(args):
@@ -311,7 +318,7 @@ def why(roofline):
 
 
 def _system_table(roofline):
-    head = ("design point", "FPGAs", "P", "B/cycle", "rows", "P x perf_PE", "CI x BW",
+    head = ("design point", "FPGAs", "P", "B/cycle", "rows", "P x perf_PE", "CI x BW", "port",
             "predicted", "simulated", "error")
     rows = []
     for p in roofline.points:
@@ -319,9 +326,35 @@ def _system_table(roofline):
         error = NOT_AVAILABLE if s.error is None else f"{100 * s.error:+.2f}%"
         rows.append((p.label, str(p.devices), str(s.pes), f"{s.bandwidth_bytes_per_cycle:.2f}",
                      str(s.height), figure(s.compute_ops_per_cycle, ".2f"),
-                     figure(s.io_ops_per_cycle, ".2f"), figure(s.predicted_ops_per_cycle, ".2f"),
+                     figure(s.io_ops_per_cycle, ".2f"), figure(s.port_ops_per_cycle, ".2f"),
+                     figure(s.predicted_ops_per_cycle, ".2f"),
                      figure(s.simulated_ops_per_cycle, ".2f"), error))
     return _format(head, rows, {"design point"})
+
+
+def _confirm(roofline, out, *, quiet):
+    """Synthesize the best point's system of SC PEs, print the comparison, write confirm.json."""
+    best = roofline.best()
+    if best is None:
+        raise HwgenError("--confirm: no design point is placed, so there is no best point")
+    found = confirm_point(best, roofline.board, progress=not quiet)
+    write_files({out / "confirm.json": json.dumps(
+        {"tool_versions": tool_versions(), **found.to_json()}, indent=2) + "\n"})
+    verdict = "fits" if found.fits else "DOES NOT FIT (" + ", ".join(
+        f"{r.upper()} {found.synthesized[r]:,} > {found.available[r]:,}" for r in found.over) + ")"
+    print(f"confirm: {found.label}, a system of SC = {found.pes} PEs on one "
+          f"{roofline.board.device}, synthesized: {verdict}")
+    rows = []
+    for r in ("lut", "ff", "bram", "dsp"):
+        error = found.error(r)
+        rows.append((r.upper(), f"{found.predicted[r]:,}", f"{found.synthesized[r]:,}",
+                     NOT_AVAILABLE if error is None else f"{100 * error:+.1f}%",
+                     f"{found.available[r]:,}"))
+    for line in _format(("resource", "model SC x PE", "synthesized", "error", "device"), rows,
+                        {"resource"}):
+        print(f"  {line}")
+    fmax = NOT_AVAILABLE if found.fmax_mhz is None else f"{found.fmax_mhz:.1f} MHz"
+    print(f"  Fmax {fmax} ({found.fmax_source}); wrote {out / 'confirm.json'}")
 
 
 def run_sweep(args, *, ranked):
@@ -358,11 +391,14 @@ def run_sweep(args, *, ranked):
             print(f"  {line}")
         if args.pes is not None:
             print(f"system of {args.pes} PEs sharing the bounding link, simulated vs "
-                  f"min(P x perf_PE, CI x BW) (ops/cycle, on frames of the rows shown):")
+                  f"min(P x perf_PE, CI x BW, the port's beat per cycle) (ops/cycle, on "
+                  f"frames of the rows shown):")
             for line in _system_table(roofline):
                 print(f"  {line}")
     for line in why(roofline):
         print(line)
+    if getattr(args, "confirm", False):
+        _confirm(roofline, parsed["out"], quiet=args.quiet)
     unmodelled = [p for p in roofline.points if p.devices == roofline.device_counts[0]
                   and p.measurement.resources_unmodelled]
     if unmodelled and not args.quiet:

@@ -157,14 +157,14 @@ def run(args):
     board = None if args.board is None else resolve_board(args.board)
     image = read_image(args.input) if args.input else None
     shape = None if image is None else image.shape
-    pes = ([window_filter_from_args(args, shape, board=board)] if args.pes == 1
-           else _system(args, shape, board))
-    pe = pes[0]
+    system = None if args.pes == 1 else _system(args, shape, board)
+    pe = window_filter_from_args(args, shape, board=board) if system is None else system.pes[0]
     if image is None:
         rng = np.random.default_rng(args.seed)
-        images = [rng.integers(0, 1 << pe.pixel_bits, size=(pe.height, pe.width)) for _ in pes]
+        images = [rng.integers(0, 1 << pe.pixel_bits, size=(pe.height, pe.width))
+                  for _ in range(args.pes)]
     else:
-        images = [image] * len(pes)
+        images = [image] * args.pes
     try:
         images = [check_image(frame, pe) for frame in images]
     except ValueError as error:
@@ -176,22 +176,25 @@ def run(args):
                    enabled=not args.quiet) as bar,
           staged_file(args.vcd) as vcd):
         started = time.perf_counter()
-        if len(pes) == 1:
+        if system is None:
             result = run_window_filter(design, images[0], memory=memory, vcd=vcd,
                                        instrument=args.instrument, drain_interval_cycles=drain,
                                        progress=bar.update_to, engine=engine)
             per_pe, outputs, engine_info = [result.figures], [result.image], result.engine
         else:
-            system = run_window_system(pes, images, memory=memory, vcd=vcd,
+            system = run_window_system(system, images, memory=memory, vcd=vcd,
                                        instrument=args.instrument, progress=bar.update_to,
                                        engine=engine)
-            per_pe, outputs, engine_info = system.per_pe, system.images, system.engine
+            per_pe, outputs, engine_info = system.per_pe or [], system.images, system.engine
         elapsed = time.perf_counter() - started
 
-    figures = per_pe[0]
+    figures = per_pe[0] if per_pe else system.figures
     model = pe.traffic()
     matches = all(f.bytes_read == model.bytes_read and f.bytes_written == model.bytes_written
                   for f in per_pe)
+    if system is not None:
+        matches = matches and (system.bytes_read, system.bytes_written) == (
+            args.pes * model.bytes_read, args.pes * model.bytes_written)
     mismatch = model_check(pe, images, outputs)
     suspect = _suspect(per_pe, matches, mismatch)
     report = {
@@ -211,7 +214,7 @@ def run(args):
     }
     if figures.total_cycles is not None:
         report["cycles_outside_job"] = figures.total_cycles - figures.cycles
-    if len(pes) > 1:
+    if system is not None:
         report["system"] = system.to_json()
     files = {}
     if tracing:
@@ -233,8 +236,9 @@ def run(args):
         result_verdict = "matches" if mismatch is None else "DOES NOT MATCH"
         if link is not None:
             print(f"memory: {memory.bandwidth_bytes_per_cycle:.3f} B/cycle, the {link}")
-        if len(pes) > 1:
-            print(f"{title}: {len(pes)} PEs sharing the memory, {system.cycles} cycles "
+        if system is not None:
+            print(f"{title}: {args.pes} PEs sharing the memory through one port, "
+                  f"{system.cycles} cycles "
                   f"({figure(system.ops_per_cycle)} ops/cycle, {figure(system.bytes_per_cycle)} "
                   f"B/cycle); "
                   f"every result {result_verdict} the numpy model")
@@ -242,7 +246,7 @@ def run(args):
                   f"{system.ops}, CI {figure(system.ci)} ops/byte; fetch model {verdict} for every "
                   f"PE")
         for index, pe_figures in enumerate(per_pe):
-            if len(pes) > 1:
+            if system is not None:
                 name, indent, notes = f"PE {index}", "  ", ("", "")
             else:
                 name, indent = title, ""
@@ -261,8 +265,9 @@ def run(args):
                       f"untraced; the job's own are the same")
         for path in [*files, *([args.vcd] if args.vcd else [])]:
             print(f"  wrote {path}")
-        print(f"  {engine_line(engine_info, elapsed, sum(f.cycles for f in per_pe))}"
-              + (" of all PEs" if len(per_pe) > 1 else ""))
+        cycles = figures.cycles if system is None else system.cycles
+        print(f"  {engine_line(engine_info, elapsed, cycles)}"
+              + ("" if system is None else " of the system"))
     if suspect:
         raise SuspectMeasurement("; ".join(suspect))
     return 0

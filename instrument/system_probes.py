@@ -1,0 +1,53 @@
+"""The measurements of a system of PEs, one HMM for all of them, at a chosen cost.
+
+A system (any component with the PE contract of ``kernels/pe.py`` and a ``pes`` sequence of its
+PEs, such as ``hwgen.kernels.PESystem``) gets one HMM: one cycle counter, one control and readout
+port, and the probes of a preset:
+
+``minimal``
+    The system's figures at its off-chip port: ``busy_cycles``, ``bytes_read``,
+    ``bytes_written`` and ``ops``.
+``default``
+    ``minimal``, the transferring / blocking / idle cycles of the system's three streams
+    (``stream.rd_req``, ``stream.rd_rsp``, ``stream.wr_req``) and every PE's own figures,
+    ``pe<i>.busy_cycles``, ``pe<i>.bytes_read``, ``pe<i>.bytes_written``, ``pe<i>.ops``.
+``full``
+    ``default``, the read-latency histogram of the system's port (``rd_latency``) and, through
+    :func:`~hwgen.instrument.attach` (:func:`preset_attach_options`), a state profile of every
+    state machine and counters for every stream inside every PE.
+"""
+
+from .pe_probes import ops_probe, pe_probes, stream_probes, traffic_probes
+
+__all__ = ["PROBE_PRESETS", "system_probes", "preset_attach_options"]
+
+#: The probe presets, cheapest first.
+PROBE_PRESETS = ("minimal", "default", "full")
+
+
+def _check(preset):
+    if preset not in PROBE_PRESETS:
+        raise ValueError(f"probes must be one of {', '.join(PROBE_PRESETS)}, not {preset!r}")
+
+
+def system_probes(system, preset="default"):
+    """The probes of ``preset`` (one of :data:`PROBE_PRESETS`) for ``system``."""
+    _check(preset)
+    if preset == "full":
+        probes = pe_probes(system)
+    else:
+        probes = [*traffic_probes(system), ops_probe(system, system.ops_per_element)]
+    if preset == "default":
+        probes += stream_probes(system)
+    if preset != "minimal":
+        for i, pe in enumerate(system.pes):
+            probes += [*traffic_probes(pe, prefix=f"pe{i}."),
+                       ops_probe(pe, system.ops_per_element, name=f"pe{i}.ops")]
+    return probes
+
+
+def preset_attach_options(preset):
+    """What :func:`~hwgen.instrument.attach` discovers by itself for ``preset``: state machines
+    and streams inside the PEs only with ``full``."""
+    _check(preset)
+    return {"fsms": preset == "full", "streams": preset == "full"}

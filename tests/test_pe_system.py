@@ -1,0 +1,174 @@
+"""Systems of PEs behind one off-chip port: the hardware `build --pes` writes is the one
+`sim --pes` runs; outputs equal the reference, the HMM changes neither outputs nor cycles."""
+
+import json
+import re
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+import reference as ref
+from hwgen.build import convert
+from hwgen.cli.main import main
+from hwgen.kernels import window_system
+from hwgen.sim import MemoryModel, instrument_system, run_window_system
+from hwgen.sim.system import frame_layout
+from test_verilog import WAIVED
+from verilog_tb import window_testbench
+
+WIDTH, HEIGHT = 16, 9
+BACKPRESSURE = MemoryModel(bandwidth_bytes_per_cycle=2.5, latency_cycles=4, jitter_cycles=2,
+                           backpressure=0.1, seed=11)
+
+
+def _images(count, seed=3):
+    rng = np.random.default_rng(seed)
+    return [rng.integers(0, 256, (HEIGHT, WIDTH)) for _ in range(count)]
+
+
+@pytest.mark.parametrize("buffer,unroll", [("smart", 2), ("line", 4), ("none", 1)])
+def test_every_pe_of_a_system_filters_its_own_frame(buffer, unroll):
+    images = _images(3)
+    system = window_system(3, width=WIDTH, height=HEIGHT, unroll=unroll, buffer=buffer)
+    run = run_window_system(system, images, memory=BACKPRESSURE, engine="pysim")
+    mask = np.ones((3, 3), bool)
+    for image, out in zip(images, run.images):
+        np.testing.assert_array_equal(out, ref.window_filter(image, mask, "max"))
+    # Closed-form traffic: the whole system reads every PE's frame through its one port.
+    outputs = (WIDTH - 2) * (HEIGHT - 2)
+    assert run.ops == 3 * 8 * outputs
+    assert run.bytes_written == 3 * outputs
+    assert [f.bytes_written for f in run.per_pe] == [outputs] * 3
+    assert sum(f.bytes_read for f in run.per_pe) == run.bytes_read
+    if buffer == "line":
+        assert run.bytes_read == 3 * WIDTH * HEIGHT
+
+
+@pytest.mark.parametrize("probes", ["minimal", "default", "full"])
+def test_the_system_hmm_changes_neither_outputs_nor_cycles(probes):
+    images = _images(2, seed=5)
+    bare = run_window_system(window_system(2, width=WIDTH, height=HEIGHT, unroll=2),
+                             images, memory=BACKPRESSURE, instrument=False, engine="pysim")
+    measured = run_window_system(window_system(2, width=WIDTH, height=HEIGHT, unroll=2),
+                                 images, memory=BACKPRESSURE, probes=probes, engine="pysim")
+    assert all((a == b).all() for a, b in zip(bare.images, measured.images))
+    # The bare run's cycles are the testbench's count, the other the HMM's.
+    assert bare.figures.measured_by == "testbench" and measured.figures.measured_by == "hmm"
+    assert measured.cycles == bare.cycles
+    assert (measured.bytes_read, measured.bytes_written, measured.ops) == \
+        (bare.bytes_read, bare.bytes_written, bare.ops)
+    assert (measured.per_pe is None) == (probes == "minimal")
+
+
+def test_presets_cost_what_they_measure():
+    system = window_system(2, width=WIDTH, height=HEIGHT)
+    layouts = {p: instrument_system(system, probes=p).layout for p in ("minimal", "default", "full")}
+    names = {p: {f.name for f in layout.fields} for p, layout in layouts.items()}
+    assert names["minimal"] < names["default"] < names["full"]
+    assert {"busy_cycles", "bytes_read", "bytes_written", "ops"} <= names["minimal"]
+    assert "pe1.ops" in names["default"] and "pe1.ops" not in names["minimal"]
+    assert not layouts["default"].tables and layouts["full"].tables   # state profiles: full only
+
+
+def _system_verilog(tmp_path, system, design, name="top"):
+    verilog_text, _ = convert(design, name)
+    (tmp_path / f"{name}.v").write_text(verilog_text)
+    return verilog_text
+
+
+@pytest.mark.skipif(shutil.which("iverilog") is None, reason="needs iverilog")
+def test_icarus_runs_the_built_system_as_amaranth_does(tmp_path):
+    count = 3
+    images = _images(count, seed=9)
+    system = window_system(count, width=WIDTH, height=HEIGHT, unroll=2, buffer="smart")
+    first = system.pes[0]
+    layout = frame_layout(first, count)
+    stride, out_words = layout[1][0], first.out_width * first.out_height
+    memory = np.zeros(count * stride, dtype=np.int64)
+    for (src, _), image in zip(layout, images):
+        memory[src:src + image.size] = image.ravel()
+    _system_verilog(tmp_path, system, system)
+    (tmp_path / "image.hex").write_text("".join(f"{v:02x}\n" for v in memory))
+    (tmp_path / "tb.v").write_text(window_testbench(
+        system, "top", memory_words=len(memory), image_hex="image.hex", dst_base=layout[0][1],
+        out_words=len(memory), out_hex="out.hex", frame_stride=stride, dump_base=0))
+    subprocess.run(["iverilog", "-g2005", "-o", "sim.vvp", "tb.v", "top.v"], cwd=tmp_path,
+                   check=True, capture_output=True)
+    result = subprocess.run(["vvp", "-n", "sim.vvp"], cwd=tmp_path, capture_output=True,
+                            text=True)
+    assert "FAIL" not in result.stdout, result.stdout
+    cycles = int(re.search(r"CYCLES (\d+)", result.stdout)[1])
+    dumped = np.array([int(line, 16) for line in (tmp_path / "out.hex").read_text().split()])
+    for (_, dst), image in zip(layout, images):
+        np.testing.assert_array_equal(
+            dumped[dst:dst + out_words].reshape(first.out_height, first.out_width),
+            ref.window_filter(image, np.ones((3, 3), bool), "max"))
+    run = run_window_system(window_system(count, width=WIDTH, height=HEIGHT, unroll=2,
+                                          buffer="smart"), images, instrument=False,
+                            engine="pysim")
+    assert cycles == run.cycles
+
+
+@pytest.mark.skipif(shutil.which("verilator") is None, reason="needs verilator")
+def test_verilator_lints_an_instrumented_system_with_only_waived_classes(tmp_path):
+    system = window_system(2, width=WIDTH, height=HEIGHT, unroll=2, buffer="line")
+    _system_verilog(tmp_path, system, instrument_system(system))
+    result = subprocess.run(["verilator", "--lint-only", "-Wall", *[f"-Wno-{w}" for w in WAIVED],
+                             "top.v"], cwd=tmp_path, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+
+
+def test_build_writes_a_system_with_one_memory_port_and_one_hmm_port(tmp_path, capsys):
+    out = tmp_path / "sys"
+    assert main(["build", "dilation", "--pes", "3", "--width", "16", "--height", "9",
+                 "--probes", "minimal", "--out", str(out), "-q"]) == 0
+    manifest = json.loads((out / "manifest.json").read_text())
+    ports = {p["name"] for p in manifest["ports"]}
+    prefixes = {name.split("__")[0] for name in ports}
+    assert prefixes == {"ctrl", "rd_req", "rd_rsp", "wr_req", "hmm"}
+    assert "ctrl__frame_stride" in ports
+    assert manifest["system"]["pes"] == 3 and manifest["probes"] == "minimal"
+    assert manifest["top"].endswith("_x3")
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--pes", "0"], "--pes must be a positive integer or max"),
+    (["--pes", "many"], "--pes must be a positive integer or max"),
+    (["--pes", "max"], "--pes max takes the PEs that fit a board: give --board"),
+])
+def test_build_refuses_bad_pes(tmp_path, capsys, argv, message):
+    assert main(["build", "dilation", *argv, "--out", str(tmp_path / "x")]) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()
+
+
+def test_a_confirmation_flags_a_system_that_does_not_fit():
+    from hwgen.roofline.confirm import Confirmation
+    counts = dict(lut=100, ff=100, bram=4, dsp=0)
+    found = Confirmation(label="line U1", name="x", board="icebreaker", pes=4,
+                         predicted=counts, synthesized=dict(counts, bram=5),
+                         available=dict(lut=5280, ff=5280, bram=4, dsp=8), fmax_mhz=None,
+                         fmax_source="not measured")
+    assert not found.fits and found.over == ["bram"]
+    assert found.error("bram") == pytest.approx(0.25) and found.error("dsp") is None
+
+
+@pytest.mark.slow
+def test_roofline_confirm_synthesizes_the_best_point_at_sc_pes(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("HWGEN_CACHE_DIR", str(tmp_path / "cache"))
+    out = tmp_path / "out"
+    assert main(["roofline", "dilation", "--image", "32x16", "--board", "icebreaker",
+                 "--unroll", "1", "--buffer", "line", "--resources", "synth", "--confirm",
+                 "--out", str(out), "-q"]) == 0
+    confirm = json.loads((out / "confirm.json").read_text())
+    (point,) = json.loads((out / "roofline.json").read_text())["points"]
+    assert confirm["pes"] == point["sc_pes_per_device"] >= 2
+    for r in ("lut", "ff", "bram", "dsp"):
+        assert confirm["predicted"][r] == confirm["pes"] * point["resources_per_pe"][r]
+    # The arbiters and the response queue are what the model leaves out.
+    assert confirm["synthesized"]["lut"] > confirm["predicted"]["lut"]
+    assert confirm["fits"] == all(confirm["synthesized"][r] <= confirm["available"][r]
+                                  for r in ("lut", "ff", "bram", "dsp"))
+    assert "confirm: line U1, a system of SC = " in capsys.readouterr().out
