@@ -5,6 +5,7 @@ memories are predicted as expected values, within a stated tolerance of one seed
 """
 
 import csv
+import gc
 import itertools
 import json
 import math
@@ -159,6 +160,24 @@ def test_estimate_command_takes_a_program(tmp_path, capsys):
     report = json.loads(path.read_text())
     assert report["program"] == "gemm" and report["parameters"]["variant"] == "vector"
     assert report["cycles"] > 0 and report["prediction"]["ops"] == 2 * 8 ** 3
+
+
+def test_estimate_of_a_system_says_its_cycles_are_not_predicted(tmp_path, capsys):
+    """The model predicts one PE; a system's shared port is not modelled: null, not a guess."""
+    path = tmp_path / "s.json"
+    assert main(["estimate", "dilation", "--pes", "2", "--width", "32", "--height", "8",
+                 "--json", str(path)]) == 0
+    assert "cycles n/a" in capsys.readouterr().out
+    report = json.loads(path.read_text())
+    assert report["cycles"] is None and report["prediction"] is None and report["lut"] > 0
+
+
+def test_estimate_of_an_instrumented_program_builds_its_hmm_once(recwarn):
+    gc.collect()
+    recwarn.clear()     # what earlier tests left behind
+    assert main(["estimate", "pi", "--steps", "16", "--threads", "2", "-q"]) == 0
+    gc.collect()        # an unused elaboratable warns when it is collected
+    assert not [w for w in recwarn if "UnusedElaboratable" in type(w.message).__name__]
 
 
 @pytest.mark.parametrize("args,message", [

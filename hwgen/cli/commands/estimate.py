@@ -7,6 +7,7 @@ from pathlib import Path
 
 from ...catalog import resolve_board
 from ...errors import HwgenError
+from ...kernels import PESystem
 from ...kernels.pipeline import Pipeline
 from ...model import predict_program, predict_window
 from ...programs import PROGRAMS
@@ -45,7 +46,9 @@ def _program_design(args):
     job = job_from_args(args, args.kernel)
     board = resolve_board(args.board)
     pe = Pipeline(job.program)
-    design = instrument_pipeline(pe) if args.instrument else pe
+    # Attached for the platform the estimate elaborates for, so the HMM is built once.
+    design = (instrument_pipeline(pe, platform=board.elaboration_platform()) if args.instrument
+              else pe)
     name = f"{job.program.name}_t{job.threads}"
     return board, job, HostModel(launch_delay_cycles=args.launch_delay), design, name
 
@@ -65,12 +68,16 @@ def run(args):
         board, pe, design, name = measured_design(args, synthesis=False)
         instrumented = design is not pe
         result = estimate(design, board, name=name)
-        prediction = predict_window(pe, memory)
+        # The cycle model predicts one PE; a system's shared port is not modelled.
+        prediction = None if isinstance(pe, PESystem) else predict_window(pe, memory)
         report = measured_report(args, pe, design, result)
     if args.json:
-        report.update(cycles=prediction.cycles, ops_per_cycle=prediction.ops_per_cycle,
-                      bytes_per_cycle=prediction.bytes_per_cycle, memory=memory.to_json(),
-                      prediction=prediction.to_json(board.clock_mhz))
+        report.update(cycles=None, ops_per_cycle=None, bytes_per_cycle=None, prediction=None,
+                      memory=memory.to_json())
+        if prediction is not None:
+            report.update(cycles=prediction.cycles, ops_per_cycle=prediction.ops_per_cycle,
+                          bytes_per_cycle=prediction.bytes_per_cycle,
+                          prediction=prediction.to_json(board.clock_mhz))
         write_files({Path(args.json): json.dumps(report, indent=2) + "\n"})
     if not args.quiet:
         proxy = f", proxy cost table {result.cost_family}" if result.proxy else ""
@@ -80,14 +87,20 @@ def run(args):
               f"carry cells {result.carry}")
         for what, count in result.unmodelled.items():
             print(f"  not modelled: {count} x {what}")
-        expected = "" if prediction.exact else "expected "
-        spin = ("" if prediction.spin_share is None
-                else f", spin share {prediction.spin_share:.1%}")
-        print(f"  {expected}cycles {prediction.cycles:,.0f} per job (predicted, bound by "
-              f"{prediction.bound}), {prediction.ops_per_cycle:.3f} ops/cycle, "
-              f"{prediction.bytes_per_cycle:.3f} bytes/cycle, stall share "
-              f"{prediction.stall_share:.1%}{spin}, "
-              f"{prediction.milliseconds(board.clock_mhz):.3f} ms at {board.clock_mhz:g} MHz")
+        if prediction is None:
+            print("  cycles n/a (the cycle model predicts one PE, not a system sharing a port)")
+        else:
+            _print_prediction(prediction, board)
         if args.json:
             print(f"  wrote {args.json}")
     return 0
+
+
+def _print_prediction(prediction, board):
+    expected = "" if prediction.exact else "expected "
+    spin = "" if prediction.spin_share is None else f", spin share {prediction.spin_share:.1%}"
+    print(f"  {expected}cycles {prediction.cycles:,.0f} per job (predicted, bound by "
+          f"{prediction.bound}), {prediction.ops_per_cycle:.3f} ops/cycle, "
+          f"{prediction.bytes_per_cycle:.3f} bytes/cycle, stall share "
+          f"{prediction.stall_share:.1%}{spin}, "
+          f"{prediction.milliseconds(board.clock_mhz):.3f} ms at {board.clock_mhz:g} MHz")
