@@ -156,10 +156,10 @@ def plot_front(points, front, *, title):
 def verify(point, memory, *, engine=None, seed=0):
     """Simulate ``point`` (its PEs sharing ``memory``) and return its cycles."""
     p = point.point
-    pes = p.system(point.pes, p.height)
+    system = p.system(point.pes, p.height)
     rng = np.random.default_rng(seed)
-    images = [rng.integers(0, 256, (p.height, p.width)) for _ in pes]
+    images = [rng.integers(0, 256, (p.height, p.width)) for _ in range(system.count)]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UnusedElaboratable)
-        run = run_window_system(pes, images, memory=memory, instrument=False, engine=engine)
+        run = run_window_system(system, images, memory=memory, instrument=False, engine=engine)
     return run.cycles
