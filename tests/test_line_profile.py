@@ -36,9 +36,14 @@ def simulate(design, stimulus, *, enable=None):
     top = Module()
     top.domains.sync = ClockDomain()
     top.submodules.dut = design
+    return profile_run(top, design, stimulus, enable=enable)
+
+
+def profile_run(top, profiled, stimulus, *, enable=None):
+    """Simulate ``top`` driven by ``stimulus`` and return the profiler of ``profiled``."""
     sim = Simulator(top)
     sim.add_clock(1e-8)
-    profiler = LineProfiler(sim, design, enable=enable)
+    profiler = LineProfiler(sim, profiled, enable=enable)
 
     async def bench(ctx):
         for values in stimulus:
@@ -371,19 +376,8 @@ def test_nested_fsm_conditions_and_an_enable(restricted):
     top = Module()
     top.submodules.dut = dut
     top.d.comb += Signal().eq(enable_signal)     # a signal of the simulated design
-    sim = Simulator(top)
-    sim.add_clock(1e-8)
     enable = {None: None, "part": {dut: enable_signal}, "design": enable_signal}[restricted]
-    profiler = LineProfiler(sim, top, enable=enable)
-
-    async def bench(ctx):
-        for values in driven:
-            for signal, value in values:
-                ctx.set(signal, value)
-            await ctx.tick()
-
-    sim.add_testbench(bench)
-    sim.run()
+    profiler = profile_run(top, top, driven, enable=enable)
     expected = handshake_model(stimulus, gate if restricted else None)
     assert any("give_up" in a for a in expected) and any("ok" in a for a in expected)
     assert_exact(profiler, tagged_lines(Handshake), expected, Handshake)
