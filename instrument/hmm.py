@@ -31,7 +31,10 @@ from .layout import (COMMANDS, REGISTERS, STATUS_BITS, Field, Group, HMMLayout, 
 from .port import PortSignature
 from .state_profiler import TABLE_LATENCY
 
-__all__ = ["HMM"]
+__all__ = ["HMM", "SNAPSHOT_CHOICES"]
+
+#: What the ``snapshot`` command may copy (see :class:`HMM`).
+SNAPSHOT_CHOICES = ("all", "traces")
 
 
 def _pow2(n):
@@ -150,8 +153,14 @@ class HMM(wiring.Component):
         Width of every counter (and of the ``cycles`` timestamp).
     word_bits : int
         Width of a port word.
+    snapshot : str
+        What the ``snapshot`` command copies: ``"all"`` values, so that a host reads every value
+        of one instant while the design runs; or ``"traces"``, only the traces' ``written`` and
+        ``dropped`` counts a host reads while it drains them, every other value being read as
+        it is, which holds still once the HMM is frozen (a host freezes before it reads them).
+        ``"traces"`` saves a register as wide as the counters.
     details : dict
-        Recorded in the layout as is.
+        Recorded in the layout as is (with ``snapshot``).
 
     Members
     -------
@@ -159,9 +168,13 @@ class HMM(wiring.Component):
         Control and readout, see :mod:`hwgen.instrument.port`.
     """
 
-    def __init__(self, probes, *, view=None, counter_bits=32, word_bits=32, details=None):
+    def __init__(self, probes, *, view=None, counter_bits=32, word_bits=32, snapshot="all",
+                 details=None):
         if isinstance(counter_bits, bool) or not isinstance(counter_bits, int) or counter_bits < 1:
             raise ValueError(f"counter_bits must be a positive integer, not {counter_bits!r}")
+        if snapshot not in SNAPSHOT_CHOICES:
+            raise ValueError(f"snapshot must be one of {', '.join(SNAPSHOT_CHOICES)}, not "
+                             f"{snapshot!r}")
         b = _Builder(view, counter_bits)
         cycles = b.add("cycles", CycleCounter(counter_bits))
         b.count("cycles", cycles.value)
@@ -170,8 +183,11 @@ class HMM(wiring.Component):
         for probe in probes:
             probe.build(b)
         self._builder = b
-        self._layout, self._regions, self._consumed_base = self._place(b, word_bits,
-                                                                       dict(details or {}))
+        traced = {name for trace in b.traces for name in (f"{trace[0]}.written",
+                                                          f"{trace[0]}.dropped")}
+        self._snapshotted = [snapshot == "all" or name in traced for name, _, _ in b.fields]
+        self._layout, self._regions, self._consumed_base = self._place(
+            b, word_bits, {**(details or {}), "snapshot": snapshot})
         super().__init__({"port": In(PortSignature(self._layout.addr_bits, word_bits))})
 
     @property
@@ -242,8 +258,7 @@ class HMM(wiring.Component):
         m.submodules.control = fan_out = Module()
         control = _control(m, fan_out, self.port, b.parts.values(),
                            [part for _, _, part, *_ in b.traces], self._consumed_base,
-                           [value for _, value, _ in b.fields],
-                           snapshot_region.entries * self._layout.word_bits)
+                           [value for _, value, _ in b.fields], self._snapshotted)
 
         registers = {
             REGISTERS["control"]: control.status,
@@ -264,16 +279,17 @@ class HMM(wiring.Component):
 class _Control:
     """What the control block (:func:`_control`) gives the rest of the HMM."""
     status: Value           # the status register's bits (STATUS_BITS)
-    snapshot: Signal        # the values, as the last snapshot command took them
+    snapshot: Value         # the values, as the last snapshot command took them (or as they are)
     consumed: list          # per trace, the register the host writes the records it read to
 
 
-def _control(m, fan_out, port, parts, traces, consumed_base, values, snapshot_bits):
+def _control(m, fan_out, port, parts, traces, consumed_base, values, snapshotted):
     """Execute the host's commands; tell every part whether this cycle counts and when to clear.
 
     A command written in cycle c: run/freeze decide whether cycle c + 1 is sampled for counting;
     snapshot and clear act at the edge that ends cycle c + 2, when the sample of cycle c has been
-    counted; snapshot copies ``values`` into a register of ``snapshot_bits``. The parts'
+    counted; snapshot copies the ``values`` marked ``snapshotted`` into a register, the others
+    are read as they are. The parts'
     ``enable``, ``clear`` and the traces' ``consumed`` are driven from ``fan_out``.
     """
     run = Signal(init=1)
@@ -312,9 +328,15 @@ def _control(m, fan_out, port, parts, traces, consumed_base, values, snapshot_bi
     with m.If(clear):
         m.d.sync += [register.eq(0) for register in consumed]
 
-    snapshot = Signal(snapshot_bits)
+    kept = [value for value, copied in zip(values, snapshotted) if copied]
+    register = Signal(sum(len(value) for value in kept), name="snapshot")
     with m.If(snap):
-        m.d.sync += snapshot.eq(Cat(*values))
+        m.d.sync += register.eq(Cat(*kept))
+    readable, offset = [], 0
+    for value, copied in zip(values, snapshotted):
+        readable.append(register[offset:offset + len(value)] if copied else value)
+        offset += len(value) if copied else 0
+    snapshot = Cat(*readable)
 
     # Busy: a command has not fully taken effect, a sweep is running, or, once frozen, the last
     # samples are still being counted (a table holds a count TABLE_LATENCY cycles after it).

@@ -19,20 +19,21 @@ port, and the probes of a preset:
 
 from .pe_probes import ops_probe, pe_probes, stream_probes, traffic_probes
 
-__all__ = ["PROBE_PRESETS", "system_probes", "preset_attach_options"]
+__all__ = ["PROBE_PRESETS", "check_preset", "system_probes", "preset_attach_options"]
 
 #: The probe presets, cheapest first.
 PROBE_PRESETS = ("minimal", "default", "full")
 
 
-def _check(preset):
+def check_preset(preset):
+    """Refuse a preset that is not one of :data:`PROBE_PRESETS`."""
     if preset not in PROBE_PRESETS:
         raise ValueError(f"probes must be one of {', '.join(PROBE_PRESETS)}, not {preset!r}")
 
 
 def system_probes(system, preset="default"):
     """The probes of ``preset`` (one of :data:`PROBE_PRESETS`) for ``system``."""
-    _check(preset)
+    check_preset(preset)
     if preset == "full":
         probes = pe_probes(system)
     else:
@@ -47,7 +48,9 @@ def system_probes(system, preset="default"):
 
 
 def preset_attach_options(preset):
-    """What :func:`~hwgen.instrument.attach` discovers by itself for ``preset``: state machines
-    and streams inside the PEs only with ``full``."""
-    _check(preset)
-    return {"fsms": preset == "full", "streams": preset == "full"}
+    """What :func:`~hwgen.instrument.attach` is given for ``preset`` besides the probes: state
+    machines and streams inside the PEs are discovered only with ``full``; ``minimal``
+    snapshots nothing but the traces' counts (its few values are read once the HMM is frozen)."""
+    check_preset(preset)
+    return {"fsms": preset == "full", "streams": preset == "full",
+            **({"snapshot": "traces"} if preset == "minimal" else {})}
