@@ -123,7 +123,10 @@ class TraceBuffer(wiring.Component):
 
         m.submodules.records = records = Memory(shape=self._record_layout, depth=depth, init=[])
         wr = records.write_port()
-        rd = records.read_port(domain="sync")
+        # A host never reads the slot being written (it reads records already written, or a
+        # frozen trace), so a transparent port returns what it would anyway and spares the
+        # logic that keeps the old record (on ECP5, Yosys adds some 76 flip-flops for it).
+        rd = records.read_port(domain="sync", transparent_for=(wr,))
         m.d.comb += [rd.addr.eq(self.raddr), self.rdata.eq(rd.data)]
 
         fire = self.enable & self.trigger.any()
