@@ -19,13 +19,13 @@ from .cycle_counter import CycleCounter
 from .discover import DesignView, FSMInfo, StreamInfo
 from .event_counter import EventCounter
 from .histogram import Histogram
-from .hmm import HMM
+from .hmm import HMM, SNAPSHOT_CHOICES
 from .latency_histogram import LatencyHistogram
 from .line_probes import LineProbes, line_probes
 from .layout import COMMANDS, READ_LATENCY_CYCLES, REGISTERS, STATUS_BITS, HMMLayout
 from .pe_probes import job_probe, ops_probe, pe_probes, stream_probes, traffic_probes
 from .periodic_sampler import PeriodicSampler
-from .pipeline_probes import pipeline_probes
+from .pipeline_probes import pipeline_attach_options, pipeline_probes
 from .port import PROTOCOL, PortSignature
 from .probe import THREAD_STATES
 from .saturating import Counters, add_saturating, count_layout, saturating_sum
@@ -38,9 +38,10 @@ __all__ = [
     "COMMANDS", "ChangeRecorder", "Counters", "CycleCounter", "DesignView", "EventCounter",
     "FSMInfo", "HMM", "HMMLayout", "Histogram", "Instrumented", "LatencyHistogram", "LineProbes",
     "PROBE_PRESETS", "PROTOCOL", "PeriodicSampler", "PortSignature", "READ_LATENCY_CYCLES",
-    "REGISTERS", "STATUS_BITS", "STREAM_CATEGORIES", "StateProfiler", "StreamInfo",
+    "REGISTERS", "SNAPSHOT_CHOICES", "STATUS_BITS", "STREAM_CATEGORIES", "StateProfiler", "StreamInfo",
     "StreamMonitor", "THREAD_STATES", "TRACE_MODES", "TraceBuffer", "add_saturating", "attach",
-    "count_layout", "job_probe", "line_probes", "ops_probe", "pe_probes", "pipeline_probes",
+    "count_layout", "job_probe", "line_probes", "ops_probe", "pe_probes",
+    "pipeline_attach_options", "pipeline_probes",
     "preset_attach_options", "probe", "saturating_sum", "stream_category", "stream_probes",
     "system_probes", "traffic_probes",
 ]

@@ -21,16 +21,32 @@ per thread) and ``ops_performed`` (operations this cycle) — gets:
 ``busy_cycles``, ``bytes_read``, ``bytes_written``, ``ops``, ``stall_cycles.thread<t>``
     The totals (:func:`~hwgen.instrument.pe_probes.traffic_probes`).
 
+That is the ``default`` preset, which :func:`~hwgen.instrument.attach` completes with a profile of
+every state machine and counters for every stream it finds. The other presets
+(:data:`~hwgen.instrument.system_probes.PROBE_PRESETS`):
+
+``minimal``
+    What the profiler of "Nymble-MT" records, for the least hardware: ``thread_states``,
+    ``job`` and the totals ``busy_cycles``, ``bytes_read``, ``bytes_written`` and ``ops``; no
+    state machine or stream is profiled (:func:`pipeline_attach_options`) and the snapshot
+    copies the traces' counts alone. A host that drains ``thread_states`` in time has every
+    thread's state in every cycle, so the cycles per state follow from the records.
+``full``
+    ``default`` and a counter per source line of the pipeline
+    (:func:`~hwgen.instrument.line_probes`), as ``hwgen profile --hmm`` counts them.
+
 A sampled counter is named ``<figure>.<field>`` when it belongs to the thread whose state is
 field ``<field>`` of the ``thread_states`` records.
 """
 
 from amaranth.hdl import Const, Mux, Value
 
+from .line_probes import line_probes
 from .pe_probes import job_probe, traffic_probes
 from .probe import THREAD_STATES, Accumulate, Count, Profile, Sampler, ThreadStates
+from .system_probes import check_preset
 
-__all__ = ["pipeline_probes"]
+__all__ = ["pipeline_probes", "pipeline_attach_options"]
 
 
 def _power_of_two(name, value):
@@ -39,25 +55,35 @@ def _power_of_two(name, value):
     return value
 
 
-def pipeline_probes(pe, *, sample_period=64, state_depth=1024, sample_depth=64):
+def pipeline_probes(pe, preset="default", *, sample_period=64, state_depth=1024,
+                    sample_depth=64, platform=None):
     """Probes that profile a multithreaded pipeline (see the module).
 
     Parameters
     ----------
     pe : PE component with the pipeline's probe points
+    preset : str
+        ``minimal``, ``default`` or ``full`` (see the module).
     sample_period : int
         Cycles between samples, at least 1.
     state_depth : int
         Thread-state records the buffer holds, a power of two.
     sample_depth : int
         Samples the buffer holds, a power of two.
+    platform : object
+        What ``full`` elaborates ``pe`` for to find its source lines.
     """
+    check_preset(preset)
     if isinstance(sample_period, bool) or not isinstance(sample_period, int) or sample_period < 1:
         raise ValueError(f"sample_period must be a positive integer, not {sample_period!r}")
     _power_of_two("state_depth", state_depth)
     _power_of_two("sample_depth", sample_depth)
     stall = Value.cast(pe.stall)
     threads = len(stall)
+    ops = Accumulate("ops", (pe.ops_performed, Const(1, 1)))
+    recorder = ThreadStates("thread_states", pe.thread_state, threads=threads, depth=state_depth)
+    if preset == "minimal":
+        return [*traffic_probes(pe), ops, job_probe(pe), recorder]
     states = Value.cast(pe.thread_state)
     outside = len(THREAD_STATES)
     profiles = [Profile(f"thread_state.thread{t}",
@@ -65,13 +91,24 @@ def pipeline_probes(pe, *, sample_period=64, state_depth=1024, sample_depth=64):
                         (*THREAD_STATES, "outside"))
                 for t in range(threads)]
     stalls = [Count(f"stall_cycles.thread{t}", stall[t]) for t in range(threads)]
-    ops = Accumulate("ops", (pe.ops_performed, Const(1, 1)))
     totals = [*traffic_probes(pe), ops, *stalls]
     sampled = [probe.name for probe in (*stalls, ops)] + ["bytes_read", "bytes_written"]
-    return [
+    probes = [
         *totals,
         *profiles,
         job_probe(pe),
-        ThreadStates("thread_states", pe.thread_state, threads=threads, depth=state_depth),
+        recorder,
         Sampler("samples", sampled, period=sample_period, depth=sample_depth, mode="stop"),
     ]
+    if preset == "full":
+        probes += line_probes(pe, enable=pe.ctrl.busy, platform=platform).probes
+    return probes
+
+
+def pipeline_attach_options(preset):
+    """What :func:`~hwgen.instrument.attach` is given for ``preset`` besides the probes:
+    ``minimal`` profiles no state machine or stream and snapshots the traces' counts alone."""
+    check_preset(preset)
+    if preset == "minimal":
+        return {"fsms": False, "streams": False, "snapshot": "traces"}
+    return {}

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 
 from amaranth.sim import Simulator
 
-from ..instrument import THREAD_STATES, HMMLayout, Instrumented, attach, pipeline_probes
+from ..instrument import (THREAD_STATES, HMMLayout, Instrumented, attach,
+                          pipeline_attach_options, pipeline_probes)
 
 from . import compiled
 from .cycle_data import Rates
@@ -114,7 +115,9 @@ class ThreadRun(Rates):
     ``state_records_dropped`` and ``samples_dropped`` count the records the HMM's buffers had to
     drop because the host did not drain them in time (the timeline misses those changes);
     ``state_cycles`` (per thread, the cycles of the job in each state, by state code) come from
-    the HMM's per-thread state profiles and are exact whatever was dropped. ``readout`` holds
+    the HMM's per-thread state profiles and are exact whatever was dropped; the ``minimal``
+    preset has no profiles, and its state cycles come from the records (``None`` for every
+    thread once one was dropped). ``readout`` holds
     everything the host read, decoded with ``layout``.
     """
     cycles: int
@@ -135,7 +138,12 @@ class ThreadRun(Rates):
 
     @classmethod
     def from_readout(cls, readout, layout, *, launch_cycles, engine=None):
-        """The figures of a readout of :func:`hwgen.instrument.pipeline_probes` and its layout."""
+        """The figures of a readout of :func:`hwgen.instrument.pipeline_probes` and its layout.
+
+        A preset without per-thread stall counters gives ``None`` stall cycles; without state
+        profiles the cycles per state come from the thread-state records, and are ``None``
+        when the host had to drop some; without the sampler its period and drops are ``None``.
+        """
         start = next(r["timestamp"] for r in readout.traces["job"] if "start" in r["events"])
         first, cycles = start + 1, readout["busy_cycles"]
         threads = len(layout.trace("thread_states").payload)
@@ -148,17 +156,27 @@ class ThreadRun(Rates):
             if changes and changes[-1][0] == cycle:
                 changes.pop()
             changes.append((cycle, states))
+        timeline = StateTimeline(threads, cycles, tuple(changes))
+        dropped = readout["thread_states.dropped"]
+        profiled = "thread_state.thread0" in readout.tables
+        if profiled:
+            state_cycles = tuple(tuple(readout.tables[f"thread_state.thread{t}"][name]
+                                       for name in STATE_NAMES) for t in range(threads))
+        elif dropped:
+            state_cycles = (None,) * threads
+        else:
+            state_cycles = tuple(tuple(counts) for counts in timeline.state_cycles())
+        sampled = "samples" in readout.traces
         return cls(
             cycles=cycles, ops=readout["ops"], bytes_read=readout["bytes_read"],
             bytes_written=readout["bytes_written"], launch_cycles=tuple(launch_cycles),
-            stall_cycles=tuple(readout[f"stall_cycles.thread{t}"] for t in range(threads)),
-            timeline=StateTimeline(threads, cycles, tuple(changes)), job_start_cycle=first,
-            sample_period_cycles=layout.trace("samples").period,
-            state_records_dropped=readout["thread_states.dropped"],
-            samples_dropped=readout["samples.dropped"], readout=readout, layout=layout,
-            state_cycles=tuple(tuple(readout.tables[f"thread_state.thread{t}"][name]
-                                     for name in STATE_NAMES) for t in range(threads)),
-            engine=engine)
+            stall_cycles=tuple(readout.values.get(f"stall_cycles.thread{t}")
+                               for t in range(threads)),
+            timeline=timeline, job_start_cycle=first,
+            sample_period_cycles=layout.trace("samples").period if sampled else None,
+            state_records_dropped=dropped,
+            samples_dropped=readout["samples.dropped"] if sampled else None, readout=readout,
+            layout=layout, state_cycles=state_cycles, engine=engine)
 
     @property
     def threads(self):
@@ -172,9 +190,8 @@ class ThreadRun(Rates):
     def state_percent(self):
         """Per thread, the percentage of the job's cycles in each state, by state name (from
         the HMM's state profiles); ``None`` for a job of no cycles."""
-        if not self.cycles:
-            return [dict.fromkeys(STATE_NAMES) for _ in range(self.threads)]
-        return [{name: 100.0 * count / self.cycles for name, count in zip(STATE_NAMES, counts)}
+        return [dict.fromkeys(STATE_NAMES) if not self.cycles or counts is None else
+                {name: 100.0 * count / self.cycles for name, count in zip(STATE_NAMES, counts)}
                 for counts in self.state_cycles]
 
     def to_json(self):
@@ -196,24 +213,30 @@ class ThreadRun(Rates):
             "sample_period_cycles": self.sample_period_cycles,
             "state_records": len(self.readout.traces["thread_states"]),
             "state_records_dropped": self.state_records_dropped,
-            "samples": len(self.readout.traces["samples"]),
+            "samples": (len(self.readout.traces["samples"])
+                        if self.sample_period_cycles is not None else None),
             "samples_dropped": self.samples_dropped,
             "saturated": list(self.saturated),
             "timeline": self.timeline.to_json(),
         }
 
 
-def instrument_pipeline(pe, *, sample_period=64, state_depth=1024, sample_depth=64,
-                        word_bits=64, **options):
-    """``pe`` with the profiling HMM of :func:`hwgen.instrument.pipeline_probes`.
+def instrument_pipeline(pe, *, probes="default", sample_period=64, state_depth=1024,
+                        sample_depth=64, word_bits=None, **options):
+    """``pe`` with the profiling HMM of :func:`hwgen.instrument.pipeline_probes`, of the preset
+    ``probes`` (``minimal``, ``default`` or ``full``).
 
-    The HMM's port is ``word_bits`` wide: at 64 bits a thread-state record of up to 15 threads is
-    one word, so draining the trace takes one read per record. ``options`` go to
-    :func:`hwgen.instrument.attach`.
+    The HMM's port is ``word_bits`` wide, by default 64 bits, so that a thread-state record of
+    up to 15 threads is one word and draining the trace takes one read per record; ``minimal``
+    takes 32 by default, as the port's read registers are a large part of so small an HMM.
+    ``options`` go to :func:`hwgen.instrument.attach`.
     """
-    probes = pipeline_probes(pe, sample_period=sample_period, state_depth=state_depth,
-                             sample_depth=sample_depth)
-    return attach(pe, probes, word_bits=word_bits, **options)
+    if word_bits is None:
+        word_bits = 32 if probes == "minimal" else 64
+    found = pipeline_probes(pe, probes, sample_period=sample_period, state_depth=state_depth,
+                            sample_depth=sample_depth, platform=options.get("platform"))
+    return attach(pe, found, word_bits=word_bits,
+                  **{**pipeline_attach_options(probes), **options})
 
 
 def run_threads(pe, storage, *, params, host=HostModel(), memory=MemoryModel(), max_cycles=None,
@@ -253,7 +276,7 @@ def run_threads(pe, storage, *, params, host=HostModel(), memory=MemoryModel(), 
     design = pe if isinstance(pe, Instrumented) else instrument_pipeline(pe)
     pe = design.design
     try:
-        for name in ("job", "thread_states", "samples"):
+        for name in ("job", "thread_states"):
             design.layout.trace(name)
     except KeyError:
         raise ValueError("the pipeline's HMM must carry hwgen.instrument.pipeline_probes()") from None

@@ -152,6 +152,51 @@ def test_slow_draining_loses_only_counted_records():
     assert run.readout.traces["samples"] == observer.samples(end, 64)
 
 
+@pytest.mark.parametrize("variant", ["naive", "vector"])
+def test_the_minimal_preset_measures_what_the_observer_saw_with_less_hardware(variant):
+    pe, storage, params = gemm_job(variant)
+    run, observer = profile(pe, storage, params, probes="minimal")
+    readout = run.readout
+    end = readout["cycles"]
+    assert readout.traces["thread_states"] == observer.state_records(end)
+    assert set(readout.traces) == {"job", "thread_states"} and not readout.tables
+    busy = [c for c in observer.cycles if c["busy"]]
+    assert run.cycles == len(busy)
+    # Without state profiles, the cycles per state come from the drained records.
+    assert [list(counts) for counts in run.state_cycles] == [
+        [sum(c["states"][t] == s for c in busy) for s in range(4)] for t in range(pe.threads)]
+    assert (run.ops, run.bytes_read, run.bytes_written) == (
+        sum(c["ops"] for c in busy), sum(c["bytes_read"] for c in busy),
+        sum(c["bytes_written"] for c in busy))
+    # Not measured is not zero.
+    assert run.stall_cycles == (None,) * pe.threads
+    assert run.sample_period_cycles is None and run.samples_dropped is None
+    assert run.to_json()["threads"][0]["stall_cycles"] is None
+
+
+def test_the_minimal_preset_has_no_state_cycles_once_a_record_is_dropped():
+    pe, storage, params = gemm_job("naive", threads=3)
+    run, observer = profile(pe, storage, params, probes="minimal",
+                            host=HostModel(drain_interval_cycles=150), state_depth=16)
+    assert run.state_records_dropped > 0
+    subsequence_with_exact_drops(run.readout.traces["thread_states"],
+                                 observer.state_records(run.readout["cycles"]),
+                                 run.state_records_dropped)
+    assert run.state_cycles == (None,) * 3
+    assert all(value is None for value in run.state_percent()[0].values())
+
+
+def test_the_presets_grow_and_minimal_snapshots_only_the_traces_counts():
+    pe, _, _ = gemm_job("naive")
+    layouts = {p: instrument_pipeline(pe, probes=p).layout for p in ("minimal", "default")}
+    names = {p: {f.name for f in layout.fields} for p, layout in layouts.items()}
+    assert names["minimal"] < names["default"]
+    assert layouts["minimal"].details["snapshot"] == "traces"
+    assert layouts["default"].details["snapshot"] == "all"
+    with pytest.raises(ValueError, match="probes must be one of minimal, default, full"):
+        instrument_pipeline(pe, probes="tiny")
+
+
 def test_run_threads_needs_the_pipeline_profile():
     pe, storage, params = gemm_job("naive")
     with pytest.raises(ValueError, match="pipeline_probes"):
