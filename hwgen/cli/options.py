@@ -134,10 +134,12 @@ def add_system_build_options(parser):
                shown="one PE, no system")
     add_option(group, "--probes", default="default", choices=PROBE_PRESETS,
                metavar="|".join(PROBE_PRESETS),
-               help="what the HMM measures: minimal (busy cycles, bytes and ops at the port), "
-                    "default (also stream counters at the port and every PE's figures), full "
-                    "(also read latency and every state machine and stream inside the PEs); "
-                    "`overhead` prints the cost of each; one PE: minimal or the default HMM")
+               help="what the HMM measures: minimal (busy cycles, bytes and ops at the port; a "
+                    "program: also its thread-state records), default (also stream counters at "
+                    "the port and every PE's figures; a program: also per-thread stall counters, "
+                    "state profiles and samples), full (also read latency and every state "
+                    "machine and stream inside the PEs; a program: also a counter per source "
+                    "line); one PE: minimal or the default HMM")
 
 
 def pes_from_args(args, pe, board):

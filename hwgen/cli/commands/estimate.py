@@ -5,19 +5,16 @@ simulating."""
 import json
 from pathlib import Path
 
-from ...catalog import resolve_board
 from ...errors import HwgenError
 from ...kernels import PESystem
-from ...kernels.pipeline import Pipeline
 from ...model import predict_program, predict_window
 from ...programs import PROGRAMS
 from ...resources.estimate import estimate
-from ...sim import HostModel, instrument_pipeline
-from ...versions import tool_versions
+from ...sim import HostModel
 from ..measured import add_measured_options, measured_design, measured_report
 from ..options import add_memory_options, hmm_label, memory_from_args
-from ..outputs import check_file_option, write_files
-from .run import add_program_options, job_from_args
+from ..outputs import write_files
+from ..programs import job_from_args
 
 __all__ = ["add_options", "run"]
 
@@ -33,44 +30,25 @@ DESCRIPTION = ("Estimate LUT, FF, block RAM and DSP of a window-filter PE or a p
 
 
 def add_options(parser):
-    add_measured_options(parser, what="the estimate", programs=PROGRAMS)
-    add_program_options(parser)
+    add_measured_options(parser, what="the estimate", programs=PROGRAMS, host=True)
     add_memory_options(parser, seeded=None)
-
-
-def _program_design(args):
-    """``(board, job, host, design, name)`` of a program, every option checked first."""
-    check_file_option("--json", args.json)
-    if args.launch_delay < 0:
-        raise HwgenError(f"--launch-delay must be an integer >= 0, not {args.launch_delay}")
-    job = job_from_args(args, args.kernel)
-    board = resolve_board(args.board)
-    pe = Pipeline(job.program)
-    # Attached for the platform the estimate elaborates for, so the HMM is built once.
-    design = (instrument_pipeline(pe, platform=board.elaboration_platform()) if args.instrument
-              else pe)
-    name = f"{job.program.name}_t{job.threads}"
-    return board, job, HostModel(launch_delay_cycles=args.launch_delay), design, name
 
 
 def run(args):
     memory = memory_from_args(args)
+    if args.kernel in PROGRAMS and args.launch_delay < 0:
+        raise HwgenError(f"--launch-delay must be an integer >= 0, not {args.launch_delay}")
+    board, pe, design, name = measured_design(args, synthesis=False)
+    instrumented = design is not pe
+    result = estimate(design, board, name=name)
+    report = measured_report(args, pe, design, result)
     if args.kernel in PROGRAMS:
-        board, job, host, design, name = _program_design(args)
-        instrumented = args.instrument
-        result = estimate(design, board, name=name)
-        prediction = predict_program(job, memory, host)
-        report = {"tool_versions": tool_versions(), "program": args.kernel,
-                  "parameters": job.parameters(), "instrumented": instrumented,
-                  "measured": hmm_label(instrumented), **result.to_json(),
-                  "host": {"launch_delay_cycles": host.launch_delay_cycles}}
+        host = HostModel(launch_delay_cycles=args.launch_delay)
+        prediction = predict_program(job_from_args(args, args.kernel), memory, host)
+        report["host"] = {"launch_delay_cycles": host.launch_delay_cycles}
     else:
-        board, pe, design, name = measured_design(args, synthesis=False)
-        instrumented = design is not pe
-        result = estimate(design, board, name=name)
         # The cycle model predicts one PE; a system's shared port is not modelled.
         prediction = None if isinstance(pe, PESystem) else predict_window(pe, memory)
-        report = measured_report(args, pe, design, result)
     if args.json:
         report.update(cycles=None, ops_per_cycle=None, bytes_per_cycle=None, prediction=None,
                       memory=memory.to_json())

@@ -3,7 +3,8 @@
 import json
 from pathlib import Path
 
-from ..measured import add_measured_options, measured_design
+from ..measured import add_measured_options, measured_design, measured_parameters
+from ...programs import PROGRAMS
 from ..options import add_option, hmm_label
 from ..outputs import write_files
 from ..report import add_report_option, check_report_option, report_file
@@ -13,8 +14,9 @@ from .synth import unknown_cells_note
 __all__ = ["add_options", "run"]
 
 NAME = "overhead"
-HELP = "synthesize a kernel bare and with its HMM and compare"
-DESCRIPTION = ("Synthesize a window-filter PE, or with --pes a system of PEs, bare and with "
+HELP = "synthesize a kernel or program bare and with its HMM and compare"
+DESCRIPTION = ("Synthesize a window-filter PE, with --pes a system of PEs, or a pipeline "
+               "program's pipeline, bare and with "
                "its hardware measurement module of --probes (as `build` writes it), and print "
                "LUT, FF, block RAM, memory bits and Fmax of both with the overhead in units and "
                "percent.")
@@ -22,7 +24,7 @@ DESCRIPTION = ("Synthesize a window-filter PE, or with --pes a system of PEs, ba
 
 def add_options(parser):
     add_measured_options(parser, what="the comparison", instrument=False,
-                         quiet="no progress, only the comparison")
+                         quiet="no progress, only the comparison", programs=PROGRAMS)
     add_option(parser, "--seeds", type=int, default=3, metavar="N",
                help="place-and-route seeds for Fmax, median reported")
     add_report_option(parser)
@@ -33,7 +35,8 @@ def run(args):
     board, pe, _, name = measured_design(args, synthesis=True)
     result = measure_overhead(pe, board, seeds=args.seeds, progress=not args.quiet,
                               probes=args.probes)
-    report = {"kernel": args.kernel, "design": name, "parameters": pe.parameters(),
+    what = "program" if args.kernel in PROGRAMS else "kernel"
+    report = {what: args.kernel, "design": name, "parameters": measured_parameters(args, pe),
               "probes": args.probes, **result.to_json()}
     files = report_file(args, report, args.json or "this hwgen overhead run")
     if args.json:

@@ -24,7 +24,7 @@ from ..options import (add_json_option, add_kernel_options, add_memory_options, 
 from ..outputs import check_file_option, write_files
 from ...report import document, report_html
 from ...versions import tool_versions
-from .run import add_program_options, job_from_args
+from ..programs import add_program_options, job_from_args
 from .sim import model_check
 
 __all__ = ["add_options", "run"]

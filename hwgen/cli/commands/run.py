@@ -6,6 +6,7 @@ import time
 from pathlib import Path
 
 from ...kernels.pipeline import Pipeline
+from ...instrument import PROBE_PRESETS
 from ...sim import STATE_NAMES, HostModel, instrument_pipeline, run_threads
 
 from ...errors import HwgenError, SuspectMeasurement
@@ -14,14 +15,15 @@ from ..options import (add_engine_option, add_json_option, add_memory_options, a
                        add_output_option, add_quiet_option, engine_from_args, engine_line,
                        memory_from_args)
 from ..outputs import check_file_option, staged_file, write_files
+from ..programs import add_program_options, job_from_args
 from ..report import add_report_option, check_report_option, report_file
 from ...progress import Progress
-from ...programs import PROGRAMS, GemmJob, PiJob
+from ...programs import PROGRAMS, PiJob
 from ...traces.timeline import Timeline
 from ..traces import add_drain_option, add_trace_options, check_trace_options, trace_files
 from ...versions import tool_versions
 
-__all__ = ["add_options", "add_program_options", "job_from_args", "run"]
+__all__ = ["add_options", "run"]
 
 NAME = "run"
 HELP = "run a multithreaded-pipeline program, profile its threads, export traces"
@@ -37,6 +39,12 @@ def add_options(parser):
     parser.add_argument("program", metavar="PROGRAM", help=f"one of: {', '.join(PROGRAMS)}")
     add_program_options(parser)
     profile = parser.add_argument_group("profile")
+    add_option(profile, "--probes", default="default", choices=PROBE_PRESETS,
+               metavar="|".join(PROBE_PRESETS),
+               help="what the HMM measures: minimal (the thread-state records, cycles, ops and "
+                    "bytes: the least hardware), default (also per-thread stall counters, state "
+                    "profiles, samples, and every stream and state machine), full (also a "
+                    "counter per source line)")
     add_option(profile, "--sample-period", type=int, default=64, metavar="P",
                help="cycles between samples of stall cycles, ops and bytes")
     add_option(profile, "--trace-depth", type=int, default=1024, metavar="RECORDS",
@@ -50,59 +58,6 @@ def add_options(parser):
     add_memory_options(parser, seeded="gemm's random matrices")
     add_engine_option(parser)
     add_quiet_option(parser, "print nothing on success, show no progress")
-
-
-def add_program_options(parser):
-    """The options of a program's job (read by :func:`job_from_args`) and its host."""
-    gemm, pi = GemmJob.options, PiJob.options
-    group = parser.add_argument_group("program options")
-    add_option(group, "--variant", default=None, metavar="V",
-               help=f"gemm: {'|'.join(GemmJob.variants)}; pi: {'|'.join(PiJob.variants)}",
-               shown=f"gemm {gemm['variant']['default']}, pi {pi['variant']['default']}")
-    add_option(group, "--threads", type=int, default=gemm["threads"]["default"], metavar="T",
-               help="hardware threads")
-    size = group.add_mutually_exclusive_group()
-    add_option(size, "--dim", type=int, default=None, metavar="N", help="gemm: matrix size",
-               shown=gemm["dim"]["default"])
-    add_option(size, "--steps", type=int, default=None, metavar="S",
-               help="pi: steps of the series", shown=pi["steps"]["default"])
-    add_option(group, "--lanes", type=int, default=gemm["lanes"]["default"], metavar="V",
-               help="gemm vector/blocked: elements per vector request")
-    add_option(group, "--element-bits", type=int, default=gemm["element_bits"]["default"],
-               metavar="B", help="gemm: bits per matrix element")
-    add_option(group, "--frac-bits", type=int, default=None, metavar="F",
-               help="fixed-point fraction bits",
-               shown=f"gemm {gemm['frac_bits']['default']} = integers, pi "
-                     f"{pi['frac_bits']['default']}")
-    add_option(group, "--launch-delay", type=int, default=HostModel().launch_delay_cycles,
-               metavar="CYCLES", help="host cycles to start one thread")
-
-
-def job_from_args(args, program=None):
-    """The job (program, data and numpy model) the options describe, of ``program`` (default
-    the PROGRAM argument)."""
-    program = args.program if program is None else program
-    if program not in PROGRAMS:
-        raise HwgenError(f"PROGRAM must be one of {', '.join(PROGRAMS)}, not {program!r}")
-    if program == "gemm":
-        if args.steps is not None:
-            raise HwgenError("--steps applies to pi; gemm takes --dim")
-        defaults = GemmJob.options
-        return GemmJob(args.variant or defaults["variant"]["default"],
-                       dim=defaults["dim"]["default"] if args.dim is None else args.dim,
-                       threads=args.threads, element_bits=args.element_bits,
-                       frac_bits=(defaults["frac_bits"]["default"] if args.frac_bits is None
-                                  else args.frac_bits),
-                       lanes=args.lanes, seed=getattr(args, "seed", 0))
-    if args.dim is not None:
-        raise HwgenError("--dim applies to gemm; pi takes --steps")
-    if args.variant not in (None, *PiJob.variants):
-        raise HwgenError(f"--variant of pi must be {PiJob.variants[0]}, not {args.variant!r}")
-    defaults = PiJob.options
-    return PiJob(steps=defaults["steps"]["default"] if args.steps is None else args.steps,
-                 threads=args.threads,
-                 frac_bits=(defaults["frac_bits"]["default"] if args.frac_bits is None
-                            else args.frac_bits))
 
 
 def _host_from_args(args):
@@ -121,8 +76,8 @@ def _profiled(job, args):
     depth = args.trace_depth
     if depth < 1 or depth & (depth - 1):
         raise HwgenError(f"--trace-depth must be a power of two, not {depth}")
-    return instrument_pipeline(Pipeline(job.program), sample_period=args.sample_period,
-                               state_depth=depth)
+    return instrument_pipeline(Pipeline(job.program), probes=args.probes,
+                               sample_period=args.sample_period, state_depth=depth)
 
 
 def _simulate(job, design, memory, host, vcd, quiet, engine):
@@ -208,18 +163,22 @@ def summary(job, result, memory, matches, storage, elapsed):
     for thread, percent in enumerate(result.state_percent()):
         lines.append(f"  {thread:6}  {result.launch_cycles[thread]:6}  "
                      + "  ".join(f"{figure(percent[name], '.1f'):>10}" for name in STATE_NAMES)
-                     + f"  {result.stall_cycles[thread]:12}")
+                     + f"  {figure(result.stall_cycles[thread], 'd'):>12}")
     readout = result.readout
+    samples = ("no samples" if result.sample_period_cycles is None else
+               f"{len(readout.traces['samples'])} samples every {result.sample_period_cycles} "
+               f"cycles")
     lines.append(
         f"  measured by the HMM: {len(readout.traces['thread_states'])} thread-state records, "
-        f"{len(readout.traces['samples'])} samples every {result.sample_period_cycles} cycles; "
-        f"traces count clock cycles from the HMM's start, the job ran in cycles "
+        f"{samples}; traces count clock cycles from the HMM's start, the job ran in cycles "
         f"{result.job_start_cycle}..{result.job_start_cycle + result.cycles - 1}")
     if result.state_records_dropped or result.samples_dropped:
+        profiled = "thread_state.thread0" in readout.tables
         lines.append(f"  DROPPED by the HMM (the host drained too slowly): "
                      f"{result.state_records_dropped} thread-state records, "
-                     f"{result.samples_dropped} samples; the state percentages miss those "
-                     f"changes")
+                     f"{figure(result.samples_dropped, 'd')} samples; the timeline misses those "
+                     f"changes" + ("" if profiled else " and the state percentages are n/a "
+                                   "(--probes minimal has no state profiles)"))
     if result.saturated:
         lines.append(f"  SATURATED (lower bounds): {', '.join(result.saturated)}")
     lines.append(f"  {engine_line(result.engine, elapsed, result.cycles)}")

@@ -4,6 +4,7 @@ import json
 from pathlib import Path
 
 from ..measured import add_measured_options, measured_design, measured_report
+from ...programs import PROGRAMS
 from ..options import add_option, hmm_label
 from ..outputs import write_files
 from ...resources.synth import DEFAULT_TARGET_MHZ, synthesize
@@ -11,8 +12,9 @@ from ...resources.synth import DEFAULT_TARGET_MHZ, synthesize
 __all__ = ["add_options", "run", "unknown_cells_note"]
 
 NAME = "synth"
-HELP = "synthesize a kernel and measure its resources and Fmax"
-DESCRIPTION = ("Synthesize a window-filter PE as `build` writes it (with its hardware "
+HELP = "synthesize a kernel or program and measure its resources and Fmax"
+DESCRIPTION = ("Synthesize a window-filter PE as `build` writes it, or a pipeline program's "
+               "pipeline as `run` simulates it (with its hardware "
                "measurement module unless --no-instrument) with Yosys for a board's family "
                "and report LUT, FF, block RAM, DSP and carry cells; on ECP5 and iCE40 also "
                "place and route it out of context with nextpnr and report Fmax over several "
@@ -20,7 +22,8 @@ DESCRIPTION = ("Synthesize a window-filter PE as `build` writes it (with its har
 
 
 def add_options(parser):
-    add_measured_options(parser, what="the result", quiet="no progress and no summary")
+    add_measured_options(parser, what="the result", quiet="no progress and no summary",
+                         programs=PROGRAMS)
     add_option(parser, "--seeds", type=int, default=3, metavar="N",
                help="place-and-route seeds; Fmax is their median")
     add_option(parser, "--target-mhz", type=float, default=None, metavar="MHZ",
