@@ -141,13 +141,13 @@ def cost_rows(boards, quiet):
 
 def print_table(rows, boards, markdown):
     first, others = boards[0], boards[1:]
-    columns = ["probe", "values", "registers", "RAM bits", f"LUT ({first.name})",
-               f"FF ({first.name})", f"{first.resources.bram_kind.split()[0]} ({first.name})"]
+    columns = ["probe", "value bits", "registers", "RAM bits", f"LUT ({first.name})",
+               f"FF ({first.name})", f"block RAM ({first.name})"]
     if first.family == "ecp5":
         columns.append(f"LUT RAM bits ({first.name})")
     for board in others:
         columns += [f"LUT ({board.name})", f"FF ({board.name})",
-                    f"{board.resources.bram_kind.split()[0]} ({board.name})"]
+                    f"block RAM ({board.name})"]
     lines = []
     for name, by_board in rows:
         f = by_board[first.name]
