@@ -26,6 +26,7 @@ import time
 
 from amaranth.hdl import Module
 from amaranth.lib import wiring
+from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 from tqdm import tqdm
 
@@ -98,11 +99,38 @@ def bits_of(design):
     return design.layout.snapshot_bits, block + distributed
 
 
-def measure(probes, board):
-    """Bits and synthesis figures of the reference design with ``probes`` (``None``: bare)."""
+class RecordMemory(wiring.Component):
+    """The records of a trace alone: a RAM with one write port and one synchronous read port,
+    as a trace buffer has (:class:`~hwgen.instrument.trace_buffer.TraceBuffer`)."""
+
+    def __init__(self, width, depth):
+        self._width, self._depth = width, depth
+        super().__init__({"we": In(1), "waddr": In(range(depth)), "wdata": In(width),
+                          "raddr": In(range(depth)), "rdata": Out(width)})
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.records = records = Memory(shape=self._width, depth=self._depth, init=[])
+        wr, rd = records.write_port(), records.read_port()
+        m.d.comb += [wr.en.eq(self.we), wr.addr.eq(self.waddr), wr.data.eq(self.wdata),
+                     rd.addr.eq(self.raddr), self.rdata.eq(rd.data)]
+        return m
+
+
+#: The RAM of the 1024-deep trace row's records (timestamp, trigger, payload), for comparison.
+MEMORY_ROW = ("for comparison: the 1024-deep trace's RAM alone (1024 x 65 bits), no HMM", 65, 1024)
+
+
+def _instrumented(probes):
+    """The reference design with an HMM of ``probes`` and its ``(value bits, RAM bits)``."""
     ref = Reference()
-    design = ref if probes is None else attach(ref, probes(ref), fsms=False, streams=False)
-    values, ram = (0, 0) if probes is None else bits_of(design)
+    design = attach(ref, probes(ref), fsms=False, streams=False)
+    return design, bits_of(design)
+
+
+def measure(make, board):
+    """Bits and synthesis figures of the design ``make()`` returns with its bits."""
+    design, (values, ram) = make()
     result = synthesize(design, board, fmax=False)
     return {"values": values, "ram": ram, "lut": result.lut, "ff": result.ff,
             "bram": result.bram, "dpr_bits": result.cells.get("TRELLIS_DPR16X4", 0) * DPR16X4_BITS,
@@ -115,18 +143,22 @@ def difference(a, b):
 
 def cost_rows(boards, quiet):
     """``[(row name, {board: figures})]``, the base row first; and the synthesis runs."""
-    jobs = [("bare", None), ("base", lambda d: [])]
+    memory_name, width, depth = MEMORY_ROW
+    jobs = [("bare", lambda: (Reference(), (0, 0))),
+            ("base", lambda: _instrumented(lambda d: [])),
+            (memory_name, lambda: (RecordMemory(width, depth), (0, width * depth)))]
     for name, probes, baseline in ROWS:
         if baseline is not None:
-            jobs.append((f"{name} baseline", baseline))
-            jobs.append((name, lambda d, p=probes, b=baseline: [*b(d), *p(d)]))
+            jobs.append((f"{name} baseline", lambda b=baseline: _instrumented(b)))
+            jobs.append((name, lambda p=probes, b=baseline:
+                         _instrumented(lambda d: [*b(d), *p(d)])))
         else:
-            jobs.append((name, probes))
+            jobs.append((name, lambda p=probes: _instrumented(p)))
     figures = {}
     progress = tqdm(total=len(jobs) * len(boards), desc="synthesis", disable=quiet)
     for board in boards:
-        for name, probes in jobs:
-            figures[name, board.name] = measure(probes, board)
+        for name, make in jobs:
+            figures[name, board.name] = measure(make, board)
             progress.update()
     progress.close()
     rows = [("HMM without probes (`cycles`, control, readout)",
@@ -136,6 +168,7 @@ def cost_rows(boards, quiet):
         below = f"{name} baseline" if baseline is not None else "base"
         rows.append((name, {b.name: difference(figures[name, b.name], figures[below, b.name])
                             for b in boards}))
+    rows.append((memory_name, {b.name: figures[memory_name, b.name] for b in boards}))
     return rows, list(figures.values())
 
 
