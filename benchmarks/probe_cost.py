@@ -3,8 +3,9 @@
 Every probe is attached alone (``attach(design, [probe], fsms=False, streams=False)``) to the
 same small reference design, whose probed signals are its top-level inputs, and synthesized with
 Yosys (no place and route); the HMM without any probe (cycle counter, control, readout) is
-subtracted, and that base row is the HMM without probes minus the bare design. Bits come from
-the HMM's layout and its memories:
+subtracted (the sampler's row subtracts an HMM with the three counters it samples), and the
+base row is the HMM without probes minus the bare design. Bits come from the HMM's layout and
+its memories:
 
 values
     Bits of the values the probe adds to the snapshot: every count with its overflow flag, and
@@ -16,6 +17,10 @@ registers
 RAM bits
     Depth times width of the memories it adds: tables of counts (profiles, histogram bins),
     trace records, a latency histogram's timestamp queue.
+
+Block RAM counts the board's blocks (ECP5 DP16KD, Xilinx RAMB18 halves); LUT RAM bits (ECP5
+only) are the TRELLIS_DPR16X4 cells of 16 x 4 bits the tables occupy. A last row synthesizes the
+RAM of a trace's records alone, without the HMM, for comparison.
 
     python benchmarks/probe_cost.py [--boards ulx3s-85f,arty-a7-100t] [--markdown] [-q]
 """
