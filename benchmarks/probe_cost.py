@@ -3,8 +3,8 @@
 Every probe is attached alone (``attach(design, [probe], fsms=False, streams=False)``) to the
 same small reference design, whose probed signals are its top-level inputs, and synthesized with
 Yosys (no place and route); the HMM without any probe (cycle counter, control, readout) is
-subtracted (the sampler's row subtracts an HMM with the three counters it samples), and the
-base row is the HMM without probes minus the bare design. Bits come from the HMM's layout and
+subtracted (the sampler's row subtracts an HMM with the three counters it samples besides
+``cycles``), and the base row is the HMM without probes minus the bare design. Bits come from the HMM's layout and
 its memories:
 
 values
