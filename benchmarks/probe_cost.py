@@ -4,8 +4,8 @@ Every probe is attached alone (``attach(design, [probe], fsms=False, streams=Fal
 same small reference design, whose probed signals are its top-level inputs, and synthesized with
 Yosys (no place and route); the HMM without any probe (cycle counter, control, readout) is
 subtracted (the sampler's row subtracts an HMM with the three counters it samples besides
-``cycles``), and the base row is the HMM without probes minus the bare design. Bits come from the HMM's layout and
-its memories:
+``cycles``), and the base row is the HMM without probes minus the bare design. Bits come from
+the HMM's layout and its memories:
 
 values
     Bits of the values the probe adds to the snapshot: every count with its overflow flag, and
@@ -37,6 +37,7 @@ from tqdm import tqdm
 
 from hwgen._amaranth import elaborate, subfragments
 from hwgen.catalog import resolve_board
+from hwgen.errors import HwgenError
 from hwgen.instrument import attach
 from hwgen.instrument.probe import (Accumulate, Count, Histogram, Latency, Profile, Sampler,
                                     Stream, ThreadStates, Trace)
@@ -216,7 +217,11 @@ def main(argv=None):
     parser.add_argument("--markdown", action="store_true", help="print a Markdown table")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
-    boards = [resolve_board(name) for name in args.boards.split(",")]
+    try:
+        boards = [resolve_board(name) for name in args.boards.split(",")]
+    except HwgenError as error:
+        print(f"probe_cost: error: {error}", file=sys.stderr)
+        return 2
     started = time.perf_counter()
     rows, runs = cost_rows(boards, args.quiet)
     print_table(rows, boards, args.markdown)
