@@ -92,7 +92,8 @@ ROWS = [
      lambda d: [Trace("trace", {"event": d.event}, {"payload": d.payload}, depth=1024)], None),
     ("sampler of 4 counters, depth 256 (`Sampler`)",
      lambda d: [Sampler("sampler", ["cycles", "c0", "c1", "c2"], period=256, depth=256)],
-     lambda d: [Count(f"c{i}", d.event) for i in range(3)]),
+     # Distinct events: Yosys would merge counters of the same one.
+     lambda d: [Count(f"c{i}", e) for i, e in enumerate((d.event, d.valid, d.ready))]),
     ("thread states, 8 threads, depth 256 (`ThreadStates`)",
      lambda d: [ThreadStates("threads", d.threads, threads=8, depth=256)], None),
 ]
