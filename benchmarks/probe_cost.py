@@ -1,0 +1,237 @@
+"""What each kind of HMM probe costs on its own: storage bits, LUT, FF and RAM.
+
+Every probe is attached alone (``attach(design, [probe], fsms=False, streams=False)``) to the
+same small reference design, whose probed signals are its top-level inputs, and synthesized with
+Yosys (no place and route); the HMM without any probe (cycle counter, control, readout) is
+subtracted (the sampler's row subtracts an HMM with the three counters it samples besides
+``cycles``), and the base row is the HMM without probes minus the bare design. Bits come from
+the HMM's layout and its memories:
+
+values
+    Bits of the values the probe adds to the snapshot: every count with its overflow flag, and
+    plain values (a histogram's minimum and maximum, a trace's ``written`` index).
+registers
+    Twice the values: each value is held once where it counts and once in the snapshot register
+    the host reads. The flip-flops a probe needs at least; sampling its inputs and pipelining
+    add more.
+RAM bits
+    Depth times width of the memories it adds: tables of counts (profiles, histogram bins),
+    trace records, a latency histogram's timestamp queue.
+
+Block RAM counts the board's blocks (ECP5 DP16KD, Xilinx RAMB18 halves); LUT RAM bits (ECP5
+only) are the TRELLIS_DPR16X4 cells of 16 x 4 bits the tables occupy. A last row synthesizes the
+RAM of a trace's records alone, without the HMM, for comparison.
+
+    python benchmarks/probe_cost.py [--boards ulx3s-85f,arty-a7-100t] [--markdown] [-q]
+"""
+
+import argparse
+import sys
+import time
+
+from amaranth.hdl import Module
+from amaranth.lib import wiring
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+from tqdm import tqdm
+
+from hwgen._amaranth import elaborate, subfragments
+from hwgen.catalog import resolve_board
+from hwgen.errors import HwgenError
+from hwgen.instrument import attach
+from hwgen.instrument.probe import (Accumulate, Count, Histogram, Latency, Profile, Sampler,
+                                    Stream, ThreadStates, Trace)
+from hwgen.resources.synth import synthesize
+
+from hmm_cost import storage_bits
+
+#: Bits of one ECP5 distributed RAM cell (TRELLIS_DPR16X4: 16 words of 4 bits).
+DPR16X4_BITS = 64
+
+
+class Reference(wiring.Component):
+    """The design the probes watch: inputs only, and one register so that it is not empty."""
+
+    def __init__(self):
+        super().__init__({
+            "event": In(1), "value": In(16), "valid": In(1), "ready": In(1), "state": In(4),
+            "payload": In(32), "request": In(1), "response": In(1), "threads": In(16),
+            "seen": Out(1),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        m.d.sync += self.seen.eq(self.event)
+        return m
+
+
+def _states(n):
+    return [f"S{i}" for i in range(n)]
+
+
+#: (row, probes measured, probes in the row's baseline too). Each is a function of the design.
+ROWS = [
+    ("event counter (`Count`, 1 event)", lambda d: [Count("count", d.event)], None),
+    ("accumulator of a 16-bit value (`Accumulate`)",
+     lambda d: [Accumulate("sum", (d.value, d.valid))], None),
+    ("stream: transferring, blocking, idle (`Stream`)",
+     lambda d: [Stream("stream", d.valid, d.ready)], None),
+    ("state profile, 4 states (`Profile`)",
+     lambda d: [Profile("fsm", d.state[:2], _states(4))], None),
+    ("state profile, 16 states (`Profile`)",
+     lambda d: [Profile("fsm", d.state, _states(16))], None),
+    ("histogram, 16 bins + overflow (`Histogram`)",
+     lambda d: [Histogram("hist", d.value, d.valid, bins=16)], None),
+    ("histogram, 128 bins + overflow (`Histogram`)",
+     lambda d: [Histogram("hist", d.value, d.valid, bins=128)], None),
+    ("latency histogram, 16 outstanding, 32 bins (`Latency`)",
+     lambda d: [Latency("latency", d.request, d.response, depth=16, bins=32)], None),
+    ("trace, depth 64, 32-bit payload (`Trace`)",
+     lambda d: [Trace("trace", {"event": d.event}, {"payload": d.payload}, depth=64)], None),
+    ("trace, depth 1024, 32-bit payload (`Trace`)",
+     lambda d: [Trace("trace", {"event": d.event}, {"payload": d.payload}, depth=1024)], None),
+    ("sampler of 4 counters, depth 256 (`Sampler`)",
+     lambda d: [Sampler("sampler", ["cycles", "c0", "c1", "c2"], period=256, depth=256)],
+     # Distinct events: Yosys would merge counters of the same one.
+     lambda d: [Count(f"c{i}", e) for i, e in enumerate((d.event, d.valid, d.ready))]),
+    ("thread states, 8 threads, depth 256 (`ThreadStates`)",
+     lambda d: [ThreadStates("threads", d.threads, threads=8, depth=256)], None),
+]
+
+
+def bits_of(design):
+    """``(value bits, RAM bits)`` of an instrumented design's HMM."""
+    hmm = {name: sub for sub, name in subfragments(elaborate(design, None))}["hmm"]
+    _, block, distributed = storage_bits(hmm)
+    return design.layout.snapshot_bits, block + distributed
+
+
+class RecordMemory(wiring.Component):
+    """The records of a trace alone: a RAM with one write port and one synchronous read port,
+    as a trace buffer has (:class:`~hwgen.instrument.trace_buffer.TraceBuffer`)."""
+
+    def __init__(self, width, depth):
+        self._width, self._depth = width, depth
+        super().__init__({"we": In(1), "waddr": In(range(depth)), "wdata": In(width),
+                          "raddr": In(range(depth)), "rdata": Out(width)})
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.records = records = Memory(shape=self._width, depth=self._depth, init=[])
+        wr, rd = records.write_port(), records.read_port()
+        m.d.comb += [wr.en.eq(self.we), wr.addr.eq(self.waddr), wr.data.eq(self.wdata),
+                     rd.addr.eq(self.raddr), self.rdata.eq(rd.data)]
+        return m
+
+
+#: The RAM of the 1024-deep trace row's records (timestamp, trigger, payload), for comparison.
+MEMORY_ROW = ("for comparison: the 1024-deep trace's RAM alone (1024 x 65 bits), no HMM", 65, 1024)
+
+
+def _instrumented(probes):
+    """The reference design with an HMM of ``probes`` and its ``(value bits, RAM bits)``."""
+    ref = Reference()
+    design = attach(ref, probes(ref), fsms=False, streams=False)
+    return design, bits_of(design)
+
+
+def measure(make, board):
+    """Bits and synthesis figures of the design ``make()`` returns with its bits."""
+    design, (values, ram) = make()
+    result = synthesize(design, board, fmax=False)
+    return {"values": values, "ram": ram, "lut": result.lut, "ff": result.ff,
+            "bram": result.bram, "dpr_bits": result.cells.get("TRELLIS_DPR16X4", 0) * DPR16X4_BITS,
+            "cached": result.cached, "synth_seconds": result.synth_seconds}
+
+
+def difference(a, b):
+    return {key: a[key] - b[key] for key in ("values", "ram", "lut", "ff", "bram", "dpr_bits")}
+
+
+def cost_rows(boards, quiet):
+    """``[(row name, {board: figures})]``, the base row first; and the synthesis runs."""
+    memory_name, width, depth = MEMORY_ROW
+    jobs = [("bare", lambda: (Reference(), (0, 0))),
+            ("base", lambda: _instrumented(lambda d: [])),
+            (memory_name, lambda: (RecordMemory(width, depth), (0, width * depth)))]
+    for name, probes, baseline in ROWS:
+        if baseline is not None:
+            jobs.append((f"{name} baseline", lambda b=baseline: _instrumented(b)))
+            jobs.append((name, lambda p=probes, b=baseline:
+                         _instrumented(lambda d: [*b(d), *p(d)])))
+        else:
+            jobs.append((name, lambda p=probes: _instrumented(p)))
+    figures = {}
+    progress = tqdm(total=len(jobs) * len(boards), desc="synthesis", disable=quiet)
+    for board in boards:
+        for name, make in jobs:
+            figures[name, board.name] = measure(make, board)
+            progress.update()
+    progress.close()
+    rows = [("HMM without probes (`cycles`, control, readout)",
+             {b.name: difference(figures["base", b.name], figures["bare", b.name])
+              for b in boards})]
+    for name, _, baseline in ROWS:
+        below = f"{name} baseline" if baseline is not None else "base"
+        rows.append((name, {b.name: difference(figures[name, b.name], figures[below, b.name])
+                            for b in boards}))
+    rows.append((memory_name, {b.name: figures[memory_name, b.name] for b in boards}))
+    return rows, list(figures.values())
+
+
+def print_table(rows, boards, markdown):
+    first, others = boards[0], boards[1:]
+    columns = ["probe", "value bits", "registers", "RAM bits", f"LUT ({first.name})",
+               f"FF ({first.name})", f"block RAM ({first.name})"]
+    if first.family == "ecp5":
+        columns.append(f"LUT RAM bits ({first.name})")
+    for board in others:
+        columns += [f"LUT ({board.name})", f"FF ({board.name})",
+                    f"block RAM ({board.name})"]
+    lines = []
+    for name, by_board in rows:
+        f = by_board[first.name]
+        cells = [name, f["values"], 2 * f["values"], f["ram"], f["lut"], f["ff"], f["bram"]]
+        if first.family == "ecp5":
+            cells.append(f["dpr_bits"])
+        for board in others:
+            g = by_board[board.name]
+            cells += [g["lut"], g["ff"], g["bram"]]
+        lines.append([c if isinstance(c, str) else f"{c:,}" for c in cells])
+    if markdown:
+        print("| " + " | ".join(columns) + " |")
+        print("|" + "---|" * len(columns))
+        for cells in lines:
+            print("| " + " | ".join(cells) + " |")
+        return
+    widths = [max(len(str(c)) for c in column) for column in zip(columns, *lines)]
+    for cells in [columns, *lines]:
+        print("  ".join(str(c).rjust(w) if i else str(c).ljust(w)
+                        for i, (c, w) in enumerate(zip(cells, widths))))
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--boards", default="ulx3s-85f",
+                        help="comma-separated boards; the first gives the main columns "
+                             "(default: %(default)s)")
+    parser.add_argument("--markdown", action="store_true", help="print a Markdown table")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    args = parser.parse_args(argv)
+    try:
+        boards = [resolve_board(name) for name in args.boards.split(",")]
+    except HwgenError as error:
+        print(f"probe_cost: error: {error}", file=sys.stderr)
+        return 2
+    started = time.perf_counter()
+    rows, runs = cost_rows(boards, args.quiet)
+    print_table(rows, boards, args.markdown)
+    fresh = [run["synth_seconds"] for run in runs if not run["cached"]]
+    print(f"\n{len(runs)} syntheses ({len(runs) - len(fresh)} from the cache), "
+          f"{time.perf_counter() - started:.0f} s in all"
+          + (f"; Yosys {sum(fresh):.0f} s" if fresh else ""), file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

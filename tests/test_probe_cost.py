@@ -1,0 +1,57 @@
+# amaranth: UnusedElaboratable=no
+"""The bits benchmarks/probe_cost.py reports for each probe are the closed forms of its layout."""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+from probe_cost import ROWS, Reference, attach, bits_of  # noqa: E402
+
+W = 32          # the HMM's default counter_bits
+COUNT = W + 1   # a count and its overflow flag
+
+# (value bits, RAM bits) each row's probe adds, from the parts' documented layouts: a histogram
+# of a v-bit value keeps count, a sum of W + v bits (each with its flag), min and max, and a
+# table of bins + 1 counts; a trace keeps `written` (log2(depth) + 1 bits) and `dropped`, and
+# depth records of a W-bit timestamp, one bit per trigger and the payload.
+EXPECTED = {
+    "event counter (`Count`, 1 event)": (COUNT, 0),
+    "accumulator of a 16-bit value (`Accumulate`)": (COUNT, 0),
+    "stream: transferring, blocking, idle (`Stream`)": (3 * COUNT, 0),
+    "state profile, 4 states (`Profile`)": (0, 4 * COUNT),
+    "state profile, 16 states (`Profile`)": (0, 16 * COUNT),
+    "histogram, 16 bins + overflow (`Histogram`)": (COUNT + W + 16 + 1 + 2 * 16, 17 * COUNT),
+    "histogram, 128 bins + overflow (`Histogram`)": (COUNT + W + 16 + 1 + 2 * 16, 129 * COUNT),
+    # A histogram of 16-bit latencies, wait cycles, untracked responses; 16 queued timestamps.
+    "latency histogram, 16 outstanding, 32 bins (`Latency`)":
+        (COUNT + W + 16 + 1 + 2 * 16 + 2 * COUNT, 33 * COUNT + 16 * 16),
+    "trace, depth 64, 32-bit payload (`Trace`)": (7 + COUNT, 64 * (W + 1 + 32)),
+    "trace, depth 1024, 32-bit payload (`Trace`)": (11 + COUNT, 1024 * (W + 1 + 32)),
+    # Records of four counts with their flags.
+    "sampler of 4 counters, depth 256 (`Sampler`)": (9 + COUNT, 256 * (W + 1 + 4 * COUNT)),
+    # Records of eight 2-bit states.
+    "thread states, 8 threads, depth 256 (`ThreadStates`)": (9 + COUNT, 256 * (W + 1 + 16)),
+}
+
+
+def _bits(probes):
+    design = Reference()
+    return bits_of(attach(design, probes(design), fsms=False, streams=False))
+
+
+def test_every_row_has_a_closed_form():
+    assert [name for name, _, _ in ROWS] == list(EXPECTED)
+
+
+@pytest.mark.parametrize("name, probes, baseline", ROWS, ids=[name for name, _, _ in ROWS])
+def test_probe_bits_match_the_closed_form(name, probes, baseline):
+    baseline = baseline or (lambda d: [])
+    with_probe = _bits(lambda d: [*baseline(d), *probes(d)])
+    without = _bits(baseline)
+    assert tuple(a - b for a, b in zip(with_probe, without)) == EXPECTED[name]
+
+
+def test_hmm_without_probes_keeps_the_cycle_count_alone():
+    assert _bits(lambda d: []) == (COUNT, 0)
