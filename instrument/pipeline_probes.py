@@ -26,11 +26,11 @@ every state machine and counters for every stream it finds. The other presets
 (:data:`~hwgen.instrument.system_probes.PROBE_PRESETS`):
 
 ``minimal``
-    What the profiler of "Nymble-MT" records, for the least hardware: ``thread_states``,
-    ``job`` and the totals ``busy_cycles``, ``bytes_read``, ``bytes_written`` and ``ops``; no
-    state machine or stream is profiled (:func:`pipeline_attach_options`) and the snapshot
-    copies the traces' counts alone. A host that drains ``thread_states`` in time has every
-    thread's state in every cycle, so the cycles per state follow from the records.
+    What the profiler of "Nymble-MT" records, for the least hardware: ``thread_states`` and
+    ``job``; no state machine or stream is profiled (:func:`pipeline_attach_options`) and the
+    snapshot copies the traces' counts alone. A host that drains ``thread_states`` in time has
+    every thread's state in every cycle, so the cycles per state follow from the records, and
+    the job's cycles from its start and end; ops and bytes are not counted.
 ``full``
     ``default`` and a counter per source line of the pipeline
     (:func:`~hwgen.instrument.line_probes`), as ``hwgen profile --hmm`` counts them.
@@ -80,10 +80,10 @@ def pipeline_probes(pe, preset="default", *, sample_period=64, state_depth=1024,
     _power_of_two("sample_depth", sample_depth)
     stall = Value.cast(pe.stall)
     threads = len(stall)
-    ops = Accumulate("ops", (pe.ops_performed, Const(1, 1)))
     recorder = ThreadStates("thread_states", pe.thread_state, threads=threads, depth=state_depth)
     if preset == "minimal":
-        return [*traffic_probes(pe), ops, job_probe(pe), recorder]
+        return [job_probe(pe), recorder]
+    ops = Accumulate("ops", (pe.ops_performed, Const(1, 1)))
     states = Value.cast(pe.thread_state)
     outside = len(THREAD_STATES)
     profiles = [Profile(f"thread_state.thread{t}",

@@ -21,18 +21,26 @@ _HMM_FIELDS = {
 
 def ratio(numerator, denominator):
     """``numerator / denominator``, or ``None`` when the denominator is 0: the figure is undefined
-    (a run that moved no byte has no computational intensity), which is not the same as 0."""
-    return numerator / denominator if denominator else None
+    (a run that moved no byte has no computational intensity), which is not the same as 0; and
+    ``None`` when either was not measured (``None``)."""
+    if numerator is None or not denominator:
+        return None
+    return numerator / denominator
+
+
+def _total(*values):
+    """The sum of ``values``, or ``None`` when one was not measured."""
+    return None if None in values else sum(values)
 
 
 class Rates:
     """Figures derived from ``ops``, ``bytes_read``, ``bytes_written`` and ``cycles``; each is
-    ``None`` when its denominator is 0."""
+    ``None`` when its denominator is 0 or what it is derived from was not measured."""
 
     @property
     def ci(self):
         """Computational intensity, ops per byte read or written."""
-        return ratio(self.ops, self.bytes_read + self.bytes_written)
+        return ratio(self.ops, _total(self.bytes_read, self.bytes_written))
 
     @property
     def ops_per_cycle(self):
@@ -40,7 +48,7 @@ class Rates:
 
     @property
     def bytes_per_cycle(self):
-        return ratio(self.bytes_read + self.bytes_written, self.cycles)
+        return ratio(_total(self.bytes_read, self.bytes_written), self.cycles)
 
 
 @dataclass(frozen=True)

@@ -140,12 +140,16 @@ class ThreadRun(Rates):
     def from_readout(cls, readout, layout, *, launch_cycles, engine=None):
         """The figures of a readout of :func:`hwgen.instrument.pipeline_probes` and its layout.
 
-        A preset without per-thread stall counters gives ``None`` stall cycles; without state
+        A preset without the totals gives ``None`` ops and bytes and takes the job's cycles from
+        its start and end; without per-thread stall counters, ``None`` stall cycles; without state
         profiles the cycles per state come from the thread-state records, and are ``None``
         when the host had to drop some; without the sampler its period and drops are ``None``.
         """
-        start = next(r["timestamp"] for r in readout.traces["job"] if "start" in r["events"])
-        first, cycles = start + 1, readout["busy_cycles"]
+        job = {event: r["timestamp"] for r in readout.traces["job"] for event in r["events"]}
+        start = job["start"]
+        first = start + 1
+        # Without a busy-cycle counter the job lasts from the cycle after start to done.
+        cycles = readout.values.get("busy_cycles", job.get("done", start) - start)
         threads = len(layout.trace("thread_states").payload)
         changes = []
         for record in readout.traces["thread_states"]:
@@ -168,8 +172,9 @@ class ThreadRun(Rates):
             state_cycles = tuple(tuple(counts) for counts in timeline.state_cycles())
         sampled = "samples" in readout.traces
         return cls(
-            cycles=cycles, ops=readout["ops"], bytes_read=readout["bytes_read"],
-            bytes_written=readout["bytes_written"], launch_cycles=tuple(launch_cycles),
+            cycles=cycles, ops=readout.values.get("ops"),
+            bytes_read=readout.values.get("bytes_read"),
+            bytes_written=readout.values.get("bytes_written"), launch_cycles=tuple(launch_cycles),
             stall_cycles=tuple(readout.values.get(f"stall_cycles.thread{t}")
                                for t in range(threads)),
             timeline=timeline, job_start_cycle=first,

@@ -154,6 +154,7 @@ def summary(job, result, memory, matches, storage, elapsed):
     lines = [
         f"{job.describe()}, memory latency {memory.latency_cycles}: {result.cycles} cycles; "
         f"result {verdict} the numpy model{value}",
+        "  ops and bytes: not counted by this HMM (--probes minimal)" if result.ops is None else
         f"  ops {result.ops} ({figure(result.ops_per_cycle)} ops/cycle); read "
         f"{result.bytes_read} B, wrote {result.bytes_written} B ({figure(result.bytes_per_cycle)} "
         f"B/cycle)",
