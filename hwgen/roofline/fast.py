@@ -20,7 +20,7 @@ model and the estimate predicted.
 
 import io
 import warnings
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from amaranth.hdl import UnusedElaboratable
@@ -36,12 +36,17 @@ from ..sim import HostModel, MemoryModel, instrument_pipeline, run_threads, run_
 from .model import RESOURCES, scalability
 from .sweep import cached_task
 
-__all__ = ["FastPoint", "ProgramPoint", "ExploredPrograms", "Remeasured", "AREA_BUDGETS",
+__all__ = ["unmodelled_text", "FastPoint", "ProgramPoint", "ExploredPrograms", "Remeasured", "AREA_BUDGETS",
            "MAX_DEFAULT_LANES", "THREAD_COUNTS", "best_per_budget", "explore_fast",
            "explore_program", "pareto_front", "plot_front", "program_jobs", "remeasure"]
 
 #: Area budgets, as shares of one device's LUTs, for the best point of each.
 AREA_BUDGETS = (0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0)
+
+
+def unmodelled_text(unmodelled):
+    """``4 x operator * (64 bits); ...``: what an estimate leaves out, in one cell."""
+    return "; ".join(f"{n} x {what}" for what, n in unmodelled.items())
 
 
 class _Performance:
@@ -74,6 +79,7 @@ class FastPoint(_Performance):
     bytes_moved: int       # of all PEs
     bound: str
     clock_mhz: float
+    unmodelled: dict = field(default_factory=dict)   # what one PE's estimate leaves out
 
     #: What :meth:`hardware` is, against the point's resources (``pes`` x one bare PE).
     hardware_note = ("the bare system of P PEs behind one port (its arbiters too), against the "
@@ -106,7 +112,8 @@ class FastPoint(_Performance):
                 **{r: self.resources[r] for r in RESOURCES}, "cycles": self.cycles,
                 "ops_per_cycle": self.ops_per_cycle,
                 "bytes_per_cycle": self.bytes_moved / self.cycles, "bound": self.bound,
-                "clock_mhz": self.clock_mhz, "gops": self.gops}
+                "clock_mhz": self.clock_mhz, "gops": self.gops,
+                "resources_unmodelled": unmodelled_text(self.unmodelled)}
 
 
 @dataclass(frozen=True)
@@ -123,6 +130,7 @@ class ProgramPoint(_Performance):
     bytes_moved: int
     bound: str
     clock_mhz: float
+    unmodelled: dict = field(default_factory=dict)   # what the estimate leaves out
 
     #: What :meth:`hardware` is, against the point's resources.
     hardware_note = "the bare pipeline, as the estimate counts it"
@@ -154,7 +162,8 @@ class ProgramPoint(_Performance):
                 **{r: self.resources[r] for r in RESOURCES}, "cycles": self.cycles,
                 "ops": self.ops, "ops_per_cycle": self.ops_per_cycle,
                 "bytes_per_cycle": self.bytes_moved / self.cycles, "bound": self.bound,
-                "clock_mhz": self.clock_mhz, "gops": self.gops}
+                "clock_mhz": self.clock_mhz, "gops": self.gops,
+                "resources_unmodelled": unmodelled_text(self.unmodelled)}
 
 
 def _pe_counts(limit):
@@ -183,8 +192,8 @@ def explore_fast(points, board, memory=MemoryModel(), *, tree_policies=("lean", 
             for policy in tree_policies if point.pipeline else (point.tree_stages,):
                 hardware = replace(point, tree_stages=policy)
                 pe = hardware.build()
-                per_pe = estimate(pe, board, name="pe").to_json()
-                per_pe = {r: per_pe[r] for r in RESOURCES}
+                found = estimate(pe, board, name="pe")
+                per_pe = found.resources()
                 fits, _ = scalability(per_pe, available)
                 traffic = pe.traffic()
                 for pes in _pe_counts(min(fits, max_pes)):
@@ -196,7 +205,7 @@ def explore_fast(points, board, memory=MemoryModel(), *, tree_policies=("lean", 
                         hardware, policy, pes, {r: per_pe[r] * pes for r in RESOURCES},
                         prediction.cycles, traffic.ops * pes,
                         (traffic.bytes_read + traffic.bytes_written) * pes, prediction.bound,
-                        board.clock_mhz))
+                        board.clock_mhz, found.unmodelled))
                 if progress:
                     progress(1)
     return found
@@ -314,7 +323,7 @@ def explore_program(jobs, board, memory=MemoryModel(), host=HostModel(), *, prog
                 found.append(ProgramPoint(
                     job, host, resources, prediction.cycles, prediction.ops,
                     prediction.bytes_read + prediction.bytes_written, prediction.bound,
-                    board.clock_mhz))
+                    board.clock_mhz, result["unmodelled"]))
     return ExploredPrograms(found, estimated, cached, dropped, skipped)
 
 
