@@ -82,8 +82,8 @@ class FastPoint(_Performance):
     unmodelled: dict = field(default_factory=dict)   # what one PE's estimate leaves out
 
     #: What :meth:`hardware` is, against the point's resources (``pes`` x one bare PE).
-    hardware_note = ("the bare system of P PEs behind one port (its arbiters too), against the "
-                     "point's area, P x one bare PE")
+    hardware_note = ("the bare system of P PEs behind one port, its arbiters included, against "
+                     "the point's area of P x one bare PE")
 
     @property
     def label(self):
@@ -133,7 +133,7 @@ class ProgramPoint(_Performance):
     unmodelled: dict = field(default_factory=dict)   # what the estimate leaves out
 
     #: What :meth:`hardware` is, against the point's resources.
-    hardware_note = "the bare pipeline, as the estimate counts it"
+    hardware_note = "the bare pipeline the estimate counts"
 
     @property
     def label(self):
@@ -192,8 +192,8 @@ def explore_fast(points, board, memory=MemoryModel(), *, tree_policies=("lean", 
             for policy in tree_policies if point.pipeline else (point.tree_stages,):
                 hardware = replace(point, tree_stages=policy)
                 pe = hardware.build()
-                found = estimate(pe, board, name="pe")
-                per_pe = found.resources()
+                pe_estimate = estimate(pe, board, name="pe")
+                per_pe = pe_estimate.resources()
                 fits, _ = scalability(per_pe, available)
                 traffic = pe.traffic()
                 for pes in _pe_counts(min(fits, max_pes)):
@@ -205,7 +205,7 @@ def explore_fast(points, board, memory=MemoryModel(), *, tree_policies=("lean", 
                         hardware, policy, pes, {r: per_pe[r] * pes for r in RESOURCES},
                         prediction.cycles, traffic.ops * pes,
                         (traffic.bytes_read + traffic.bytes_written) * pes, prediction.bound,
-                        board.clock_mhz, found.unmodelled))
+                        board.clock_mhz, pe_estimate.unmodelled))
                 if progress:
                     progress(1)
     return found

@@ -240,8 +240,8 @@ def _run_fast(args):
 def _verify(points, memory, board, *, engine, synth):
     """Re-measure ``points`` and print the model's and the estimate's errors."""
     how = "simulation and synthesis" if synth else "simulation"
-    print(f"front re-measured by {how} ({len(points)} points"
-          + (f"; Yosys synthesizes {points[0].hardware_note})" if synth else ")") + ":")
+    print(f"front re-measured by {how}, {len(points)} points"
+          + (f"; Yosys synthesizes {points[0].hardware_note}" if synth else "") + ":")
     cycle_errors, lut_errors = [], []
     for p in points:
         found = remeasure(p, memory, board, engine=engine, synth=synth)
