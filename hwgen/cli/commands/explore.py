@@ -244,7 +244,7 @@ def _verify(points, memory, board, *, engine, synth):
           + (f"; Yosys synthesizes {points[0].hardware_note}" if synth else "") + ":")
     cycle_errors, lut_errors = [], []
     for p in points:
-        found = remeasure(p, memory, board, engine=engine, synth=synth)
+        found = remeasure(p, memory, board, engine=engine, synth=synth, progress=True)
         cycle_errors.append(abs(100 * found.cycle_error))
         line = (f"  {p.label}: model {found.predicted_cycles:,.0f} cycles, simulated "
                 f"{found.simulated_cycles:,} ({100 * found.cycle_error:+.2f}%)")
