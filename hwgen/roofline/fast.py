@@ -362,7 +362,8 @@ def plot_front(points, front, *, title):
     ax.set_xlabel("LUTs")
     ax.set_ylabel("performance (Gops/s)")
     ax.set_title(title)
-    ax.legend(loc="lower right")
+    # Above the front and left of it no point can lie: the legend covers none there.
+    ax.legend(loc="upper left")
     data = io.BytesIO()
     figure.savefig(data, format="png", dpi=120)
     return data.getvalue()
