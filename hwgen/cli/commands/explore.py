@@ -61,9 +61,10 @@ def add_options(parser):
                help="front points re-measured by simulation and synthesis, 0 for none")
     add_option(fast, "--no-verify-synth", dest="verify_synth", action="store_false",
                help="re-measure the front by simulation only, without synthesizing it",
-               shown="each verified point is also synthesized with Yosys (cached), and the "
-                     "estimate's LUTs compared")
-    add_option(fast, "--max-pes", type=int, default=64, metavar="P", help="PEs per point at most")
+               shown="each verified point is also synthesized with Yosys, cached, and its "
+                     "LUTs set against the estimate's")
+    add_option(fast, "--max-pes", type=int, default=64, metavar="P",
+               help="kernels: PEs per point at most")
     gemm, pi = GemmJob.options, PiJob.options
     program = parser.add_argument_group("program design space (PROGRAM with --fast; lists are "
                                         "comma-separated)")
