@@ -295,6 +295,7 @@ def test_program_exploration_skips_what_cannot_fit():
     (["gemm", "--dim", "4"], "--fast"),
     (["dilation", "--fast", "--dim", "4"], "--dim"),
     (["gemm", "--fast", "--launch-delay", "-1"], "--launch-delay"),
+    (["pi", "--fast", "--board", "d5005"], "--no-verify-synth"),
 ])
 def test_program_exploration_refuses_bad_options(args, option, tmp_path, capsys):
     out = tmp_path / "fast"

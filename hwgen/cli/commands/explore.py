@@ -13,7 +13,6 @@ from ...catalog import resolve_board
 from ...errors import HwgenError
 from ...programs import PROGRAMS, GemmJob, PiJob
 from ...progress import Progress
-from ...resources.synth import synth_command
 from ...roofline.fast import (MAX_DEFAULT_LANES, THREAD_COUNTS, best_per_budget, explore_fast,
                               explore_program, pareto_front, plot_front, program_jobs,
                               remeasure, unmodelled_text)
@@ -196,8 +195,9 @@ def _run_fast(args):
         parsed = _parse(args)
         board, out = parsed["board"], parsed["out"]
     synth = args.verify > 0 and args.verify_synth
-    if synth:
-        synth_command(board)    # a board without an open flow fails before anything runs
+    if synth and not board.toolchain.has_open_flow:
+        raise HwgenError(f"--verify synthesizes the front, which {board.name} ({board.family}) "
+                         f"cannot: it has no open synthesis flow; give --no-verify-synth")
     engine = engine_from_args(args, quiet=args.quiet) if args.verify else None
     started = time.perf_counter()
     if program:
