@@ -36,9 +36,9 @@ from ..sim import HostModel, MemoryModel, instrument_pipeline, run_threads, run_
 from .model import RESOURCES, scalability
 from .sweep import cached_task
 
-__all__ = ["unmodelled_text", "FastPoint", "ProgramPoint", "ExploredPrograms", "Remeasured", "AREA_BUDGETS",
-           "MAX_DEFAULT_LANES", "THREAD_COUNTS", "best_per_budget", "explore_fast",
-           "explore_program", "pareto_front", "plot_front", "program_jobs", "remeasure"]
+__all__ = ["AREA_BUDGETS", "MAX_DEFAULT_LANES", "THREAD_COUNTS", "ExploredPrograms", "FastPoint",
+           "ProgramPoint", "Remeasured", "best_per_budget", "explore_fast", "explore_program",
+           "pareto_front", "plot_front", "program_jobs", "remeasure", "unmodelled_text"]
 
 #: Area budgets, as shares of one device's LUTs, for the best point of each.
 AREA_BUDGETS = (0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0)
