@@ -4,6 +4,8 @@ A job builds its :class:`hwgen.kernels.pipeline.Program`, lays out its inputs in
 and checks what the pipeline left in memory against a numpy model of the same arithmetic.
 """
 
+from functools import cached_property
+
 import numpy as np
 
 from .kernels.programs import (GEMM_VARIANTS, PI_SUM_BITS, default_block_rows, gemm, pi_series,
@@ -11,7 +13,7 @@ from .kernels.programs import (GEMM_VARIANTS, PI_SUM_BITS, default_block_rows, g
 
 from .errors import HwgenError
 
-__all__ = ["PROGRAMS", "MAX_THREADS", "PI_MAX_STEPS", "GemmJob", "PiJob"]
+__all__ = ["PROGRAMS", "MAX_THREADS", "PI_MAX_STEPS", "GemmJob", "PiJob", "program_of"]
 
 
 #: Steps of the pi series at most (its loop counter has 32 bits).
@@ -71,10 +73,26 @@ class GemmJob:
         self.element_bits = element_bits
         self.frac_bits = frac_bits
         self.lanes = lanes
+        self.seed = seed
+
+    @cached_property
+    def _matrices(self):
+        # Drawn when first needed: the cycle model and the estimate need the program only, and
+        # the matrices of a large dim take seconds to draw.
         # 64 random bits per element, cut to the element width.
-        halves = np.random.default_rng(seed).integers(0, 1 << 32, size=(2, dim, dim, 2),
-                                                      dtype=np.uint64).astype(object)
-        self.a, self.b = _signed(halves[..., 0] << 32 | halves[..., 1], element_bits)
+        halves = np.random.default_rng(self.seed).integers(
+            0, 1 << 32, size=(2, self.dim, self.dim, 2), dtype=np.uint64).astype(object)
+        return _signed(halves[..., 0] << 32 | halves[..., 1], self.element_bits)
+
+    @property
+    def a(self):
+        """The left matrix, signed integers."""
+        return self._matrices[0]
+
+    @property
+    def b(self):
+        """The right matrix, signed integers."""
+        return self._matrices[1]
 
     @staticmethod
     def check(variant, *, dim, threads, element_bits, frac_bits, lanes):
@@ -134,6 +152,11 @@ class GemmJob:
         if self.variant == "blocked":
             parameters["block_rows"] = default_block_rows(self.dim, self.threads, self.lanes)
         return parameters
+
+    def hardware(self):
+        """The parameters that decide the pipeline's hardware (every one of gemm's: dim is built
+        into its loops)."""
+        return self.parameters()
 
     def describe(self):
         kind = f"Q{self.element_bits - self.frac_bits}.{self.frac_bits}" if self.frac_bits else "int"
@@ -213,6 +236,11 @@ class PiJob:
         return {"variant": "series", "steps": self.steps, "threads": self.threads,
                 "frac_bits": self.frac_bits, "step": self.step}
 
+    def hardware(self):
+        """The parameters that decide the pipeline's hardware: steps and step are run-time
+        parameters."""
+        return {"variant": "series", "threads": self.threads, "frac_bits": self.frac_bits}
+
     def describe(self):
         return f"pi series: {self.steps} steps, {self.threads} threads, Q.{self.frac_bits}"
 
@@ -222,3 +250,13 @@ class PiJob:
 
 
 PROGRAMS = {"gemm": GemmJob, "pi": PiJob}
+
+
+def program_of(name, hardware):
+    """The :class:`hwgen.kernels.pipeline.Program` of program ``name`` (a key of
+    :data:`PROGRAMS`) that a job's ``hardware()`` parameters describe."""
+    hardware = dict(hardware)
+    variant = hardware.pop("variant")
+    if name == "gemm":
+        return gemm(variant, **hardware)
+    return pi_series(**hardware)

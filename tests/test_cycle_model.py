@@ -9,17 +9,23 @@ import gc
 import itertools
 import json
 import math
+import re
 
 import numpy as np
 import pytest
 
+from hwgen.catalog import resolve_board
 from hwgen.cli.main import main
-from hwgen.kernels import WindowFilter
+from hwgen.kernels import WindowFilter, window_system
 from hwgen.kernels.pipeline import Pipeline
+from hwgen.kernels.programs import gemm, pi_series
 from hwgen.model import predict_program, predict_window
 from hwgen.model.memory import jitter_delay, jitter_max
 from hwgen.model.program import program_bounds, program_shape
 from hwgen.programs import GemmJob, PiJob
+from hwgen.resources.estimate import estimate
+from hwgen.resources.synth import synthesize
+from hwgen.roofline.fast import explore_program, program_jobs
 from hwgen.sim import MemoryModel, run_threads, run_window_filter
 
 # One seeded run of a short frame against an expectation: the run's own spread.
@@ -192,20 +198,137 @@ def test_estimate_command_refuses_bad_options(args, message, capsys):
 
 # -- explore --fast ------------------------------------------------------------------------------
 
+def _on_front_as_brute_force(rows):
+    """Every row's ``on_front`` against an independent O(n^2) Pareto test: a point is on the
+    front unless another has no more LUTs and more Gops/s, or fewer LUTs and as many; of equal
+    points, one is on it."""
+    points = [(int(r["lut"]), float(r["gops"]), r["on_front"] == "True") for r in rows]
+    for lut, gops, on_front in points:
+        dominated = any(l <= lut and g > gops or l < lut and g >= gops for l, g, _ in points)
+        assert on_front == (not dominated) or (not on_front and any(
+            l == lut and g == gops for l, g, f in points if f))
+    return [p for p in points if p[2]]
+
+
 def test_fast_exploration_front_and_outputs(tmp_path, capsys):
     out = tmp_path / "fast"
     assert main(["explore", "dilation", "--fast", "--unroll", "1,2,4", "--buffer", "smart,line",
                  "--pipeline", "both", "--image", "16x8", "--mem-bandwidth", "2",
-                 "--max-pes", "2", "--verify", "1", "--out", str(out)]) == 0
+                 "--max-pes", "2", "--verify", "1", "--no-verify-synth", "--out", str(out)]) == 0
     printed = capsys.readouterr().out
     assert (out / "pareto.png").read_bytes()[:4] == b"\x89PNG"
     with open(out / "pareto.csv") as f:
         rows = list(csv.DictReader(f))
     # 3 U x 2 buffers x (2 register policies pipelined + 1 unpipelined) x PE counts 1, 2.
     assert len(rows) == 3 * 2 * 3 * 2
-    points = [(int(r["lut"]), float(r["gops"]), r["on_front"] == "True") for r in rows]
-    for lut, gops, on_front in points:
-        dominated = any(l <= lut and g > gops or l < lut and g >= gops for l, g, _ in points)
-        assert on_front == (not dominated) or (not on_front and any(
-            l == lut and g == gops for l, g, f in points if f))
-    assert "model error: mean" in printed and "best point per area budget" in printed
+    _on_front_as_brute_force(rows)
+    assert "model cycle error: mean" in printed and "best point per area budget" in printed
+
+
+@pytest.mark.parametrize("args,rows,ops", [
+    # nocritical at 1 and 2 threads, vector at 1 and 2 threads x lanes 1, 2, 4: 2 d^3 ops each.
+    (["gemm", "--variant", "nocritical,vector", "--threads", "1,2", "--dim", "4"], 2 + 2 * 3,
+     lambda r: 2 * 4 ** 3),
+    # pi: 5 + (F + 3) ops per step and 2 per thread (its share of the result).
+    (["pi", "--threads", "1,2,3", "--steps", "6", "--frac-bits", "8"], 3,
+     lambda r: 6 * (5 + 11) + 2 * int(r["threads"])),
+])
+def test_program_exploration_front_is_the_pareto_front_of_its_points(args, rows, ops, tmp_path,
+                                                                     capsys):
+    out = tmp_path / "fast"
+    assert main(["explore", *args, "--fast", "--verify", "0", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert (out / "pareto.png").read_bytes()[:4] == b"\x89PNG"
+    with open(out / "pareto.csv") as f:
+        found = list(csv.DictReader(f))
+    assert len(found) == rows
+    for r in found:
+        assert int(r["ops"]) == ops(r)
+        assert r["lanes"] == ("" if r["variant"] != "vector" else r["lanes"])
+    front = _on_front_as_brute_force(found)
+    assert f"Pareto front ({len(front)} points)" in printed
+    assert f"{rows} design points predicted in" in printed
+
+
+def test_program_verified_point_is_the_run_of_its_configuration(tmp_path, capsys):
+    configuration = ["gemm", "--variant", "vector", "--lanes", "2", "--threads", "2", "--dim",
+                     "4", "--mem-latency", "3", "--launch-delay", "5"]
+    assert main(["explore", *configuration, "--fast", "--verify", "1", "--no-verify-synth",
+                 "--out", str(tmp_path / "fast")]) == 0
+    printed = capsys.readouterr().out
+    simulated = re.search(r"vector L2, 2 threads: model [\d,]+ cycles, simulated ([\d,]+)",
+                          printed)
+    report = tmp_path / "run.json"
+    assert main(["run", *configuration, "--json", str(report), "-q"]) == 0
+    assert int(simulated[1].replace(",", "")) == json.loads(report.read_text())["cycles"]
+    assert "model cycle error: mean" in printed and "Yosys" not in printed
+
+
+def test_program_exploration_skips_what_cannot_fit():
+    """On a small device the pi pipeline outgrows it with threads: the first thread count that
+    does not fit is estimated and dropped, the larger ones skipped, and each of those is indeed
+    too large."""
+    board = resolve_board("icebreaker")
+    threads = (1, 2, 4, 8, 16)
+    found = explore_program(program_jobs("pi", threads=threads, steps=8), board)
+    kept = [p.job.threads for p in found.points]
+    assert found.dropped == 1 and found.estimated + found.from_cache == len(kept) + 1
+    assert found.skipped == len(threads) - len(kept) - 1 > 0
+    available = board.resources.as_counts()
+    for count in threads[len(kept):]:
+        pipeline = Pipeline(pi_series(threads=count))
+        used = estimate(pipeline, board).resources()
+        assert any(used[r] > available[r] for r in used)
+
+
+@pytest.mark.parametrize("args,option", [
+    (["gemm", "--fast", "--variant", "naive", "--lanes", "2"], "--lanes"),
+    (["pi", "--fast", "--lanes", "2"], "--lanes"),
+    (["gemm", "--fast", "--threads", "0"], "--threads"),
+    (["gemm", "--fast", "--threads", "2,65"], "--threads"),
+    (["gemm", "--fast", "--variant", "blocked", "--threads", "1"], "--threads"),
+    (["gemm", "--fast", "--variant", "vector", "--dim", "4", "--lanes", "3"], "--lanes"),
+    (["gemm", "--fast", "--variant", "tiled"], "--variant"),
+    (["gemm", "--fast", "--steps", "4"], "--steps"),
+    (["pi", "--fast", "--element-bits", "16"], "--element-bits"),
+    (["gemm", "--fast", "--unroll", "2"], "--unroll"),
+    (["gemm", "--dim", "4"], "--fast"),
+    (["dilation", "--fast", "--dim", "4"], "--dim"),
+    (["gemm", "--fast", "--launch-delay", "-1"], "--launch-delay"),
+    (["pi", "--fast", "--board", "d5005"], "--no-verify-synth"),
+])
+def test_program_exploration_refuses_bad_options(args, option, tmp_path, capsys):
+    out = tmp_path / "fast"
+    assert main(["explore", *args, "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert option in err and len(err.strip().splitlines()) == 1
+    assert not out.exists()
+
+
+@pytest.mark.slow
+def test_verified_points_are_synthesized_as_they_are_described(tmp_path, capsys):
+    """The LUTs a verified point prints are Yosys's for the very hardware it describes: a
+    program's bare pipeline, a kernel point's bare system of its PEs."""
+    board = resolve_board("ulx3s-85f")
+    assert main(["explore", "gemm", "--variant", "nocritical", "--threads", "1", "--dim", "2",
+                 "--fast", "--verify", "1", "--out", str(tmp_path / "gemm")]) == 0
+    assert main(["explore", "dilation", "--unroll", "1", "--buffer", "line", "--image", "8x6",
+                 "--max-pes", "2", "--mem-bandwidth", "0.5", "--fast", "--verify", "2",
+                 "--out", str(tmp_path / "dilation")]) == 0
+    printed = capsys.readouterr().out
+    yosys = {label: (int(e.replace(",", "")), int(y.replace(",", "")))
+             for label, e, y in re.findall(r"  (.+?): model .*; estimate ([\d,]+) LUT, Yosys "
+                                           r"([\d,]+) ", printed)}
+    pipeline = Pipeline(gemm("nocritical", dim=2, threads=1))
+    assert yosys["nocritical, 1 thread"] == (
+        estimate(pipeline, board).lut, synthesize(pipeline, board, fmax=False).lut)
+    with open(tmp_path / "dilation" / "pareto.csv") as f:
+        rows = {r["label"]: r for r in csv.DictReader(f)}
+    verified = [label for label in yosys if label in rows]
+    assert len(verified) == 2
+    for label in verified:
+        pes, tree_stages = int(rows[label]["pes"]), rows[label]["tree_stages"]
+        system = window_system(pes, width=8, height=6, op="max", unroll=1, buffer="line",
+                               tree_stages=tree_stages)
+        assert yosys[label] == (int(rows[label]["lut"]), synthesize(system, board, fmax=False).lut)
+    assert "estimate LUT error: mean" in printed

@@ -1,48 +1,57 @@
 """A design space in seconds: every point's cycles from the cycle model (:mod:`hwgen.model`) and
 its resources from the estimate, the Pareto front of performance against area, the best point
-for each area budget, and the front's points re-measured by simulation.
+for each area budget, and the front's points re-measured by simulation and synthesis.
 
-A point is a PE configuration (a :class:`~hwgen.roofline.sweep.DesignPoint` with a register
-policy) and a PE count ``P``: ``P`` PEs, each filtering its own frame, share the memory, so each
-is predicted with ``1 / P`` of its bandwidth. Resources are one bare PE's estimate times ``P``;
-only points whose PEs fit on one device of the board are kept.
+A window filter's point (:class:`FastPoint`, :func:`explore_fast`) is a PE configuration (a
+:class:`~hwgen.roofline.sweep.DesignPoint` with a register policy) and a PE count ``P``: ``P``
+PEs, each filtering its own frame, share the memory, so each is predicted with ``1 / P`` of its
+bandwidth. Resources are one bare PE's estimate times ``P``; only points whose PEs fit on one
+device of the board are kept.
+
+A pipeline program's point (:class:`ProgramPoint`, :func:`explore_program`) is a job: a variant,
+a thread count and, for vector requests, lanes, on the problem the user gives. Resources are its
+bare pipeline's estimate, cached on disk per distinct hardware (a pi job's steps are run-time
+parameters, so its hardware is the same for any steps); only points that fit on one device are
+kept.
+
+:func:`remeasure` simulates a point and synthesizes its hardware with Yosys, beside what the
+model and the estimate predicted.
 """
 
 import io
 import warnings
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from amaranth.hdl import UnusedElaboratable
 
-from ..model import predict_window
+from ..catalog import design_name
+from ..kernels.pipeline import Pipeline
+from ..model import predict_program, predict_window
+from ..errors import HwgenError
+from ..programs import MAX_THREADS, PROGRAMS
 from ..resources.estimate import estimate
-from ..sim import MemoryModel, run_window_system
+from ..resources.synth import synthesize
+from ..sim import HostModel, MemoryModel, instrument_pipeline, run_threads, run_window_system
 from .model import RESOURCES, scalability
+from .sweep import cached_task
 
-__all__ = ["FastPoint", "AREA_BUDGETS", "best_per_budget", "explore_fast", "pareto_front",
-           "plot_front", "verify"]
+__all__ = ["AREA_BUDGETS", "MAX_DEFAULT_LANES", "THREAD_COUNTS", "ExploredPrograms", "FastPoint",
+           "ProgramPoint", "Remeasured", "best_per_budget", "explore_fast", "explore_program",
+           "pareto_front", "plot_front", "program_jobs", "remeasure", "unmodelled_text"]
 
 #: Area budgets, as shares of one device's LUTs, for the best point of each.
 AREA_BUDGETS = (0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0)
 
 
-@dataclass(frozen=True)
-class FastPoint:
-    """One predicted design point: ``pes`` PEs of ``point``, resources in total."""
-    point: object          # DesignPoint
-    tree_stages: str
-    pes: int
-    resources: dict
-    cycles: float          # per frame, every PE on its own frame at once
-    ops: int               # of all PEs
-    bytes_moved: int       # of all PEs
-    bound: str
-    clock_mhz: float
+def unmodelled_text(unmodelled):
+    """``4 x operator * (64 bits); ...``: what an estimate leaves out, in one cell."""
+    return "; ".join(f"{n} x {what}" for what, n in unmodelled.items())
 
-    @property
-    def label(self):
-        return f"{self.point.label}, {self.tree_stages}, {self.pes} PE" + ("s" * (self.pes > 1))
+
+class _Performance:
+    """What every predicted point derives from its ``resources``, ``ops``, ``cycles`` and
+    ``clock_mhz``."""
 
     @property
     def lut(self):
@@ -57,6 +66,45 @@ class FastPoint:
         """Performance: Gops/s at the clock."""
         return self.ops_per_cycle * self.clock_mhz / 1e3
 
+
+@dataclass(frozen=True)
+class FastPoint(_Performance):
+    """One predicted design point: ``pes`` PEs of ``point``, resources in total."""
+    point: object          # DesignPoint
+    tree_stages: str
+    pes: int
+    resources: dict
+    cycles: float          # per frame, every PE on its own frame at once
+    ops: int               # of all PEs
+    bytes_moved: int       # of all PEs
+    bound: str
+    clock_mhz: float
+    unmodelled: dict = field(default_factory=dict)   # what one PE's estimate leaves out
+
+    #: What :meth:`hardware` is, against the point's resources (``pes`` x one bare PE).
+    hardware_note = ("the bare system of P PEs behind one port, its arbiters included, against "
+                     "the point's area of P x one bare PE")
+
+    @property
+    def label(self):
+        return f"{self.point.label}, {self.tree_stages}, {self.pes} PE" + ("s" * (self.pes > 1))
+
+    def hardware(self):
+        """The :class:`hwgen.kernels.PESystem` of the point's PEs, bare, as ``sim --pes`` and
+        ``synth --pes`` build it: ``(design, name)``."""
+        system = self.point.system(self.pes, self.point.height)
+        return system, design_name(self.point.kernel, system)
+
+    def simulate(self, memory, *, engine=None):
+        """Simulate the point's PEs sharing ``memory``, each on a random frame (seed 0): the
+        cycles."""
+        system, _ = self.hardware()
+        rng = np.random.default_rng(0)
+        images = [rng.integers(0, 256, (self.point.height, self.point.width))
+                  for _ in range(system.count)]
+        run = run_window_system(system, images, memory=memory, instrument=False, engine=engine)
+        return run.cycles
+
     def row(self):
         p = self.point
         return {"label": self.label, "buffer": p.buffer, "unroll": p.unroll,
@@ -64,7 +112,58 @@ class FastPoint:
                 **{r: self.resources[r] for r in RESOURCES}, "cycles": self.cycles,
                 "ops_per_cycle": self.ops_per_cycle,
                 "bytes_per_cycle": self.bytes_moved / self.cycles, "bound": self.bound,
-                "clock_mhz": self.clock_mhz, "gops": self.gops}
+                "clock_mhz": self.clock_mhz, "gops": self.gops,
+                "resources_unmodelled": unmodelled_text(self.unmodelled)}
+
+
+@dataclass(frozen=True)
+class ProgramPoint(_Performance):
+    """One predicted configuration of a pipeline program: its job (a
+    :class:`hwgen.programs.GemmJob` or :class:`~hwgen.programs.PiJob`), the host that launches
+    its threads, and its bare pipeline's resources. Ops are counted as ``hwgen run`` counts them
+    (the ``ops`` of the program's stages)."""
+    job: object
+    host: object           # HostModel
+    resources: dict
+    cycles: float
+    ops: int
+    bytes_moved: int
+    bound: str
+    clock_mhz: float
+    unmodelled: dict = field(default_factory=dict)   # what the estimate leaves out
+
+    #: What :meth:`hardware` is, against the point's resources.
+    hardware_note = "the bare pipeline the estimate counts"
+
+    @property
+    def label(self):
+        hardware = self.job.hardware()
+        lanes = f" L{hardware['lanes']}" if "lanes" in hardware else ""
+        threads = self.job.threads
+        return f"{hardware['variant']}{lanes}, {threads} thread" + "s" * (threads > 1)
+
+    def hardware(self):
+        """The program's bare pipeline: ``(design, name)``."""
+        return Pipeline(self.job.program), f"{self.job.program.name}_t{self.job.threads}"
+
+    def simulate(self, memory, *, engine=None):
+        """Run the job as ``hwgen run`` does (its HMM attached, which changes no cycle; the
+        job's seed draws its data): the cycles."""
+        storage, params = self.job.memory()
+        run = run_threads(instrument_pipeline(Pipeline(self.job.program)), storage,
+                          params=params, host=self.host, memory=memory,
+                          max_cycles=self.job.cycle_budget(memory, self.host), engine=engine)
+        return run.cycles
+
+    def row(self):
+        hardware = self.job.hardware()
+        return {"label": self.label, "program": self.job.name, "variant": hardware["variant"],
+                "threads": self.job.threads, "lanes": hardware.get("lanes"),
+                **{r: self.resources[r] for r in RESOURCES}, "cycles": self.cycles,
+                "ops": self.ops, "ops_per_cycle": self.ops_per_cycle,
+                "bytes_per_cycle": self.bytes_moved / self.cycles, "bound": self.bound,
+                "clock_mhz": self.clock_mhz, "gops": self.gops,
+                "resources_unmodelled": unmodelled_text(self.unmodelled)}
 
 
 def _pe_counts(limit):
@@ -93,8 +192,8 @@ def explore_fast(points, board, memory=MemoryModel(), *, tree_policies=("lean", 
             for policy in tree_policies if point.pipeline else (point.tree_stages,):
                 hardware = replace(point, tree_stages=policy)
                 pe = hardware.build()
-                per_pe = estimate(pe, board, name="pe").to_json()
-                per_pe = {r: per_pe[r] for r in RESOURCES}
+                pe_estimate = estimate(pe, board, name="pe")
+                per_pe = pe_estimate.resources()
                 fits, _ = scalability(per_pe, available)
                 traffic = pe.traffic()
                 for pes in _pe_counts(min(fits, max_pes)):
@@ -106,10 +205,126 @@ def explore_fast(points, board, memory=MemoryModel(), *, tree_policies=("lean", 
                         hardware, policy, pes, {r: per_pe[r] * pes for r in RESOURCES},
                         prediction.cycles, traffic.ops * pes,
                         (traffic.bytes_read + traffic.bytes_written) * pes, prediction.bound,
-                        board.clock_mhz))
+                        board.clock_mhz, pe_estimate.unmodelled))
                 if progress:
                     progress(1)
     return found
+
+
+#: Thread counts of a program's design space: the ladder of PE counts, up to 64.
+THREAD_COUNTS = tuple(_pe_counts(MAX_THREADS))
+
+
+#: Lanes of a program's design space unless told: the powers of two up to this that divide dim.
+MAX_DEFAULT_LANES = 16
+#: The variants of a program whose requests carry several lanes.
+_VECTOR_VARIANTS = {"gemm": ("vector", "blocked")}
+
+
+def program_jobs(program, *, variants=None, threads=THREAD_COUNTS, lanes=None, **problem):
+    """Every job of ``program`` (a key of :data:`hwgen.programs.PROGRAMS`) on ``problem`` (the
+    job's other keyword arguments: gemm's ``dim``, ``element_bits``, ``frac_bits``; pi's
+    ``steps``, ``frac_bits``).
+
+    Each variant of ``variants`` (default: every one) runs with each thread count of ``threads``
+    it takes (blocked: from 2, thread 0 preloads) and, when it makes vector requests (gemm's
+    vector and blocked), with each of ``lanes`` (default: the powers of two up to
+    :data:`MAX_DEFAULT_LANES` that divide dim). A value a job refuses raises
+    :class:`HwgenError` naming its option.
+    """
+    kind = PROGRAMS.get(program)
+    if kind is None:
+        raise HwgenError(f"PROGRAM must be one of {', '.join(PROGRAMS)}, not {program!r}")
+    variants = list(kind.variants if variants is None else variants)
+    for variant in variants:
+        if variant not in kind.variants:
+            raise HwgenError(f"--variant of {program} must be of {', '.join(kind.variants)}, "
+                             f"not {variant!r}")
+    for count in threads:
+        if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_THREADS:
+            raise HwgenError(f"--threads must be between 1 and {MAX_THREADS}, not {count!r}")
+    vector = [v for v in variants if v in _VECTOR_VARIANTS.get(program, ())]
+    if lanes is not None and not vector:
+        allowed = _VECTOR_VARIANTS.get(program)
+        raise HwgenError(f"--lanes applies to the {' and '.join(allowed)} variants of {program}"
+                         if allowed else f"--lanes applies to gemm, not {program}")
+    if lanes is None and vector:
+        dim = problem.get("dim", kind.options["dim"]["default"])
+        lanes = [1 << i for i in range(MAX_DEFAULT_LANES.bit_length()) if dim % (1 << i) == 0]
+    jobs = []
+    for variant in variants:
+        least = 2 if variant == "blocked" else 1
+        for count in threads:
+            if count < least:
+                continue
+            if program == "pi":
+                jobs.append(kind(threads=count, **problem))
+            elif variant in vector:
+                jobs += [kind(variant, threads=count, lanes=width, **problem) for width in lanes]
+            else:
+                jobs.append(kind(variant, threads=count, **problem))
+    if not jobs:
+        raise HwgenError(f"--threads of blocked must be between 2 and {MAX_THREADS}, not "
+                         f"{', '.join(map(str, threads))}")
+    return jobs
+
+
+@dataclass(frozen=True)
+class ExploredPrograms:
+    """What :func:`explore_program` found: the ``points`` that fit one device, and how many
+    pipelines were ``estimated`` here, answered ``from_cache``, and ``dropped`` (estimated and
+    too large for one device) or ``skipped`` (more threads than a dropped one)."""
+    points: list
+    estimated: int
+    from_cache: int
+    dropped: int
+    skipped: int
+
+
+def explore_program(jobs, board, memory=MemoryModel(), host=HostModel(), *, progress=None):
+    """Predict every job of ``jobs`` (of one program) and estimate its bare pipeline on
+    ``board``, once per distinct hardware (cached on disk); keep the jobs that fit one device.
+
+    Jobs that differ in their thread count only are taken by rising threads, and once one does
+    not fit, those with more threads are skipped unestimated: every thread's context is kept in
+    registers, so a pipeline grows with its threads.
+
+    Returns
+    -------
+    ExploredPrograms
+    """
+    available = board.resources.as_counts()
+    series = {}
+    for job in jobs:
+        hardware = job.hardware()
+        key = tuple(sorted((k, v) for k, v in hardware.items() if k not in ("threads",
+                                                                              "block_rows")))
+        series.setdefault(key, []).append(job)
+    found, estimated, cached, dropped, skipped = [], 0, 0, 0, 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnusedElaboratable)   # the estimate never elaborates
+        for group in series.values():
+            group.sort(key=lambda job: job.threads)
+            for at, job in enumerate(group):
+                result, hit = cached_task("program_resources", {
+                    "program": job.name, "hardware": job.hardware(), "board": board.to_json()})
+                cached += hit
+                estimated += not hit
+                if progress:
+                    progress(1)
+                resources = {r: result[r] for r in RESOURCES}
+                if scalability(resources, available)[0] < 1:
+                    dropped += 1
+                    skipped += len(group) - at - 1
+                    if progress:
+                        progress(len(group) - at - 1)
+                    break
+                prediction = predict_program(job, memory, host)
+                found.append(ProgramPoint(
+                    job, host, resources, prediction.cycles, prediction.ops,
+                    prediction.bytes_read + prediction.bytes_written, prediction.bound,
+                    board.clock_mhz, result["unmodelled"]))
+    return ExploredPrograms(found, estimated, cached, dropped, skipped)
 
 
 def pareto_front(points):
@@ -147,19 +362,51 @@ def plot_front(points, front, *, title):
     ax.set_xlabel("LUTs")
     ax.set_ylabel("performance (Gops/s)")
     ax.set_title(title)
-    ax.legend(loc="lower right")
+    # Above the front and left of it no point can lie: the legend covers none there.
+    ax.legend(loc="upper left")
     data = io.BytesIO()
     figure.savefig(data, format="png", dpi=120)
     return data.getvalue()
 
 
-def verify(point, memory, *, engine=None, seed=0):
-    """Simulate ``point`` (its PEs sharing ``memory``) and return its cycles."""
-    p = point.point
-    system = p.system(point.pes, p.height)
-    rng = np.random.default_rng(seed)
-    images = [rng.integers(0, 256, (p.height, p.width)) for _ in range(system.count)]
+@dataclass(frozen=True)
+class Remeasured:
+    """A point re-measured: the model's cycles against the simulated ones, and the estimate's
+    LUTs against Yosys's (``synthesized_lut`` is ``None`` when not synthesized)."""
+    label: str
+    predicted_cycles: float
+    simulated_cycles: int
+    estimated_lut: int
+    synthesized_lut: int | None
+
+    @property
+    def cycle_error(self):
+        """(model - simulated) / simulated."""
+        return (self.predicted_cycles - self.simulated_cycles) / self.simulated_cycles
+
+    @property
+    def lut_error(self):
+        """(estimate - Yosys) / Yosys; ``None`` when not synthesized or Yosys counts none."""
+        if not self.synthesized_lut:
+            return None
+        return (self.estimated_lut - self.synthesized_lut) / self.synthesized_lut
+
+
+def remeasure(point, memory, board, *, engine=None, synth=True, progress=False):
+    """Simulate ``point`` (a :class:`FastPoint` or :class:`ProgramPoint`) against ``memory`` and,
+    with ``synth``, synthesize its hardware (``point.hardware()``; Yosys only, cached) on
+    ``board``.
+
+    Returns
+    -------
+    Remeasured
+    """
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UnusedElaboratable)
-        run = run_window_system(system, images, memory=memory, instrument=False, engine=engine)
-    return run.cycles
+        simulated = point.simulate(memory, engine=engine)
+        synthesized = None
+        if synth:
+            design, name = point.hardware()
+            synthesized = synthesize(design, board, name=name, fmax=False, require_fit=False,
+                                     progress=progress).lut
+    return Remeasured(point.label, point.cycles, simulated, point.lut, synthesized)

@@ -33,14 +33,17 @@ from ..sim import CycleData, MemoryModel, run_window_filter, run_window_system, 
 
 from ..catalog import design_name, kernel_info, make_window_filter, resolve_board
 from ..errors import HwgenError
+from ..kernels.pipeline import Pipeline
+from ..programs import program_of
 from ..progress import Progress, note
 from ..resources.estimate import estimate
 from .frame_scaling import FrameFigures, row_unit, scale_frames, short_heights, units_height
 from ..resources.synth import synthesize
 from ..versions import source_hash, tool_versions
 
-__all__ = ["RESOURCE_METHODS", "DesignPoint", "Measurement", "cache_dir", "check_resources_method",
-           "design_grid", "measure", "run_tasks", "simulate_systems", "system_height"]
+__all__ = ["RESOURCE_METHODS", "DesignPoint", "Measurement", "cache_dir", "cached_task",
+           "check_resources_method", "design_grid", "measure", "run_tasks", "simulate_systems",
+           "system_height"]
 
 #: Where resources per PE come from.
 RESOURCE_METHODS = ("estimate", "synth")
@@ -255,7 +258,16 @@ def _measure_resources(spec):
     return result
 
 
-_TASKS = {"frame": _simulate_frame, "system": _simulate_system, "resources": _measure_resources}
+def _program_resources(spec):
+    """Resources of a pipeline program's bare pipeline, estimated: ``program`` names it,
+    ``hardware`` holds its job's ``hardware()`` parameters."""
+    program = program_of(spec["program"], spec["hardware"])
+    found = estimate(Pipeline(program), Board.from_json(spec["board"]), name=program.name)
+    return {**found.resources(), "unmodelled": found.unmodelled}
+
+
+_TASKS = {"frame": _simulate_frame, "system": _simulate_system, "resources": _measure_resources,
+          "program_resources": _program_resources}
 
 def _run_task(kind, spec):
     return _TASKS[kind](spec)
@@ -288,13 +300,26 @@ def _write_cached(path, kind, spec, result):
     partial.replace(path)
 
 
+def cached_task(kind, spec):
+    """Run one task of :func:`run_tasks` in this process unless the cache holds its result:
+    ``(result, whether it came from the cache)``."""
+    path = cache_dir() / f"{kind}-{_task_key(kind, spec)}.json"
+    found = _read_cached(path)
+    if found is not None:
+        return found, True
+    result = _run_task(kind, spec)
+    _write_cached(path, kind, spec, result)
+    return result, False
+
+
 def run_tasks(tasks, *, jobs=1, progress=False, desc="measuring", points=None, cluster=None):
     """Run ``(kind, spec)`` tasks, each at most once, reading and filling the cache.
 
     Parameters
     ----------
     tasks : list of (str, dict)
-        ``kind`` is ``frame``, ``system`` or ``resources``; ``spec`` is plain data.
+        ``kind`` is ``frame``, ``system``, ``resources`` or ``program_resources``; ``spec`` is
+        plain data.
     jobs : int
         Worker processes; 1 runs the tasks in this process. Not used with a ``cluster``.
     progress : bool

@@ -35,9 +35,15 @@ OUTPUTS = ("roofline.png", "roofline.svg", "points.csv", "roofline.json")
 _PIPELINE = {"on": (True,), "off": (False,), "both": (True, False)}
 
 
-def add_sweep_options(parser, *, jobs):
-    """The options ``roofline`` and ``explore`` share (``jobs``: the default of ``-j``)."""
-    parser.add_argument("kernel", metavar="KERNEL", help="dilation or erosion")
+def add_sweep_options(parser, *, jobs, programs=()):
+    """The options ``roofline`` and ``explore`` share (``jobs``: the default of ``-j``;
+    ``programs``: the positional may name one of these programs too)."""
+    if programs:
+        parser.add_argument("kernel", metavar="KERNEL|PROGRAM",
+                            help=f"dilation or erosion; or, with --fast, a program, one of: "
+                                 f"{', '.join(programs)}")
+    else:
+        parser.add_argument("kernel", metavar="KERNEL", help="dilation or erosion")
     grid = parser.add_argument_group("design points (lists are comma-separated)")
     add_option(grid, "--unroll", default="1,2,4,8", metavar="LIST", help="outputs per cycle U")
     add_option(grid, "--buffer", default="smart,line", metavar="LIST",
