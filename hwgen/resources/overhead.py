@@ -3,7 +3,8 @@
 from dataclasses import dataclass
 
 from ..kernels import PESystem
-from ..sim import instrument_pe, instrument_system
+from ..kernels.pipeline import Pipeline
+from ..sim import instrument_pe, instrument_pipeline, instrument_system
 
 from .estimate import count_primitives
 from ..catalog import resolve_board
@@ -67,14 +68,17 @@ class Overhead:
 def _instrument(pe, **options):
     if isinstance(pe, PESystem):
         return instrument_system(pe, **options)
+    if isinstance(pe, Pipeline):
+        return instrument_pipeline(pe, **options)
     return instrument_pe(pe, **options)
 
 
 def measure_overhead(pe, board, *, seeds=3, progress=False, **instrument_options):
-    """Synthesize ``pe`` (a PE or a :class:`hwgen.kernels.PESystem`) bare and with its HMM on
-    ``board`` (with Fmax where the family has place and route); ``instrument_options`` go to
-    :func:`hwgen.sim.instrument_pe` or :func:`hwgen.sim.instrument_system` (``probes``: the
-    preset)."""
+    """Synthesize ``pe`` (a PE, a :class:`hwgen.kernels.PESystem` or a
+    :class:`hwgen.kernels.pipeline.Pipeline`) bare and with its HMM on ``board`` (with Fmax
+    where the family has place and route); ``instrument_options`` go to
+    :func:`hwgen.sim.instrument_pe`, :func:`hwgen.sim.instrument_system` or
+    :func:`hwgen.sim.instrument_pipeline` (``probes``: the preset)."""
     board = resolve_board(board)
     platform = board.elaboration_platform()
     bare = synthesize(pe, board, name="bare", seeds=seeds, progress=progress)
