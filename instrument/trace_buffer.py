@@ -124,9 +124,11 @@ class TraceBuffer(wiring.Component):
         m.submodules.records = records = Memory(shape=self._record_layout, depth=depth, init=[])
         wr = records.write_port()
         # A host never reads the slot being written (it reads records already written, or a
-        # frozen trace), so a transparent port returns what it would anyway and spares the
-        # logic that keeps the old record (on ECP5, Yosys adds some 76 flip-flops for it).
-        rd = records.read_port(domain="sync", transparent_for=(wr,))
+        # frozen trace), so whether the port is transparent is for the cost alone: on ECP5 the
+        # old record costs Yosys some 76 flip-flops of logic beside the DP16KD, on Xilinx
+        # 7-series the new one about as many beside the RAMB18.
+        transparent = (wr,) if getattr(platform, "family", None) == "ecp5" else ()
+        rd = records.read_port(domain="sync", transparent_for=transparent)
         m.d.comb += [rd.addr.eq(self.raddr), self.rdata.eq(rd.data)]
 
         fire = self.enable & self.trigger.any()

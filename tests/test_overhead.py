@@ -60,3 +60,23 @@ def test_overhead_compares_the_pe_with_and_without_its_hmm(tmp_path, capsys):
     assert data["device_share_percent"]["lut"] == pytest.approx(100 * lut["overhead"] / 83640)
     assert "Fmax (MHz)" in out and "% of the device's LUTs" in out
     assert "bare and with HMM" in out and data["bare"]["name"] == "bare"
+
+
+@pytest.mark.slow
+def test_overhead_of_a_program_s_minimal_profile(tmp_path):
+    report = tmp_path / "overhead.json"
+    assert main(["overhead", "gemm", "--variant", "naive", "--dim", "4", "--threads", "2",
+                 "--probes", "minimal", "--board", "ulx3s-85f", "--seeds", "1",
+                 "--json", str(report), "-q"]) == 0
+    data = json.loads(report.read_text())
+    assert data["program"] == "gemm" and data["probes"] == "minimal"
+    assert data["parameters"]["threads"] == 2 and data["parameters"]["variant"] == "naive"
+    figures = data["figures"]
+    assert figures["ff"]["overhead"] > 0
+    # The records of the thread states and of the job: 1024 x (32 + 1 + 2 x 2) and 2 x (32 + 2).
+    assert figures["memory_bits"]["overhead"] == 1024 * 37 + 2 * 34
+
+
+def test_a_program_is_not_a_system_of_pes(capsys):
+    assert main(["overhead", "gemm", "--pes", "2", "-q"]) == 2
+    assert "--pes builds systems of window-filter PEs" in capsys.readouterr().err
