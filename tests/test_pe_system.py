@@ -8,10 +8,13 @@ import subprocess
 
 import numpy as np
 import pytest
+from amaranth.hdl import Cat
 
 import reference as ref
 from hwgen.build import convert
 from hwgen.cli.main import main
+from hwgen.instrument import attach, system_probes, traffic_probes
+from hwgen.instrument.probe import Count
 from hwgen.kernels import window_system
 from hwgen.sim import MemoryModel, instrument_system, run_window_system
 from hwgen.sim.system import frame_layout
@@ -41,9 +44,11 @@ def test_every_pe_of_a_system_filters_its_own_frame(buffer, unroll):
     assert run.ops == 3 * 8 * outputs
     assert run.bytes_written == 3 * outputs
     assert [f.bytes_written for f in run.per_pe] == [outputs] * 3
+    assert [f.ops for f in run.per_pe] == [8 * outputs] * 3
     assert sum(f.bytes_read for f in run.per_pe) == run.bytes_read
     if buffer == "line":
         assert run.bytes_read == 3 * WIDTH * HEIGHT
+        assert [f.bytes_read for f in run.per_pe] == [WIDTH * HEIGHT] * 3
 
 
 @pytest.mark.parametrize("probes", ["minimal", "default", "full"])
@@ -68,8 +73,40 @@ def test_presets_cost_what_they_measure():
     names = {p: {f.name for f in layout.fields} for p, layout in layouts.items()}
     assert names["minimal"] < names["default"] < names["full"]
     assert {"busy_cycles", "bytes_read", "bytes_written", "ops"} <= names["minimal"]
-    assert "pe1.ops" in names["default"] and "pe1.ops" not in names["minimal"]
-    assert not layouts["default"].tables and layouts["full"].tables   # state profiles: full only
+    assert "pe1.busy_cycles" in names["default"] and "pe1.busy_cycles" not in names["minimal"]
+    # The PEs' bytes and ops are in tables, one per figure; state profiles are full's alone.
+    kinds = {p: {t.kind for t in layout.tables} for p, layout in layouts.items()}
+    assert kinds == {"minimal": set(), "default": {"accumulate"},
+                     "full": {"accumulate", "profile", "histogram"}}
+    assert layouts["default"].table("pes.ops").entry_names == ("pe0.ops", "pe1.ops")
+
+
+def _two_or_more(bits):
+    """At least two of ``bits`` are high: clearing the lowest high bit leaves one."""
+    return (bits & (bits - 1)).any()
+
+
+def test_one_pe_at_most_transfers_on_each_port_per_cycle():
+    """What makes the default preset's per-PE tables exact: one PE's read request at most and
+    one PE's write request at most transfer in any cycle (counted here by the HMM itself,
+    beside the preset's tables, with per-PE counters to check them against)."""
+    images = _images(4, seed=7)
+    system = window_system(4, width=WIDTH, height=HEIGHT, unroll=2, buffer="smart")
+    handshakes = {port: Cat(getattr(pe, port).valid & getattr(pe, port).ready
+                            for pe in system.pes) for port in ("rd_req", "wr_req")}
+    counters = [p for i, pe in enumerate(system.pes)
+                for p in traffic_probes(pe, prefix=f"counter{i}.")[1:]]
+    design = attach(system, [
+        *system_probes(system, "default"), *counters,
+        *(Count(f"{port}.transfers", handshakes[port].any()) for port in handshakes),
+        *(Count(f"{port}.collisions", _two_or_more(handshakes[port])) for port in handshakes)])
+    run = run_window_system(design, images, memory=BACKPRESSURE, engine="pysim")
+    values = run.readout.values
+    assert values["rd_req.transfers"] > 0 and values["wr_req.transfers"] > 0
+    assert values["rd_req.collisions"] == values["wr_req.collisions"] == 0
+    for i in range(4):
+        for figure in ("bytes_read", "bytes_written"):
+            assert values[f"pe{i}.{figure}"] == values[f"counter{i}.{figure}"] > 0
 
 
 def _system_verilog(tmp_path, system, design, name="top"):
