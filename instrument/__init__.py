@@ -37,7 +37,8 @@ from .stream_monitor import STREAM_CATEGORIES, StreamMonitor, stream_category
 from .trace_buffer import TRACE_MODES, TraceBuffer
 
 __all__ = [
-    "AccumulatorTable", "COMMANDS", "ChangeRecorder", "Counters", "CycleCounter", "DesignView", "EventCounter",
+    "AccumulatorTable", "COMMANDS", "ChangeRecorder", "Counters", "CycleCounter", "DesignView",
+    "EventCounter",
     "FSMInfo", "HMM", "HMMLayout", "Histogram", "Instrumented", "LatencyHistogram", "LineProbes",
     "PROBE_PRESETS", "PROTOCOL", "PeriodicSampler", "PortSignature", "READ_LATENCY_CYCLES",
     "REGISTERS", "SNAPSHOT_CHOICES", "STATUS_BITS", "STREAM_CATEGORIES", "StateProfiler", "StreamInfo",

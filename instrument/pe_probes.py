@@ -69,21 +69,24 @@ def pe_probes(pe, *, ops_per_element=None, max_outstanding_reads=None, latency_b
     ]
 
 
-def beat_sources(pe, ops_per_element):
-    """``{"bytes_read": (value, valid), "bytes_written": ..., "ops": ...}``: what each beat
-    ``pe`` transfers adds to its figures, and whether one transfers in this cycle."""
+def beat_sources(pe, ops_per_element=None):
+    """``{"bytes_read": (value, valid), "bytes_written": ...}``, and ``"ops"`` with
+    ``ops_per_element``: what each beat ``pe`` transfers adds to its figures, and whether one
+    transfers in this cycle."""
     rd, wr = pe.rd_req, pe.wr_req
     written = _lanes(wr.payload.mask)
-    return {"bytes_read": (_lanes(rd.payload.mask) * pe.rd_beat.element_bytes,
-                           rd.valid & rd.ready),
-            "bytes_written": (written * pe.wr_beat.element_bytes, wr.valid & wr.ready),
-            "ops": (written * ops_per_element, wr.valid & wr.ready)}
+    sources = {"bytes_read": (_lanes(rd.payload.mask) * pe.rd_beat.element_bytes,
+                              rd.valid & rd.ready),
+               "bytes_written": (written * pe.wr_beat.element_bytes, wr.valid & wr.ready)}
+    if ops_per_element is not None:
+        sources["ops"] = (written * ops_per_element, wr.valid & wr.ready)
+    return sources
 
 
 def traffic_probes(pe, *, prefix=""):
     """``busy_cycles``, ``bytes_read`` and ``bytes_written`` of a PE (see the module), their
     names after ``prefix``."""
-    sources = beat_sources(pe, 0)
+    sources = beat_sources(pe)
     return [
         Count(f"{prefix}busy_cycles", pe.ctrl.busy),
         Accumulate(f"{prefix}bytes_read", sources["bytes_read"]),

@@ -68,10 +68,11 @@ def _pe_probes(system):
                               ops_probe(pe, system.ops_per_element, name=f"pe{i}.ops"))]
     sources = [beat_sources(pe, system.ops_per_element) for pe in system.pes]
     labels = [f"pe{i}" for i in range(len(sources))]
+    tables = [AccumulateExclusive(f"pes.{figure}", *(source[figure] for source in sources),
+                                  labels=labels, values=[f"{pe}.{figure}" for pe in labels])
+              for figure in ("bytes_read", "bytes_written", "ops")]
     return [*(Count(f"pe{i}.busy_cycles", pe.ctrl.busy) for i, pe in enumerate(system.pes)),
-            *(AccumulateExclusive(f"pes.{figure}", *(source[figure] for source in sources),
-                                  labels=labels, values=[f"{label}.{figure}" for label in labels])
-              for figure in ("bytes_read", "bytes_written", "ops"))]
+            *tables]
 
 
 def preset_attach_options(preset):
