@@ -2,17 +2,19 @@
 control and readout, and automatic attachment to any Amaranth design.
 
 Parts (each a ``wiring.Component``): :class:`CycleCounter`, :class:`EventCounter`,
-:class:`StreamMonitor`, :class:`StateProfiler`, :class:`Histogram`, :class:`LatencyHistogram`,
-:class:`TraceBuffer`, :class:`PeriodicSampler`, :class:`ChangeRecorder`. Probes
-(:mod:`hwgen.instrument.probe`) describe measurements; :class:`HMM` builds them behind one port
-(:mod:`hwgen.instrument.port`, which also gives the timing of commands) and describes them in an
-:class:`HMMLayout`; :func:`attach` puts an HMM on any design, finding its state machines and
-streams by itself (and, on request, recording their states over time). :func:`pe_probes` and
-:func:`pipeline_probes` are the measurements of a PE and the profile of a multithreaded pipeline;
+:class:`StreamMonitor`, :class:`StateProfiler`, :class:`AccumulatorTable`, :class:`Histogram`,
+:class:`LatencyHistogram`, :class:`TraceBuffer`, :class:`PeriodicSampler`,
+:class:`ChangeRecorder`. Probes (:mod:`hwgen.instrument.probe`) describe measurements;
+:class:`HMM` builds them behind one port (:mod:`hwgen.instrument.port`, which also gives the
+timing of commands) and describes them in an :class:`HMMLayout`; :func:`attach` puts an HMM on
+any design, finding its state machines and streams by itself (and, on request, recording their
+states over time). :func:`pe_probes` and :func:`pipeline_probes` are the measurements of a PE and
+the profile of a multithreaded pipeline;
 :func:`line_probes` count the cycles each source line of a design is active in.
 """
 
 from . import probe
+from .accumulator_table import AccumulatorTable
 from .attach import Instrumented, attach
 from .change_recorder import ChangeRecorder
 from .cycle_counter import CycleCounter
@@ -35,7 +37,8 @@ from .stream_monitor import STREAM_CATEGORIES, StreamMonitor, stream_category
 from .trace_buffer import TRACE_MODES, TraceBuffer
 
 __all__ = [
-    "COMMANDS", "ChangeRecorder", "Counters", "CycleCounter", "DesignView", "EventCounter",
+    "AccumulatorTable", "COMMANDS", "ChangeRecorder", "Counters", "CycleCounter", "DesignView",
+    "EventCounter",
     "FSMInfo", "HMM", "HMMLayout", "Histogram", "Instrumented", "LatencyHistogram", "LineProbes",
     "PROBE_PRESETS", "PROTOCOL", "PeriodicSampler", "PortSignature", "READ_LATENCY_CYCLES",
     "REGISTERS", "SNAPSHOT_CHOICES", "STATUS_BITS", "STREAM_CATEGORIES", "StateProfiler", "StreamInfo",

@@ -66,7 +66,7 @@ class _Builder:
         self.samples = []        # (part port, design value): registered at every edge
         self.links = []          # (part port, value of another part): combinational
         self.fields = []         # (name, value, has overflow flag)
-        self.tables = []         # (name, kind, part, labels)
+        self.tables = []         # (name, kind, part, labels, values)
         self.traces = []         # (name, kind, part, events, payload [(name, bits, overflow)],
         #                           labels [(payload name, names by code)], period)
         self.groups = []
@@ -127,9 +127,12 @@ class _Builder:
         raise ValueError(f"{probe}: no value named {name!r} was added before it "
                          f"(known: {', '.join(n for n, _, _ in self.fields)})")
 
-    def table(self, name, kind, part, labels):
-        self._claim(name)
-        self.tables.append((name, kind, part, tuple(labels)))
+    def table(self, name, kind, part, labels, values=()):
+        """A RAM table, an entry per label; ``values`` name the entries in the readout when
+        ``<name>.<label>`` does not."""
+        for claimed in (name, *values):
+            self._claim(claimed)
+        self.tables.append((name, kind, part, tuple(labels), tuple(values)))
 
     def trace(self, name, kind, part, events, payload, labels=(), period=None):
         self._claim(name)
@@ -212,7 +215,7 @@ class HMM(wiring.Component):
         def stride(part):
             return _pow2(-(-len(part.rdata.as_value()) // word_bits))
 
-        tables = [_Region(len(labels), stride(part), part) for _, _, part, labels in b.tables]
+        tables = [_Region(len(labels), stride(part), part) for _, _, part, labels, _ in b.tables]
         traces = [_Region(part.depth, stride(part), part) for _, _, part, *_ in b.traces]
 
         # Registers first (control at 0), then regions aligned to their power-of-two sizes so
@@ -225,8 +228,8 @@ class HMM(wiring.Component):
         addr_bits = max(1, (cursor - 1).bit_length())
 
         table_layouts = tuple(
-            TableLayout(name, kind, region.base, region.stride, part.bits, labels)
-            for (name, kind, part, labels), region in zip(b.tables, tables))
+            TableLayout(name, kind, region.base, region.stride, part.bits, labels, values)
+            for (name, kind, part, labels, values), region in zip(b.tables, tables))
         trace_layouts = []
         for k, ((name, kind, part, events, payload, labels, period), region) in enumerate(
                 zip(b.traces, traces)):

@@ -6,8 +6,8 @@ name. Addresses are word addresses on the port (see :mod:`hwgen.instrument.port`
 Scalar values live in the *snapshot*: one register of packed fields that the ``snapshot``
 command fills at once, read word by word (field ``f`` is bits ``f.offset .. f.offset + f.bits``
 of the little-endian concatenation of the words; a counter's overflow flag is the bit above).
-Tables (state profiles, histogram bins) and traces (records) are regions of entries, one entry
-every ``stride_words`` words.
+Tables (state profiles, histogram bins, accumulator tables) and traces (records) are regions of
+entries, one entry every ``stride_words`` words.
 """
 
 import json
@@ -67,17 +67,19 @@ class Field:
 
 @dataclass(frozen=True)
 class TableLayout:
-    """A table of saturating counts: one entry per label, each ``bits`` + overflow flag."""
+    """A table of saturating counts: one entry per label, each ``bits`` + overflow flag; entry
+    ``label`` is the readout value ``<name>.<label>``, or the label's name in ``values``."""
     name: str
-    kind: str              # "profile" or "histogram"
+    kind: str              # "profile", "histogram" or "accumulate"
     base: int
     stride_words: int
     bits: int
     labels: tuple
+    values: tuple = ()
 
     @property
     def entry_names(self):
-        return tuple(f"{self.name}.{label}" for label in self.labels)
+        return self.values or tuple(f"{self.name}.{label}" for label in self.labels)
 
     def address(self, entry, word):
         return self.base + entry * self.stride_words + word
@@ -88,12 +90,13 @@ class TableLayout:
 
     def to_json(self):
         return {"name": self.name, "kind": self.kind, "base": self.base,
-                "stride_words": self.stride_words, "bits": self.bits, "labels": list(self.labels)}
+                "stride_words": self.stride_words, "bits": self.bits, "labels": list(self.labels),
+                **({"values": list(self.values)} if self.values else {})}
 
     @classmethod
     def from_json(cls, obj):
         return cls(obj["name"], obj["kind"], obj["base"], obj["stride_words"], obj["bits"],
-                   tuple(obj["labels"]))
+                   tuple(obj["labels"]), tuple(obj.get("values", ())))
 
 
 @dataclass(frozen=True)

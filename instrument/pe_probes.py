@@ -18,12 +18,14 @@ Any component with the PE port contract of ``kernels/pe.py`` (``ctrl.busy``, ``r
     waits for read data (reads outstanding, no response).
 
 :func:`traffic_probes` are the first three alone, for PEs that count their operations
-otherwise; :func:`job_probe` timestamps the start and end of every job.
+otherwise; :func:`beat_sources` what the last three add up; :func:`job_probe` timestamps the
+start and end of every job.
 """
 
 from .probe import Accumulate, Count, Latency, Stream, Trace
 
-__all__ = ["pe_probes", "traffic_probes", "ops_probe", "stream_probes", "job_probe"]
+__all__ = ["pe_probes", "traffic_probes", "ops_probe", "beat_sources", "stream_probes",
+           "job_probe"]
 
 
 def _lanes(mask):
@@ -67,23 +69,34 @@ def pe_probes(pe, *, ops_per_element=None, max_outstanding_reads=None, latency_b
     ]
 
 
+def beat_sources(pe, ops_per_element=None):
+    """``{"bytes_read": (value, valid), "bytes_written": ...}``, and ``"ops"`` with
+    ``ops_per_element``: what each beat ``pe`` transfers adds to its figures, and whether one
+    transfers in this cycle."""
+    rd, wr = pe.rd_req, pe.wr_req
+    written = _lanes(wr.payload.mask)
+    sources = {"bytes_read": (_lanes(rd.payload.mask) * pe.rd_beat.element_bytes,
+                              rd.valid & rd.ready),
+               "bytes_written": (written * pe.wr_beat.element_bytes, wr.valid & wr.ready)}
+    if ops_per_element is not None:
+        sources["ops"] = (written * ops_per_element, wr.valid & wr.ready)
+    return sources
+
+
 def traffic_probes(pe, *, prefix=""):
     """``busy_cycles``, ``bytes_read`` and ``bytes_written`` of a PE (see the module), their
     names after ``prefix``."""
-    rd, wr = pe.rd_req, pe.wr_req
+    sources = beat_sources(pe)
     return [
         Count(f"{prefix}busy_cycles", pe.ctrl.busy),
-        Accumulate(f"{prefix}bytes_read", (_lanes(rd.payload.mask) * pe.rd_beat.element_bytes,
-                                           rd.valid & rd.ready)),
-        Accumulate(f"{prefix}bytes_written", (_lanes(wr.payload.mask) * pe.wr_beat.element_bytes,
-                                              wr.valid & wr.ready)),
+        Accumulate(f"{prefix}bytes_read", sources["bytes_read"]),
+        Accumulate(f"{prefix}bytes_written", sources["bytes_written"]),
     ]
 
 
 def ops_probe(pe, ops_per_element, *, name="ops"):
     """``ops``: ``ops_per_element`` per element ``pe`` writes."""
-    wr = pe.wr_req
-    return Accumulate(name, (_lanes(wr.payload.mask) * ops_per_element, wr.valid & wr.ready))
+    return Accumulate(name, beat_sources(pe, ops_per_element)["ops"])
 
 
 def stream_probes(pe):

@@ -16,6 +16,7 @@ import re
 
 from amaranth.hdl import Cat
 
+from .accumulator_table import AccumulatorTable
 from .event_counter import EventCounter
 from .histogram import Histogram as HistogramPart
 from .latency_histogram import LatencyHistogram
@@ -25,8 +26,8 @@ from .change_recorder import ChangeRecorder
 from .stream_monitor import STREAM_CATEGORIES, StreamMonitor
 from .trace_buffer import TRACE_MODES, TraceBuffer
 
-__all__ = ["Probe", "Count", "Accumulate", "Profile", "Stream", "Histogram", "Latency", "Trace",
-           "Sampler", "Changes", "ThreadStates", "THREAD_STATES"]
+__all__ = ["Probe", "Count", "Accumulate", "AccumulateExclusive", "Profile", "Stream", "Histogram",
+           "Latency", "Trace", "Sampler", "Changes", "ThreadStates", "THREAD_STATES"]
 
 #: The state of a hardware thread, by its 2-bit code (see :class:`ThreadStates`).
 THREAD_STATES = ("idle", "running", "critical", "spinning")
@@ -109,6 +110,55 @@ class Accumulate(Probe):
             b.sample(part.valid[i], valid)
         b.count(self.name, part.value)
         b.group("counter", self.name, value=self.name)
+
+
+class AccumulateExclusive(Probe):
+    """A sum per source, for sources of which at most one is valid in any cycle, kept in a RAM
+    table (:class:`~hwgen.instrument.accumulator_table.AccumulatorTable`) instead of a counter
+    and a snapshot register per source. Its entries are read once the HMM is frozen; each is a
+    value of the readout, with an overflow flag, as an :class:`Accumulate`'s would be.
+
+    The sums are exact only if no two sources are ever valid in the same cycle (one beat per
+    cycle through a shared port, granted to one source): nothing checks it in the hardware.
+
+    Parameters
+    ----------
+    name : str
+        The table's.
+    *sources : (expression, expression)
+        ``(value, valid)`` pairs, one per entry.
+    labels : sequence of str
+        A label per source, naming its entry in the table.
+    values : sequence of str or None
+        The readout names of the entries; default ``<name>.<label>``.
+    """
+
+    def __init__(self, name, *sources, labels, values=None):
+        super().__init__(name)
+        if not sources or not all(isinstance(s, tuple) and len(s) == 2 for s in sources):
+            raise ValueError(f"{name}: AccumulateExclusive needs (value, valid) pairs, not "
+                             f"{sources!r}")
+        self._sources = sources
+        self._labels = tuple(labels)
+        self._values = tuple(values) if values is not None else \
+            tuple(f"{name}.{label}" for label in self._labels)
+        for what, names in (("labels", self._labels), ("values", self._values)):
+            if len(names) != len(sources) or not all(isinstance(n, str) for n in names) \
+                    or len(set(names)) != len(names):
+                raise ValueError(f"{name}: {what} must be {len(sources)} distinct names, one "
+                                 f"per source, not {names!r}")
+
+    def build(self, b):
+        pairs = [(b.resolve(v, self.name), b.resolve(ok, self.name, width=1))
+                 for v, ok in self._sources]
+        amount_bits = max(1, *(len(v) for v, _ in pairs))
+        part = b.add(self.name, AccumulatorTable(len(pairs), amount_bits, b.counter_bits))
+        for i, (value, valid) in enumerate(pairs):
+            b.sample(part.amount[i], value)
+            b.sample(part.valid[i], valid)
+        b.table(self.name, "accumulate", part, self._labels, self._values)
+        for value in self._values:
+            b.group("counter", value, value=value)
 
 
 class Profile(Probe):

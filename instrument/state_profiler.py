@@ -10,10 +10,12 @@ RAM when the word was read are forwarded: the two older are folded into the word
 registered, the newest selected by a flag computed a cycle ahead, so only one multiplexer sits
 before the adder. Small tables go to distributed RAM, large ones to block RAM.
 
-:func:`build_count_table` builds that table into any module; histograms use it too.
+:func:`build_count_table` builds that table into any module; histograms use it too, and with an
+amount to add instead of one, so do accumulator tables
+(:mod:`hwgen.instrument.accumulator_table`).
 """
 
-from amaranth.hdl import Module, Mux, Signal
+from amaranth.hdl import Const, Module, Mux, Signal, Value
 from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -29,7 +31,7 @@ TABLE_LATENCY = 4
 DISTRIBUTED_ENTRIES = 64
 
 
-def build_count_table(m, *, index, count, clear, raddr, rdata, busy, depth, bits):
+def build_count_table(m, *, index, count, clear, raddr, rdata, busy, depth, bits, amount=1):
     """A RAM table of ``depth`` saturating counts of ``bits`` bits.
 
     Parameters
@@ -38,8 +40,8 @@ def build_count_table(m, *, index, count, clear, raddr, rdata, busy, depth, bits
     index : Value
         The entry to count in this cycle.
     count : Value
-        Add one to entry ``index`` in this cycle. In the next cycle the read port serves that
-        entry, else ``raddr``.
+        Add ``amount`` to entry ``index`` in this cycle. In the next cycle the read port serves
+        that entry, else ``raddr``.
     clear : Value
         Zero every entry: the table is swept, one word per cycle, while ``busy`` is high; nothing
         may be counted until it falls.
@@ -51,6 +53,10 @@ def build_count_table(m, *, index, count, clear, raddr, rdata, busy, depth, bits
     busy : Signal
         Driven high while a clear sweeps the table.
     depth, bits : int
+    amount : Value or int
+        What a count adds to its entry: a constant needs no registers (one, the default, no
+        adder wider than the count either); a value travels beside the entry's index. A sum
+        past the maximum saturates the entry and sets its overflow flag.
     """
     layout = count_layout(bits)
     attrs = {"ram_style": "distributed"} if depth <= DISTRIBUTED_ENTRIES else {}
@@ -62,7 +68,7 @@ def build_count_table(m, *, index, count, clear, raddr, rdata, busy, depth, bits
     read_addr, read_valid = Signal(range(depth)), Signal()     # the entry rd.data holds
     word_addr, word_valid = Signal(range(depth)), Signal()     # ... and its registered copy
     word = Signal(layout)
-    update = Signal(layout)                                    # word + 1
+    update = Signal(layout)                                    # word + amount
     writing = Signal()
     # The updates of the last two cycles: `last` is written to the RAM in this cycle, `older`
     # was written at the last edge.
@@ -74,12 +80,21 @@ def build_count_table(m, *, index, count, clear, raddr, rdata, busy, depth, bits
     # share a cycle with the RAM's read.
     count_index, counting = Signal(range(depth)), Signal()
     m.d.sync += [count_index.eq(index), counting.eq(count & ~clear)]
+    amount = Value.cast(amount)
+    if isinstance(amount, Const):
+        word_amount = amount
+    else:
+        # The amount follows its index through the registers to the adder.
+        count_amount, read_amount, word_amount = (Signal(amount.shape(), name=f"{stage}_amount")
+                                                  for stage in ("count", "read", "word"))
+        m.d.sync += [count_amount.eq(amount), read_amount.eq(count_amount),
+                     word_amount.eq(read_amount)]
     m.d.comb += [
         rd.addr.eq(Mux(counting, count_index, raddr)),
         rdata.eq(rd.data),
         busy.eq(sweep != depth),
         writing.eq(word_valid & ~busy & ~clear),
-        update.eq(saturating_sum(layout(Mux(newest, last_word, word)), 1)),
+        update.eq(saturating_sum(layout(Mux(newest, last_word, word)), word_amount)),
     ]
     # The word read for an entry misses the updates written at the read's edge and at the next
     # one, and the one computed while the word is registered. The first two are folded into the

@@ -6,8 +6,9 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from hwgen.instrument.state_profiler import TABLE_LATENCY
-from hwgen.instrument import (ChangeRecorder, CycleCounter, EventCounter, Histogram, LatencyHistogram,
-                        PeriodicSampler, StateProfiler, StreamMonitor, TraceBuffer)
+from hwgen.instrument import (AccumulatorTable, ChangeRecorder, CycleCounter, EventCounter,
+                              Histogram, LatencyHistogram, PeriodicSampler, StateProfiler,
+                              StreamMonitor, TraceBuffer)
 from hwgen.sim.stimulus import run_cycles
 
 FAST = settings(max_examples=8, deadline=None)
@@ -146,6 +147,48 @@ def test_state_profiler_clear_sweeps_the_table_and_counting_restarts():
     busy = [b for _, b in out[6:10]]
     assert busy == [1, 1, 1, 0]
     assert [w for w, _ in out[len(inputs) + TABLE_SETTLE + 1:]] == [0, 0, 3]
+
+
+def accumulate(dut, steps):
+    """Inputs of an accumulator table for ``steps`` of ``(source or None, amounts, enable)``:
+    every source offers an amount in every cycle, only ``source``'s is valid."""
+    return [[(dut.valid, 0 if source is None else 1 << source), (dut.enable, enable),
+             *((dut.amount[i], a) for i, a in enumerate(amounts))]
+            for source, amounts, enable in steps]
+
+
+@given(seed=st.integers(0, 2**32 - 1), bits=st.integers(4, 9))
+@FAST
+def test_accumulator_table_adds_each_valid_amount_to_its_source_entry(seed, bits):
+    rng = random.Random(seed)
+    dut = AccumulatorTable(4, amount_bits=4, bits=bits)
+    steps = []
+    while len(steps) < 160:
+        # Runs of one source (each update forwarded to the next, 1 to 3 cycles behind), visits
+        # that come back after one or two other sources, and idle cycles.
+        source = rng.choice([None, 0, 1, 2, 3, 3])
+        for _ in range(rng.choice([1, 1, 2, 3, 7])):
+            steps.append((source, [rng.randrange(16) for _ in range(4)],
+                          int(rng.random() < 0.9)))
+    out = run_cycles(dut, accumulate(dut, steps) + read_table(dut, 4), [dut.rdata.as_value()])
+    model = [Count(bits) for _ in range(4)]
+    for source, amounts, enable in steps:
+        if source is not None and enable:
+            model[source].add(amounts[source])
+    assert [word for (word,) in out[len(steps) + TABLE_SETTLE + 1:]] == [c.word for c in model]
+
+
+def test_accumulator_table_saturates_an_entry_and_keeps_the_others_exact():
+    dut = AccumulatorTable(4, amount_bits=4, bits=4)
+    # Back to back: entry 0 reaches its maximum 15 exactly, then passes it; entry 1 reaches 15
+    # and adds 0; each update lands while the same entry's previous ones are in flight.
+    sequence = [(0, 9), (0, 6), (1, 15), (0, 1), (1, 0), (2, 3), (0, 2)]
+    steps = [(source, [amount if i == source else 15 for i in range(4)], 1)
+             for source, amount in sequence]
+    out = run_cycles(dut, accumulate(dut, steps) + read_table(dut, 4), [dut.rdata.as_value()])
+    overflow = 1 << 4
+    assert [word for (word,) in out[len(steps) + TABLE_SETTLE + 1:]] == \
+        [15 | overflow, 15, 3, 0]
 
 
 @given(seed=st.integers(0, 2**32 - 1))

@@ -8,10 +8,14 @@ import subprocess
 
 import numpy as np
 import pytest
+from amaranth.hdl import Cat
 
 import reference as ref
 from hwgen.build import convert
 from hwgen.cli.main import main
+from hwgen.instrument import attach, ops_probe, system_probes, traffic_probes
+from hwgen.instrument.system_probes import TABLE_PES
+from hwgen.instrument.probe import Count
 from hwgen.kernels import window_system
 from hwgen.sim import MemoryModel, instrument_system, run_window_system
 from hwgen.sim.system import frame_layout
@@ -41,17 +45,20 @@ def test_every_pe_of_a_system_filters_its_own_frame(buffer, unroll):
     assert run.ops == 3 * 8 * outputs
     assert run.bytes_written == 3 * outputs
     assert [f.bytes_written for f in run.per_pe] == [outputs] * 3
+    assert [f.ops for f in run.per_pe] == [8 * outputs] * 3
     assert sum(f.bytes_read for f in run.per_pe) == run.bytes_read
     if buffer == "line":
         assert run.bytes_read == 3 * WIDTH * HEIGHT
+        assert [f.bytes_read for f in run.per_pe] == [WIDTH * HEIGHT] * 3
 
 
+@pytest.mark.parametrize("pes", [2, TABLE_PES])    # per-PE counters, then tables
 @pytest.mark.parametrize("probes", ["minimal", "default", "full"])
-def test_the_system_hmm_changes_neither_outputs_nor_cycles(probes):
-    images = _images(2, seed=5)
-    bare = run_window_system(window_system(2, width=WIDTH, height=HEIGHT, unroll=2),
+def test_the_system_hmm_changes_neither_outputs_nor_cycles(probes, pes):
+    images = _images(pes, seed=5)
+    bare = run_window_system(window_system(pes, width=WIDTH, height=HEIGHT, unroll=2),
                              images, memory=BACKPRESSURE, instrument=False, engine="pysim")
-    measured = run_window_system(window_system(2, width=WIDTH, height=HEIGHT, unroll=2),
+    measured = run_window_system(window_system(pes, width=WIDTH, height=HEIGHT, unroll=2),
                                  images, memory=BACKPRESSURE, probes=probes, engine="pysim")
     assert all((a == b).all() for a, b in zip(bare.images, measured.images))
     # The bare run's cycles are the testbench's count, the other the HMM's.
@@ -70,6 +77,48 @@ def test_presets_cost_what_they_measure():
     assert {"busy_cycles", "bytes_read", "bytes_written", "ops"} <= names["minimal"]
     assert "pe1.ops" in names["default"] and "pe1.ops" not in names["minimal"]
     assert not layouts["default"].tables and layouts["full"].tables   # state profiles: full only
+
+
+def test_many_pes_keep_their_bytes_and_ops_in_tables():
+    pes = TABLE_PES
+    layouts = {p: instrument_system(window_system(pes, width=WIDTH, height=HEIGHT),
+                                    probes=p).layout for p in ("default", "full")}
+    for layout in layouts.values():
+        fields = {f.name for f in layout.fields}
+        assert f"pe{pes - 1}.busy_cycles" in fields and f"pe{pes - 1}.ops" not in fields
+        assert layout.table("pes.ops").entry_names == tuple(f"pe{i}.ops" for i in range(pes))
+    assert {t.kind for t in layouts["default"].tables} == {"accumulate"}
+
+
+def _two_or_more(bits):
+    """At least two of ``bits`` are high: clearing the lowest high bit leaves one."""
+    return (bits & (bits - 1)).any()
+
+
+def test_one_pe_at_most_transfers_on_each_port_per_cycle():
+    """What makes the default preset's per-PE tables exact: one PE's read request at most and
+    one PE's write request at most transfer in any cycle (counted here by the HMM itself,
+    beside the preset's tables, with per-PE counters to check them against)."""
+    pes = TABLE_PES
+    images = _images(pes, seed=7)
+    system = window_system(pes, width=WIDTH, height=HEIGHT, unroll=2, buffer="smart")
+    handshakes = {port: Cat(getattr(pe, port).valid & getattr(pe, port).ready
+                            for pe in system.pes) for port in ("rd_req", "wr_req")}
+    counters = [p for i, pe in enumerate(system.pes)
+                for p in (*traffic_probes(pe, prefix=f"counter{i}.")[1:],
+                          ops_probe(pe, pe.ops_per_element, name=f"counter{i}.ops"))]
+    design = attach(system, [
+        *system_probes(system, "default"), *counters,
+        *(Count(f"{port}.transfers", handshakes[port].any()) for port in handshakes),
+        *(Count(f"{port}.collisions", _two_or_more(handshakes[port])) for port in handshakes)])
+    run = run_window_system(design, images, memory=BACKPRESSURE, engine="pysim")
+    values = run.readout.values
+    assert values["rd_req.transfers"] > 0 and values["wr_req.transfers"] > 0
+    assert values["rd_req.collisions"] == values["wr_req.collisions"] == 0
+    assert run.readout.tables["pes.ops"]       # the preset keeps these PEs' figures in tables
+    for i in range(pes):
+        for figure in ("bytes_read", "bytes_written", "ops"):
+            assert values[f"pe{i}.{figure}"] == values[f"counter{i}.{figure}"] > 0
 
 
 def _system_verilog(tmp_path, system, design, name="top"):
@@ -113,7 +162,7 @@ def test_icarus_runs_the_built_system_as_amaranth_does(tmp_path):
 
 @pytest.mark.skipif(shutil.which("verilator") is None, reason="needs verilator")
 def test_verilator_lints_an_instrumented_system_with_only_waived_classes(tmp_path):
-    system = window_system(2, width=WIDTH, height=HEIGHT, unroll=2, buffer="line")
+    system = window_system(TABLE_PES, width=WIDTH, height=HEIGHT, unroll=2, buffer="line")
     _system_verilog(tmp_path, system, instrument_system(system))
     result = subprocess.run(["verilator", "--lint-only", "-Wall", *[f"-Wno-{w}" for w in WAIVED],
                              "top.v"], cwd=tmp_path, capture_output=True, text=True)
