@@ -39,8 +39,8 @@ from hwgen._amaranth import elaborate, subfragments
 from hwgen.catalog import resolve_board
 from hwgen.errors import HwgenError
 from hwgen.instrument import attach
-from hwgen.instrument.probe import (Accumulate, Count, Histogram, Latency, Profile, Sampler,
-                                    Stream, ThreadStates, Trace)
+from hwgen.instrument.probe import (Accumulate, AccumulateExclusive, Count, Histogram, Latency,
+                                    Profile, Sampler, Stream, ThreadStates, Trace)
 from hwgen.resources.synth import synthesize
 
 from hmm_cost import storage_bits
@@ -74,6 +74,10 @@ ROWS = [
     ("event counter (`Count`, 1 event)", lambda d: [Count("count", d.event)], None),
     ("accumulator of a 16-bit value (`Accumulate`)",
      lambda d: [Accumulate("sum", (d.value, d.valid))], None),
+    ("16 sums of a 16-bit value, one source at a time (`AccumulateExclusive`)",
+     lambda d: [AccumulateExclusive("sums", *((d.value, d.valid & (d.state == i))
+                                             for i in range(16)),
+                                    labels=[f"s{i}" for i in range(16)])], None),
     ("stream: transferring, blocking, idle (`Stream`)",
      lambda d: [Stream("stream", d.valid, d.ready)], None),
     ("state profile, 4 states (`Profile`)",

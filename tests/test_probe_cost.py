@@ -19,6 +19,8 @@ COUNT = W + 1   # a count and its overflow flag
 EXPECTED = {
     "event counter (`Count`, 1 event)": (COUNT, 0),
     "accumulator of a 16-bit value (`Accumulate`)": (COUNT, 0),
+    # Sums in a table, read once frozen: no snapshot bits.
+    "16 sums of a 16-bit value, one source at a time (`AccumulateExclusive`)": (0, 16 * COUNT),
     "stream: transferring, blocking, idle (`Stream`)": (3 * COUNT, 0),
     "state profile, 4 states (`Profile`)": (0, 4 * COUNT),
     "state profile, 16 states (`Profile`)": (0, 16 * COUNT),
