@@ -11,7 +11,7 @@ Columns hold int64 when every node of the value fits 62 bits, Python integers ot
 import numpy as np
 from amaranth.hdl import Value
 
-from ..instrument._amaranth import SignalDict, rhs_signals, value_node
+from ..instrument._amaranth import rhs_signals, value_node
 
 __all__ = ["Unsupported", "evaluate", "signals_of", "wide"]
 
@@ -69,7 +69,7 @@ def evaluate(value, columns, cycles, dtype):
     Parameters
     ----------
     value : Value
-    columns : SignalDict
+    columns : hwgen.instrument._amaranth.SignalDict
         Each signal ``value`` reads: its sampled values (an array of ``cycles``).
     cycles : int
     dtype : numpy dtype
