@@ -36,6 +36,8 @@ from hwgen.boards import COSTS_DIR, builtin_boards
 from hwgen import __version__
 from hwgen.build import to_rtlil
 from hwgen.catalog import board_tree_policy, design_name, make_window_filter
+from hwgen.kernels.pipeline import Pipeline
+from hwgen.programs import GemmJob, PiJob
 from hwgen.resources.estimate import (DSP_MAPPING, KINDS, LUT_GROUPS, RESOURCES, count_primitives,
                                      lut_groups, multiplier_parts, rom_luts, uncalibrated_luts)
 from hwgen.resources.synth import cell_resources, run_yosys, synthesize
@@ -67,6 +69,26 @@ CALIBRATION = (
     ("erosion", (3, 3), "cross", 1, 16),
 )
 CALIBRATION_IMAGE = (240, 120)
+# Calibration pipeline programs (bare PEs, dim 8, pi over 64 steps): other threads, lanes,
+# element and fraction bits than benchmarks/estimate_accuracy.py's programs.
+CALIBRATION_PROGRAMS = (
+    ("gemm", {"variant": "naive", "threads": 4, "element_bits": 16}),
+    ("gemm", {"variant": "nocritical", "threads": 16, "element_bits": 24}),
+    ("gemm", {"variant": "vector", "threads": 4, "lanes": 2, "element_bits": 16}),
+    ("gemm", {"variant": "vector", "threads": 8, "lanes": 8, "element_bits": 8}),
+    ("gemm", {"variant": "blocked", "threads": 4, "lanes": 2, "element_bits": 16}),
+    ("pi", {"threads": 4, "frac_bits": 12}),
+    ("pi", {"threads": 16, "frac_bits": 28}),
+)
+
+
+def program_design(program, options):
+    """``(name, pipeline)``: a program's bare PE as ``hwgen estimate PROGRAM --no-instrument``
+    builds it (gemm on 8 x 8 matrices, pi over 64 steps)."""
+    job = (GemmJob(dim=8, **options) if program == "gemm"
+           else PiJob(steps=64, **options))
+    name = "_".join([program, *(f"{k}{v}" for k, v in options.items())])
+    return name, Pipeline(job.program)
 
 
 def _constant(width):
@@ -320,14 +342,18 @@ def multiplier_model(family, multipliers):
 
 
 def calibration_designs(board):
-    """The calibration window filters, as `hwgen synth --board` builds them for ``board``."""
+    """``(name, design)``: the calibration window filters, as `hwgen synth --board` builds
+    them for ``board``, then the calibration programs."""
     width, height = CALIBRATION_IMAGE
     for kernel, size, mask, unroll, bits in CALIBRATION:
         for buffer in ("none", "smart", "line"):
-            yield kernel, make_window_filter(
+            pe = make_window_filter(
                 kernel, size=size, mask=mask, pixel_bits=bits, width=width, height=height,
                 unroll=unroll, buffer=buffer, pipeline=True,
                 tree_stages=board_tree_policy(board), credits=None)
+            yield design_name(kernel, pe), pe
+    for program, options in CALIBRATION_PROGRAMS:
+        yield program_design(program, options)
 
 
 def calibrate(family, table, quiet):
@@ -337,21 +363,25 @@ def calibrate(family, table, quiet):
     uncalibrated = {k: v for k, v in table.items() if k != "calibration"}
     rows, targets, names = [], [], []
     designs = list(calibration_designs(board))
-    for kernel, pe in tqdm(designs, desc=f"calibrating {family}", disable=quiet, leave=False):
-        name = design_name(kernel, pe)
+    for name, pe in tqdm(designs, desc=f"calibrating {family}", disable=quiet, leave=False):
         synthesized = synthesize(pe, board, name=name, fmax=False, require_fit=False)
         kinds, memories, _, _ = count_primitives(pe, platform=board.elaboration_platform())
         groups = lut_groups(uncalibrated, kinds, memories)
         rows.append([groups[g] for g in LUT_GROUPS])
-        targets.append(synthesized.lut - rom_luts(uncalibrated, kinds))   # ROMs: closed form
+        # ROMs (closed form), multipliers and barrel shifters (isolated cost) are not fitted.
+        targets.append(synthesized.lut - rom_luts(uncalibrated, kinds)
+                       - uncalibrated_luts(uncalibrated, kinds))
         names.append(name)
     a, b = np.array(rows), np.array(targets, dtype=float)
     factors = _fit(a, b)
     # Each design estimated with factors fitted without it: how the calibration generalises.
     held_out = [a[i] @ _fit(np.delete(a, i, 0), np.delete(b, i)) for i in range(len(b))]
+    programs = np.array([not name.startswith(("dilation", "erosion")) for name in names])
     return {
         "lut_factors": {g: round(float(f), 4) for g, f in zip(LUT_GROUPS, factors)},
         "designs": names,
+        "filters_fit_mean_abs_error_pct": _mean_error_pct((a @ factors)[~programs], b[~programs]),
+        "programs_fit_mean_abs_error_pct": _mean_error_pct((a @ factors)[programs], b[programs]),
         "fit_mean_abs_error_pct": _mean_error_pct(a @ factors, b),
         "leave_one_out_mean_abs_error_pct": _mean_error_pct(np.array(held_out), b),
         "uncalibrated_mean_abs_error_pct": _mean_error_pct(a.sum(1), b),

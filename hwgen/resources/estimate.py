@@ -78,12 +78,18 @@ KINDS = {
 UNCALIBRATED = ("shift", "mul")
 RESOURCES = ("lut", "ff", "carry", "bram", "dsp")
 #: Kinds whose LUTs the calibration scales together (``memory`` is every memory's LUTs).
+#: ``gate`` (the and / or gates of choices between a constant and a signal: a pipeline's one-hot
+#: selection of a thread's context) and ``control`` (one-bit reductions: in a program, the
+#: any / all over thread and slot states, standing for the arbiters and state machines around
+#: them) are apart because the programs have thousands of them and the window filters few.
 LUT_GROUPS = {
     "adder": ("add", "add_const"),
-    "comparison": ("cmp", "cmp_const"),
+    "comparison": ("cmp", "cmp_const", "eq", "eq_const"),
     "minmax": ("minmax",),
     "mux": ("mux",),
-    "glue": ("and", "xor", "eq", "eq_const", "reduce", "reduce_xor", "ff"),
+    "gate": ("and",),
+    "control": ("reduce",),
+    "glue": ("xor", "reduce_xor", "ff"),
     "memory": (),
 }
 _GROUP_OF = {kind: group for group, kinds in LUT_GROUPS.items() for kind in kinds}
@@ -92,6 +98,7 @@ _GROUP_OF = {kind: group for group, kinds in LUT_GROUPS.items() for kind in kind
 BLOCK_PRIMITIVES = {"DP16KD"}
 
 _COMPARE = {"u<", "u>", "u<=", "u>=", "s<", "s>", "s<=", "s>="}
+_UNSIGNED = {"u<", "u>", "u<=", "u>="}
 _FREE = {"~", "u", "s"}   # inversion and sign/zero extension
 _SHIFTS = {"<<", "u>>", "s>>"}
 
@@ -132,6 +139,7 @@ def count_netlist(emitted):
     enables = _feedback_muxes(cells, live)
     used = live_bits(emitted, live)
     kept_ff = _kept_ff_bits(cells, live, used)
+    alu = _alu_comparisons(cells, live)   # comparisons folded into a subtraction
     absorbed = set()   # comparisons folded into a minmax
     for index in live:
         cell = cells[index]
@@ -147,7 +155,7 @@ def count_netlist(emitted):
         if kind == "op":
             op, inputs = cell[1], cell[2]
             width = len(inputs[0])
-            if op in _FREE or index in absorbed:
+            if op in _FREE or index in absorbed or index in alu:
                 continue
             if op == "m":
                 (sel,), a, b = inputs
@@ -181,7 +189,9 @@ def count_netlist(emitted):
             elif op == "*":
                 _multiplier(kinds, inputs, used.get(index, 0))
             elif op in _SHIFTS:
-                if not _const(inputs[1]):
+                if not _const(inputs[1]):     # as wide as its read bits (wreduce)
+                    used_bits = used.get(index, 0)
+                    width = used_bits.bit_length() if used_bits >= 0 else width
                     levels = len(_shorten(inputs[1], False))
                     kinds["shift", (width, min(levels, max(1, (width - 1).bit_length())))] += 1
             else:
@@ -264,6 +274,18 @@ def _multiplier(kinds, inputs, used):
         kinds["and", y] += 1
         return
     kinds["mul", (len(a), len(b), y, signed)] += 1
+
+
+def _alu_comparisons(cells, live):
+    """Unsigned comparisons of two operands that a subtraction of the same two operands also
+    computes: Yosys's ``alumacc`` makes both one ALU, the comparison its carry out (a
+    restoring divider's ``rem >= d`` beside ``rem - d``)."""
+    subtractions = {(tuple(_shorten(a, False)), tuple(_shorten(b, False)))
+                    for index in live if cells[index][0] == "op" and cells[index][1] == "-"
+                    and len(cells[index][2]) == 2 for a, b in [cells[index][2]]}
+    return {index for index in live if cells[index][0] == "op" and cells[index][1] in _UNSIGNED
+            and (tuple(_shorten(cells[index][2][0], False)),
+                 tuple(_shorten(cells[index][2][1], False))) in subtractions}
 
 
 def _kept_ff_bits(cells, live, used):

@@ -703,7 +703,8 @@ def live_bits(netlist, cells_live):
     Yosys's ``opt_clean`` and ``wreduce`` keep them: through bitwise gates, multiplexers,
     assignments, registers and shifts by a constant, a bit reads only its own bits; an adder's or
     a multiplier's bit reads the bits below it; every other cell reads all its inputs.
-    ``cells_live`` is :func:`live_cells`; a memory and its ports count as read whole. An
+    ``cells_live`` is :func:`live_cells`; a memory and its write ports count as read whole
+    (mask -1). An
     assignment's bit does not read the values later assignments shadow (:func:`_assigned`)."""
     cells = netlist.cells
     used = {index: -1 for index in cells_live if cells[index][0] in ("memory", "write")}
@@ -714,12 +715,14 @@ def live_bits(netlist, cells_live):
     while stack:
         n = stack.pop()
         index, bit = n >> 16, n & 0xffff
-        if n < 2 or index == 0 or index in whole:
+        if n < 2 or index == 0:
             continue
         mask = used.get(index, 0)
         if mask >> bit & 1:
             continue
         used[index] = mask | 1 << bit
+        if index in whole:
+            continue
         cell = cells[index]
         kind = cell[0]
         op = cell[1] if kind == "op" else None
@@ -744,6 +747,5 @@ def live_bits(netlist, cells_live):
             stack.extend(_assigned(cell, bit))
         else:
             whole.add(index)
-            used[index] = -1
             stack.extend(input_nets(cell))
     return used
