@@ -84,12 +84,12 @@ RESOURCES = ("lut", "ff", "carry", "bram", "dsp")
 #: them) are apart because the programs have thousands of them and the window filters few.
 LUT_GROUPS = {
     "adder": ("add", "add_const"),
-    "comparison": ("cmp", "cmp_const", "eq", "eq_const"),
+    "comparison": ("cmp", "cmp_const"),
     "minmax": ("minmax",),
     "mux": ("mux",),
     "gate": ("and",),
     "control": ("reduce",),
-    "glue": ("xor", "reduce_xor", "ff"),
+    "glue": ("xor", "eq", "eq_const", "reduce_xor", "ff"),
     "memory": (),
 }
 _GROUP_OF = {kind: group for group, kinds in LUT_GROUPS.items() for kind in kinds}
