@@ -52,8 +52,9 @@ from ..errors import HwgenError
 from .netlist import input_nets, live_bits, live_cells, merge_duplicates, netlist
 from ..catalog import resolve_board
 
-__all__ = ["KINDS", "RESOURCES", "LUT_GROUPS", "Estimate", "count_primitives", "count_netlist", "estimate",
-           "lut_groups", "uncalibrated_luts", "rom_luts", "price", "dsp_blocks", "multiplier_parts", "partial_product_bits"]
+__all__ = ["KINDS", "RESOURCES", "LUT_GROUPS", "UNCALIBRATED", "DSP_MAPPING", "Estimate",
+           "count_primitives", "count_netlist", "estimate", "lut_groups", "uncalibrated_luts",
+           "rom_luts", "price", "dsp_blocks", "multiplier_parts", "partial_product_bits"]
 
 #: Primitive kinds the estimator counts; each has a micro-benchmark in the characterisation.
 KINDS = {
@@ -356,8 +357,10 @@ def _next_state(cells, net, own, klass, stuck, memo):
     if net >= 2 and cell[0] == "assign" and cell[1][bit] == own:
         return ("hold", tuple((_bit(cells, cond, klass, stuck, memo),
                                _bit(cells, value[bit - start], klass, stuck, memo))
-                              for cond, start, value in cell[2] if start <= bit < start + len(value)))
-    if net >= 2 and cell[0] == "op" and cell[1] == "m" and own in (cell[2][1][bit], cell[2][2][bit]):
+                              for cond, start, value in cell[2]
+                              if start <= bit < start + len(value)))
+    if net >= 2 and cell[0] == "op" and cell[1] == "m" \
+            and own in (cell[2][1][bit], cell[2][2][bit]):
         (sel,), a, b = cell[2]
         other = b[bit] if a[bit] == own else a[bit]
         return ("hold", a[bit] == own, _bit(cells, sel, klass, stuck, memo),
@@ -552,12 +555,12 @@ def partial_product_bits(a, b, y):
 
 
 def multiplier_parts(a, b, y, mapping, signed=False):
-    """How Yosys builds an ``a`` x ``b`` -> ``y`` multiplier (both operands ``signed`` or not) under a family's
-    :data:`DSP_MAPPING` (``None``: no DSP mapping), following ``mul2dsp``: the wider operand
-    is split into parts of the DSP's part width (less a bit for a signed-only DSP) while wider
-    than the DSP takes, then the other; each part is a block unless narrower than the DSP's
-    minimum (then a multiplier in LUTs), and a part whose product lands wholly above the
-    result's bits is dropped. The parts' shifted products are summed by adders.
+    """How Yosys builds an ``a`` x ``b`` -> ``y`` multiplier (both operands ``signed`` or not)
+    under a family's :data:`DSP_MAPPING` (``None``: no DSP mapping), following ``mul2dsp``: the
+    wider operand is split into parts of the DSP's part width (less a bit for a signed-only
+    DSP) while wider than the DSP takes, then the other; each part is a block unless narrower
+    than the DSP's minimum (then a multiplier in LUTs), and a part whose product lands wholly
+    above the result's bits is dropped. The parts' shifted products are summed by adders.
 
     Returns ``(blocks, adder_bits, soft_bits)``: DSP blocks, bits of the adders that join
     the parts (each as wide as the result bits above its part's offset), and partial-product
