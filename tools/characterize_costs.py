@@ -7,14 +7,21 @@ top-level ports), synthesizes all of them side by side in one flattened Yosys ru
 aside, benchmarks share no net), counts each part's cells and writes
 ``boards/costs/<family>.json``, the table the estimator prices designs with.
 
-Isolated, every narrow gate takes a LUT of its own; in a design ABC packs neighbouring logic
-into shared LUTs. So the script then calibrates: it synthesizes a set of window filters that is
-disjoint from the accuracy benchmark's design space (other window shapes, masks, unrolls, pixel
-widths and a 240x120 image), and fits one non-negative factor per LUT group
-(:data:`hwgen.resources.estimate.LUT_GROUPS`) by least squares; the estimator multiplies each group's
-isolated LUT cost by its factor. Rerun it after a Yosys upgrade:
+Multipliers are characterised on a grid of width pairs (:data:`MULTIPLIERS`): the DSP count
+Yosys gives each is recorded beside the count :func:`hwgen.resources.estimate.dsp_blocks`
+derives, and their LUT, FF and carry cells are fitted as linear in the closed-form counts of
+:func:`hwgen.resources.estimate.multiplier_parts` (:func:`multiplier_model`).
 
-    python tools/characterize_costs.py [FAMILY ...] [--calibrate-only] [-q]
+Isolated, every narrow gate takes a LUT of its own; in a design ABC packs neighbouring logic
+into shared LUTs. So the script then calibrates: it synthesizes a set of window filters and of
+pipeline programs that is disjoint from the accuracy benchmark's (other window shapes, masks,
+unrolls, pixel widths and a 240x120 image; other threads, lanes, element and fraction bits),
+and fits one non-negative factor per LUT group (:data:`hwgen.resources.estimate.LUT_GROUPS`)
+by least squares; the estimator multiplies each group's isolated LUT cost by its factor. Rerun
+it after a Yosys upgrade:
+
+    python tools/characterize_costs.py [FAMILY ...] [--calibrate-only]
+        [--kinds KIND ...] [--no-calibrate] [-q]
 
 Families: ecp5, ice40, xilinx-xc6v, xilinx-xc7, xilinx-xcup (default: all).
 """
