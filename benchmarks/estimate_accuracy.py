@@ -1,14 +1,19 @@
 """How wrong and how fast the estimator is, against real synthesis.
 
-Design space: 3x3 and 5x5 dilation, 512x512 image, U in {1, 2, 4, 8, 16, 32} x buffer
+Window filters: 3x3 and 5x5 dilation, 512x512 image, U in {1, 2, 4, 8, 16, 32} x buffer
 {none, smart, line}, on the boards given (default ``ulx3s-85f`` for ECP5 and ``arty-a7-100t``
-for Xilinx 7-series). For every resource it prints the mean and the largest absolute error, in
-percent of the synthesized figure and in units, the block-RAM exact-match count, and the speed
-ratio (Yosys synthesis time over estimate time, elaboration included). Synthesis results are
+for Xilinx 7-series). Programs: the bare PEs of gemm (every variant, 8 threads, 32-bit
+integers, 4 lanes, 8 x 8) and pi (8 threads, 20 fraction bits, 64 steps), as ``hwgen estimate
+PROGRAM --no-instrument`` builds them, on the program boards (default one per family:
+``ulx3s-85f``, ``arty-a7-100t``, ``alveo-u280``, ``icebreaker``); none of them is in the
+calibration set of ``tools/characterize_costs.py``. For every resource it prints the mean and
+the largest absolute error, in percent of the synthesized figure and in units, the exact-match
+count, and for the filters the speed ratio (Yosys synthesis time over estimate time,
+elaboration included), then every program's figures. Synthesis results are
 cached (``hwgen.resources.synth``), so a rerun only re-times the estimates.
 
-    python benchmarks/estimate_accuracy.py [--boards ulx3s-85f arty-a7-100t] [--jobs 2]
-        [--json FILE] [--markdown] [-q]
+    python benchmarks/estimate_accuracy.py [--boards ulx3s-85f arty-a7-100t]
+        [--program-boards B ...] [--jobs 2] [--json FILE] [--markdown] [-q]
 """
 
 import argparse
@@ -23,6 +28,8 @@ from tqdm import tqdm
 
 from hwgen.boards import get_board
 from hwgen.catalog import board_tree_policy, design_name, make_window_filter
+from hwgen.kernels.pipeline import Pipeline
+from hwgen.programs import GemmJob, PiJob
 from hwgen.resources.estimate import estimate
 from hwgen.resources.synth import synthesize
 from hwgen.versions import tool_versions
@@ -31,6 +38,24 @@ UNROLLS = (1, 2, 4, 8, 16, 32)
 BUFFERS = ("none", "smart", "line")
 SIZES = (3, 5)
 RESOURCES = ("lut", "ff", "bram", "dsp")
+PROGRAM_BOARDS = ("ulx3s-85f", "arty-a7-100t", "alveo-u280", "icebreaker")
+PROGRAM_POINTS = (("gemm", "naive"), ("gemm", "nocritical"), ("gemm", "vector"),
+                  ("gemm", "blocked"), ("pi", "series"))
+
+
+def program(name, variant):
+    """A benchmark program's bare PE: gemm on 8 x 8 32-bit integers with 8 threads (4 lanes),
+    pi over 64 steps with 8 threads and 20 fraction bits."""
+    job = (GemmJob(variant, dim=8, threads=8) if name == "gemm"
+           else PiJob(steps=64, threads=8, frac_bits=20))
+    return Pipeline(job.program)
+
+
+def synthesized_program(point):
+    board, name, variant = point
+    result = synthesize(program(name, variant), board, name=f"{name}_{variant}", fmax=False,
+                        require_fit=False)
+    return result.resources()
 
 
 def design(unroll, buffer, size, board):
@@ -51,6 +76,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--boards", nargs="+", default=["ulx3s-85f", "arty-a7-100t"],
                         help="boards to compare on (one per family)")
+    parser.add_argument("--program-boards", nargs="*", default=list(PROGRAM_BOARDS),
+                        help="boards to compare the programs on (none: filters only)")
     parser.add_argument("--jobs", type=int, default=2, help="syntheses run at once")
     parser.add_argument("--json", metavar="FILE", default=None, help="write every point as JSON")
     parser.add_argument("--markdown", action="store_true", help="print the summary as a Markdown table")
@@ -59,9 +86,14 @@ def main(argv=None):
 
     points = [(get_board(b).name, u, buf, n)
               for b, n, buf, u in itertools.product(args.boards, SIZES, BUFFERS, UNROLLS)]
+    program_points = [(get_board(b).name, name, variant) for b in args.program_boards
+                      for name, variant in PROGRAM_POINTS]
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
         synth = dict(zip(points, tqdm(pool.map(synthesized, points), total=len(points),
                                       desc="synthesis", disable=args.quiet)))
+        program_synth = dict(zip(program_points, tqdm(
+            pool.map(synthesized_program, program_points), total=len(program_points),
+            desc="program synthesis", disable=args.quiet)))
     rows = []
     for point in tqdm(points, desc="estimates", disable=args.quiet):
         board, unroll, buffer, size = point
@@ -71,56 +103,105 @@ def main(argv=None):
                      "synthesis": real, "estimate": est.resources(),
                      "synthesis_seconds": synth_seconds, "estimate_seconds": est.seconds})
 
+    program_rows = []
+    for point in tqdm(program_points, desc="program estimates", disable=args.quiet):
+        board, name, variant = point
+        est = estimate(program(name, variant), board)
+        program_rows.append({"board": board, "program": name, "variant": variant,
+                             "synthesis": program_synth[point], "estimate": est.resources(),
+                             "unmodelled": est.unmodelled, "estimate_seconds": est.seconds})
+
     summary = []
-    for board in dict.fromkeys(p[0] for p in points):
-        mine = [r for r in rows if r["board"] == board]
-        for resource in RESOURCES:
-            errors = [abs(r["estimate"][resource] - r["synthesis"][resource]) for r in mine]
-            percents = [100 * e / r["synthesis"][resource] for e, r in zip(errors, mine)
-                        if r["synthesis"][resource]]
-            exact = sum(e == 0 for e in errors)
-            summary.append({
-                "board": board, "family": get_board(board).toolchain.cost_family,
-                "resource": resource, "points": len(mine),
-                "mean_abs_error_pct": statistics.mean(percents) if percents else 0.0,
-                "max_abs_error_pct": max(percents) if percents else 0.0,
-                "mean_abs_error": statistics.mean(errors), "max_abs_error": max(errors),
-                "exact": exact})
-        synth_time = statistics.mean(r["synthesis_seconds"] for r in mine)
-        est_time = statistics.mean(r["estimate_seconds"] for r in mine)
-        summary.append({"board": board, "resource": "time",
-                        "synthesis_seconds_mean": synth_time, "estimate_seconds_mean": est_time,
-                        "estimate_seconds_max": max(r["estimate_seconds"] for r in mine),
-                        "speed_ratio": synth_time / est_time})
+    for designs, results in (("filters", rows), ("programs", program_rows)):
+        for board in dict.fromkeys(r["board"] for r in results):
+            summary.extend(_errors(designs, board, [r for r in results if r["board"] == board]))
+            if designs == "programs":
+                continue
+            mine = [r for r in rows if r["board"] == board]
+            synth_time = statistics.mean(r["synthesis_seconds"] for r in mine)
+            est_time = statistics.mean(r["estimate_seconds"] for r in mine)
+            summary.append({"designs": designs, "board": board, "resource": "time",
+                            "synthesis_seconds_mean": synth_time,
+                            "estimate_seconds_mean": est_time,
+                            "estimate_seconds_max": max(r["estimate_seconds"] for r in mine),
+                            "speed_ratio": synth_time / est_time})
 
     print_summary(summary, args.markdown)
+    if program_rows:
+        print_programs(program_rows, args.markdown)
     if args.json:
         Path(args.json).write_text(json.dumps({"tool_versions": tool_versions(), "points": rows,
-                                               "summary": summary}, indent=2) + "\n")
+                                               "programs": program_rows, "summary": summary},
+                                              indent=2) + "\n")
     return 0
+
+
+def _errors(designs, board, mine):
+    """Per resource: mean and largest absolute error (percent of synthesis, units), exact
+    matches; percentages over the points whose synthesized figure is not zero."""
+    found = []
+    for resource in RESOURCES:
+        errors = [abs(r["estimate"][resource] - r["synthesis"][resource]) for r in mine]
+        percents = [100 * e / r["synthesis"][resource] for e, r in zip(errors, mine)
+                    if r["synthesis"][resource]]
+        found.append({
+            "designs": designs, "board": board, "family": get_board(board).toolchain.cost_family,
+            "resource": resource, "points": len(mine),
+            "mean_abs_error_pct": statistics.mean(percents) if percents else None,
+            "max_abs_error_pct": max(percents) if percents else None,
+            "mean_abs_error": statistics.mean(errors), "max_abs_error": max(errors),
+            "exact": sum(e == 0 for e in errors)})
+    return found
+
+
+def print_programs(program_rows, markdown):
+    """Every program: estimate / synthesis per resource and the error."""
+    if markdown:
+        print()
+        print("| board | program | LUT est / Yosys | FF est / Yosys | DSP est / Yosys "
+              "| block RAM est / Yosys |")
+        print("|---|---|---|---|---|---|")
+    for r in program_rows:
+        cells = []
+        for resource in ("lut", "ff", "dsp", "bram"):
+            e, y = r["estimate"][resource], r["synthesis"][resource]
+            error = f" ({100 * (e - y) / y:+.1f}%)" if y else ""
+            cells.append(f"{e} / {y}{error}")
+        name = r["program"] if r["program"] == "pi" else f"gemm {r['variant']}"
+        if markdown:
+            print(f"| {r['board']} | {name} | " + " | ".join(cells) + " |")
+        else:
+            print(f"  {r['board']:13} {name:15} " + "  ".join(
+                f"{res} {c}" for res, c in zip(("lut", "ff", "dsp", "bram"), cells)))
+
+
+def _pct(value):
+    return "n/a" if value is None else f"{value:.1f}%"
 
 
 def print_summary(summary, markdown):
     if markdown:
-        print("| board (cost table) | resource | mean abs error | max abs error | "
+        print("| designs | board (cost table) | resource | mean abs error | max abs error | "
               "mean abs error (units) | max abs error (units) | exact |")
-        print("|---|---|---|---|---|---|---|")
+        print("|---|---|---|---|---|---|---|---|")
     for s in summary:
         if s["resource"] == "time":
             line = (f"synthesis {s['synthesis_seconds_mean']:.2f} s mean, estimate "
                     f"{s['estimate_seconds_mean'] * 1000:.0f} ms mean "
                     f"({s['estimate_seconds_max'] * 1000:.0f} ms max): "
                     f"{s['speed_ratio']:.0f}x faster")
-            print(f"| {s['board']} | speed | {line} ||||" if markdown else f"  {s['board']}: {line}")
+            print(f"| {s['designs']} | {s['board']} | speed | {line} ||||" if markdown
+                  else f"  {s['designs']:8} {s['board']}: {line}")
             continue
         if markdown:
-            print(f"| {s['board']} ({s['family']}) | {s['resource']} | {s['mean_abs_error_pct']:.1f}% "
-                  f"| {s['max_abs_error_pct']:.1f}% | {s['mean_abs_error']:.1f} | {s['max_abs_error']} "
-                  f"| {s['exact']}/{s['points']} |")
+            print(f"| {s['designs']} | {s['board']} ({s['family']}) | {s['resource']} | "
+                  f"{_pct(s['mean_abs_error_pct'])} | {_pct(s['max_abs_error_pct'])} | "
+                  f"{s['mean_abs_error']:.1f} | {s['max_abs_error']} | {s['exact']}/{s['points']} |")
         else:
-            print(f"  {s['board']:13} {s['resource']:4} mean {s['mean_abs_error_pct']:5.1f}%  max "
-                  f"{s['max_abs_error_pct']:6.1f}%  (mean {s['mean_abs_error']:7.1f}, max "
-                  f"{s['max_abs_error']:5} units)  exact {s['exact']}/{s['points']}")
+            print(f"  {s['designs']:8} {s['board']:13} {s['resource']:4} mean "
+                  f"{_pct(s['mean_abs_error_pct']):>6}  max {_pct(s['max_abs_error_pct']):>6}  "
+                  f"(mean {s['mean_abs_error']:7.1f}, max {s['max_abs_error']:5} units)  "
+                  f"exact {s['exact']}/{s['points']}")
 
 
 if __name__ == "__main__":

@@ -7,14 +7,21 @@ top-level ports), synthesizes all of them side by side in one flattened Yosys ru
 aside, benchmarks share no net), counts each part's cells and writes
 ``boards/costs/<family>.json``, the table the estimator prices designs with.
 
-Isolated, every narrow gate takes a LUT of its own; in a design ABC packs neighbouring logic
-into shared LUTs. So the script then calibrates: it synthesizes a set of window filters that is
-disjoint from the accuracy benchmark's design space (other window shapes, masks, unrolls, pixel
-widths and a 240x120 image), and fits one non-negative factor per LUT group
-(:data:`hwgen.resources.estimate.LUT_GROUPS`) by least squares; the estimator multiplies each group's
-isolated LUT cost by its factor. Rerun it after a Yosys upgrade:
+Multipliers are characterised on a grid of width pairs (:data:`MULTIPLIERS`): the DSP count
+Yosys gives each is recorded beside the count :func:`hwgen.resources.estimate.dsp_blocks`
+derives, and their LUT, FF and carry cells are fitted as linear in the closed-form counts of
+:func:`hwgen.resources.estimate.multiplier_parts` (:func:`multiplier_model`).
 
-    python tools/characterize_costs.py [FAMILY ...] [--calibrate-only] [-q]
+Isolated, every narrow gate takes a LUT of its own; in a design ABC packs neighbouring logic
+into shared LUTs. So the script then calibrates: it synthesizes a set of window filters and of
+pipeline programs that is disjoint from the accuracy benchmark's (other window shapes, masks,
+unrolls, pixel widths and a 240x120 image; other threads, lanes, element and fraction bits),
+and fits one non-negative factor per LUT group (:data:`hwgen.resources.estimate.LUT_GROUPS`)
+by least squares; the estimator multiplies each group's isolated LUT cost by its factor. Rerun
+it after a Yosys upgrade:
+
+    python tools/characterize_costs.py [FAMILY ...] [--calibrate-only]
+        [--kinds KIND ...] [--no-calibrate] [-q]
 
 Families: ecp5, ice40, xilinx-xc6v, xilinx-xc7, xilinx-xcup (default: all).
 """
@@ -36,7 +43,10 @@ from hwgen.boards import COSTS_DIR, builtin_boards
 from hwgen import __version__
 from hwgen.build import to_rtlil
 from hwgen.catalog import board_tree_policy, design_name, make_window_filter
-from hwgen.resources.estimate import KINDS, LUT_GROUPS, RESOURCES, count_primitives, lut_groups, rom_luts
+from hwgen.kernels.pipeline import Pipeline
+from hwgen.programs import GemmJob, PiJob
+from hwgen.resources.estimate import (DSP_MAPPING, KINDS, LUT_GROUPS, RESOURCES, count_primitives,
+                                     lut_groups, multiplier_parts, rom_luts, uncalibrated_luts)
 from hwgen.resources.synth import cell_resources, run_yosys, synthesize
 from hwgen.versions import tool_versions
 
@@ -45,6 +55,11 @@ MEMORY_DEPTHS = (16, 32, 64, 128, 256, 512, 1024, 2048)
 MEMORY_WIDTHS = (8, 16, 32, 64, 128, 256, 512, 1024)
 ASYNC_DEPTHS = (16, 32, 64)
 ASYNC_WIDTHS = (8, 16, 32, 64)
+# Multipliers (a bits, b bits, result bits): full and truncated products, square and not, on
+# both sides of every family's DSP widths (18, 25, 27) and below their minimum.
+MULTIPLIERS = tuple((w, w, y) for w in (2, 3, 4, 6, 8, 12, 16, 18, 24, 32) for y in (w, 2 * w)) \
+    + ((20, 9, 29), (12, 4, 16), (32, 8, 40), (24, 12, 36), (26, 17, 43), (48, 16, 64),
+       (48, 48, 48), (64, 64, 64), (52, 21, 52), (23, 21, 23), (22, 22, 43))
 # The board whose toolchain settings each family's characterisation uses.
 FAMILY_BOARDS = {"ecp5": "ulx3s-85f", "ice40": "icebreaker", "xilinx-xc6v": "ex500",
                  "xilinx-xc7": "arty-a7-100t", "xilinx-xcup": "alveo-u280"}
@@ -61,6 +76,30 @@ CALIBRATION = (
     ("erosion", (3, 3), "cross", 1, 16),
 )
 CALIBRATION_IMAGE = (240, 120)
+# A program's weight in the fit beside a filter's: the programs' LUTs are less well explained by
+# the kinds, and at full weight they pull the filters' factors (Xilinx filters 3.4% instead of
+# 3.1% on the accuracy benchmark).
+PROGRAM_WEIGHT = 0.5
+# Calibration pipeline programs (bare PEs, dim 8, pi over 64 steps): other threads, lanes,
+# element and fraction bits than benchmarks/estimate_accuracy.py's programs.
+CALIBRATION_PROGRAMS = (
+    ("gemm", {"variant": "naive", "threads": 4, "element_bits": 16}),
+    ("gemm", {"variant": "nocritical", "threads": 16, "element_bits": 24}),
+    ("gemm", {"variant": "vector", "threads": 4, "lanes": 2, "element_bits": 16}),
+    ("gemm", {"variant": "vector", "threads": 8, "lanes": 8, "element_bits": 8}),
+    ("gemm", {"variant": "blocked", "threads": 4, "lanes": 2, "element_bits": 16}),
+    ("pi", {"threads": 4, "frac_bits": 12}),
+    ("pi", {"threads": 16, "frac_bits": 28}),
+)
+
+
+def program_design(program, options):
+    """``(name, pipeline)``: a program's bare PE as ``hwgen estimate PROGRAM --no-instrument``
+    builds it (gemm on 8 x 8 matrices, pi over 64 steps)."""
+    job = (GemmJob(dim=8, **options) if program == "gemm"
+           else PiJob(steps=64, **options))
+    name = "_".join([program, *(f"{k}{v}" for k, v in options.items())])
+    return name, Pipeline(job.program)
 
 
 def _constant(width):
@@ -90,6 +129,9 @@ class Primitive(Elaboratable):
             with m.If(s):
                 m.d.sync += y.eq(a)
             return m
+        if self.kind == "shift":       # the amount as wide as the shifter has levels
+            m.d.comb += y.eq((a << b[:max(1, (w - 1).bit_length())])[:w])
+            return m
         logic = {
             "add": lambda: (a + b)[:w],
             "add_const": lambda: (a + 1)[:w],
@@ -105,6 +147,23 @@ class Primitive(Elaboratable):
             "reduce_xor": lambda: a.xor(),
         }[self.kind]
         m.d.comb += y.eq(logic())
+        return m
+
+
+class MultiplierBench(Elaboratable):
+    """``y = (a * b)[:y bits]`` between ports ``<name>__a``, ``__b`` and ``__y``."""
+
+    def __init__(self, name, a_bits, b_bits, y_bits):
+        self.a = Signal(a_bits, name=f"{name}__a")
+        self.b = Signal(b_bits, name=f"{name}__b")
+        self.y = Signal(y_bits, name=f"{name}__y")
+
+    def ports(self):
+        return [self.a, self.b, self.y]
+
+    def elaborate(self, platform):
+        m = Module()
+        m.d.comb += self.y.eq((self.a * self.b)[:len(self.y)])
         return m
 
 
@@ -135,15 +194,24 @@ class MemoryBench(Elaboratable):
         return m
 
 
-def benches():
-    """``{module name: (description, bench)}`` of every micro-benchmark."""
+def benches(kinds=None):
+    """``{module name: (description, bench)}`` of every micro-benchmark (of ``kinds`` only,
+    memories left out, when given)."""
     found = {}
-    for kind in KINDS:
+    if kinds is None or "mul" in kinds:
+        for a, b, y in MULTIPLIERS:
+            name = f"mul_{a}x{b}_{y}"
+            found[name] = ({"mul": (a, b, y)}, MultiplierBench(name, a, b, y))
+    for kind in KINDS if kinds is None else kinds:
+        if kind == "mul":
+            continue
         for width in WIDTHS:
             if kind in ("reduce", "reduce_xor") and width == 1:
                 continue
             name = f"op_{kind}_{width}"
             found[name] = ({"kind": kind, "width": width}, Primitive(name, kind, width))
+    if kinds is not None:
+        return found
     for read, depths, widths in (("sync", MEMORY_DEPTHS, MEMORY_WIDTHS),
                                  ("async", ASYNC_DEPTHS, ASYNC_WIDTHS)):
         for depth in depths:
@@ -208,9 +276,11 @@ def split_cells(module, found):
     return counts
 
 
-def characterize(family):
+def characterize(family, kinds=None, table=None):
+    """The cost table of ``family``; with ``kinds``, only those kinds are characterised and
+    written into ``table`` (the existing one), the rest kept."""
     board = builtin_boards()[FAMILY_BOARDS[family]]
-    found = benches()
+    found = benches(kinds)
     ports = [port for _, bench in found.values() for port in bench.ports()]
     rtlil = to_rtlil(Suite(found), "top", ports=ports)
     with tempfile.TemporaryDirectory(prefix="hwgen-characterize-") as work:
@@ -221,17 +291,30 @@ def characterize(family):
         seconds = time.perf_counter() - started
         netlist = json.loads((work / "netlist.json").read_text())
     per_bench = split_cells(netlist["modules"]["top"], found)
-    operators = {kind: {"widths": [], **{r: [] for r in RESOURCES}} for kind in KINDS}
-    memories = []
+    operators = {kind: {"widths": [], **{r: [] for r in RESOURCES}} for kind in KINDS
+                 if kind != "mul" and (kinds is None or kind in kinds)}
+    memories, multipliers = [], []
     for name, (spec, _) in found.items():
         counts = cell_resources(board.family, per_bench.get(name, {}))
-        if "kind" in spec:
+        if "mul" in spec:
+            a, b, y = spec["mul"]
+            multipliers.append({"a": a, "b": b, "y": y, **{r: counts[r] for r in RESOURCES}})
+        elif "kind" in spec:
             entry = operators[spec["kind"]]
             entry["widths"].append(spec["width"])
             for resource in RESOURCES:
                 entry[resource].append(counts[resource])
         else:
             memories.append({**spec, **{r: counts[r] for r in RESOURCES}})
+    if kinds is not None:
+        table["operators"].update(operators)
+        if "mul" in kinds:
+            table["multipliers"] = multipliers
+            table["multiplier"] = multiplier_model(family, multipliers)
+        table["partial"] = {"kinds": list(kinds), "command": command,
+                            "tool_versions": tool_versions(), "hwgen_version": __version__,
+                            "synthesis_seconds": round(seconds, 1)}
+        return table
     return {
         "hwgen_cost_table": 1,
         "family": family,
@@ -246,18 +329,42 @@ def characterize(family):
         "lut_inputs": board.resources.lut_inputs,
         "operators": operators,
         "memories": memories,
+        "multipliers": multipliers,
+        "multiplier": multiplier_model(family, multipliers),
     }
 
 
+def multiplier_model(family, multipliers):
+    """Per resource, the cost of a DSP block, of a bit of the adders joining a split
+    multiplier's parts, and of a partial-product bit in LUTs (:func:`multiplier_parts`), fitted
+    (non-negative least squares) to the characterised multipliers; with how many of them the
+    DSP rule counts exactly."""
+    mapping = DSP_MAPPING.get(family)
+    features = np.array([multiplier_parts(e["a"], e["b"], e["y"], mapping) for e in multipliers],
+                        dtype=float)
+    model = {}
+    for resource in ("lut", "ff", "carry"):
+        target = np.array([e[resource] for e in multipliers], dtype=float)
+        model[resource] = [round(float(c), 4) for c in nnls(features, target)[0]]
+    model["dsp"] = [1.0, 0.0, 0.0]
+    exact = sum(int(f[0]) == e["dsp"] for f, e in zip(features, multipliers))
+    model["dsp_rule_exact"] = f"{exact}/{len(multipliers)}"
+    return model
+
+
 def calibration_designs(board):
-    """The calibration window filters, as `hwgen synth --board` builds them for ``board``."""
+    """``(name, design)``: the calibration window filters, as `hwgen synth --board` builds
+    them for ``board``, then the calibration programs."""
     width, height = CALIBRATION_IMAGE
     for kernel, size, mask, unroll, bits in CALIBRATION:
         for buffer in ("none", "smart", "line"):
-            yield kernel, make_window_filter(
+            pe = make_window_filter(
                 kernel, size=size, mask=mask, pixel_bits=bits, width=width, height=height,
                 unroll=unroll, buffer=buffer, pipeline=True,
                 tree_stages=board_tree_policy(board), credits=None)
+            yield design_name(kernel, pe), pe
+    for program, options in CALIBRATION_PROGRAMS:
+        yield program_design(program, options)
 
 
 def calibrate(family, table, quiet):
@@ -267,32 +374,38 @@ def calibrate(family, table, quiet):
     uncalibrated = {k: v for k, v in table.items() if k != "calibration"}
     rows, targets, names = [], [], []
     designs = list(calibration_designs(board))
-    for kernel, pe in tqdm(designs, desc=f"calibrating {family}", disable=quiet, leave=False):
-        name = design_name(kernel, pe)
+    for name, pe in tqdm(designs, desc=f"calibrating {family}", disable=quiet, leave=False):
         synthesized = synthesize(pe, board, name=name, fmax=False, require_fit=False)
         kinds, memories, _, _ = count_primitives(pe, platform=board.elaboration_platform())
         groups = lut_groups(uncalibrated, kinds, memories)
         rows.append([groups[g] for g in LUT_GROUPS])
-        targets.append(synthesized.lut - rom_luts(uncalibrated, kinds))   # ROMs: closed form
+        # ROMs (closed form), multipliers and barrel shifters (isolated cost) are not fitted.
+        targets.append(synthesized.lut - rom_luts(uncalibrated, kinds)
+                       - uncalibrated_luts(uncalibrated, kinds))
         names.append(name)
     a, b = np.array(rows), np.array(targets, dtype=float)
-    factors = _fit(a, b)
+    programs = np.array([not name.startswith(("dilation", "erosion")) for name in names])
+    weights = np.where(programs, PROGRAM_WEIGHT, 1.0)
+    factors = _fit(a, b, weights)
     # Each design estimated with factors fitted without it: how the calibration generalises.
-    held_out = [a[i] @ _fit(np.delete(a, i, 0), np.delete(b, i)) for i in range(len(b))]
+    held_out = [a[i] @ _fit(np.delete(a, i, 0), np.delete(b, i), np.delete(weights, i))
+                for i in range(len(b))]
     return {
         "lut_factors": {g: round(float(f), 4) for g, f in zip(LUT_GROUPS, factors)},
         "designs": names,
+        "filters_fit_mean_abs_error_pct": _mean_error_pct((a @ factors)[~programs], b[~programs]),
+        "programs_fit_mean_abs_error_pct": _mean_error_pct((a @ factors)[programs], b[programs]),
         "fit_mean_abs_error_pct": _mean_error_pct(a @ factors, b),
         "leave_one_out_mean_abs_error_pct": _mean_error_pct(np.array(held_out), b),
         "uncalibrated_mean_abs_error_pct": _mean_error_pct(a.sum(1), b),
     }
 
 
-def _fit(a, b):
+def _fit(a, b, weights):
     """Non-negative factors for the columns of ``a`` that best match ``b`` in relative terms:
     each design weighted by 1 / its LUTs, or the largest designs decide the factors and the
-    small ones miss by half."""
-    factors, _ = nnls(a / b[:, None], np.ones_like(b))
+    small ones miss by half; then by ``weights``."""
+    factors, _ = nnls(a / b[:, None] * weights[:, None], weights)
     return factors
 
 
@@ -309,18 +422,32 @@ def main(argv=None):
     parser.add_argument("--calibrate-only", action="store_true",
                         help="keep the micro-benchmark costs of the existing tables and only "
                              "redo the calibration")
+    parser.add_argument("--kinds", nargs="+", metavar="KIND", default=None,
+                        help=f"characterise only these kinds (of {', '.join(KINDS)}) into the "
+                             f"existing tables, keeping the rest (default: everything)")
+    parser.add_argument("--no-calibrate", action="store_true",
+                        help="keep the existing tables' calibration")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
+    if args.kinds and any(k not in KINDS for k in args.kinds):
+        parser.error(f"KIND must be one of {', '.join(KINDS)}, not "
+                     f"{next(k for k in args.kinds if k not in KINDS)!r}")
     unknown = [f for f in args.families if f not in FAMILY_BOARDS]
     if unknown:
         parser.error(f"FAMILY must be one of {', '.join(FAMILY_BOARDS)}, not {unknown[0]!r}")
     COSTS_DIR.mkdir(exist_ok=True)
     for family in tqdm(args.families, desc="characterising", disable=args.quiet):
         path = COSTS_DIR / f"{family}.json"
-        table = json.loads(path.read_text()) if args.calibrate_only else characterize(family)
-        table["calibration"] = calibrate(family, table, args.quiet)
+        if args.calibrate_only:
+            table = json.loads(path.read_text())
+        elif args.kinds:
+            table = characterize(family, args.kinds, json.loads(path.read_text()))
+        else:
+            table = characterize(family)
+        if not args.no_calibrate:
+            table["calibration"] = calibrate(family, table, args.quiet)
         (COSTS_DIR / f"{family}.json").write_text(json.dumps(table, indent=1) + "\n")
-        if not args.quiet:
+        if not args.quiet and "calibration" in table:
             c = table["calibration"]
             tqdm.write(f"{family}: {len(table['memories'])} memories and "
                        f"{sum(len(e['widths']) for e in table['operators'].values())} operators "

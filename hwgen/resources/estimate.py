@@ -24,8 +24,19 @@ What the counting folds the way Yosys does:
   offsets) is one function of the selector per output bit, priced in closed form from the
   family's LUT inputs rather than as its cases' comparisons and gates.
 
-Multipliers, shifts by a variable amount, divisions and instances are not modelled; they are
-listed in :attr:`Estimate.unmodelled` (and cost nothing) so a user sees what the figure misses.
+- a register bit stuck at its initial value (its next state is, through multiplexers, only
+  itself or that constant) is a constant; register bits with the same next state, enable and
+  reset are one (Yosys merges them bit by bit once its flip-flops are single bits: the
+  copies a pipeline's thread contexts make of the same value);
+- a multiplier is counted with the operand and result widths Yosys's ``wreduce`` leaves it
+  (operands without their zero top bits and no wider than the result, the result as wide as
+  its bits that are read), and priced as the family's DSP mapping builds it
+  (:func:`dsp_blocks`: ``mul2dsp`` splits it by the DSP's widths; parts below the DSP's
+  minimum widths are multipliers in LUTs); a shift by a constant is wiring, a shift by a
+  variable a barrel shifter, one multiplexer level per bit of the amount.
+
+Divisions, remainders and instances are not modelled; they are listed in
+:attr:`Estimate.unmodelled` (and cost nothing) so a user sees what the figure misses.
 """
 
 import gc
@@ -38,11 +49,12 @@ import numpy as np
 from ..boards import BoardError, cost_table
 
 from ..errors import HwgenError
-from .netlist import input_nets, live_cells, merge_duplicates, netlist
+from .netlist import input_nets, live_bits, live_cells, merge_duplicates, netlist
 from ..catalog import resolve_board
 
-__all__ = ["KINDS", "RESOURCES", "LUT_GROUPS", "Estimate", "count_primitives", "count_netlist", "estimate",
-           "lut_groups", "rom_luts", "price"]
+__all__ = ["KINDS", "RESOURCES", "LUT_GROUPS", "UNCALIBRATED", "DSP_MAPPING", "Estimate",
+           "count_primitives", "count_netlist", "estimate", "lut_groups", "uncalibrated_luts",
+           "rom_luts", "price", "dsp_blocks", "multiplier_parts", "partial_product_bits"]
 
 #: Primitive kinds the estimator counts; each has a micro-benchmark in the characterisation.
 KINDS = {
@@ -59,15 +71,26 @@ KINDS = {
     "reduce": "an and / or reduction of one operand to one bit (width of the operand)",
     "reduce_xor": "an xor reduction (width of the operand)",
     "ff": "a register with clock enable and synchronous reset (bits)",
+    "shift": "a << s or a >> s, s variable: a barrel shifter (width of a; priced per level)",
+    "mul": "a * b: (a bits, b bits, result bits, signed) as Yosys gets them",
 }
+#: Kinds priced at their isolated cost, outside the calibrated groups (the calibration designs
+#: do not pin them down; a multiplier and a barrel shifter are logic of their own).
+UNCALIBRATED = ("shift", "mul")
 RESOURCES = ("lut", "ff", "carry", "bram", "dsp")
 #: Kinds whose LUTs the calibration scales together (``memory`` is every memory's LUTs).
+#: ``gate`` (the and / or gates of choices between a constant and a signal: a pipeline's one-hot
+#: selection of a thread's context) and ``control`` (one-bit reductions: in a program, the
+#: any / all over thread and slot states, standing for the arbiters and state machines around
+#: them) are apart because the programs have thousands of them and the window filters few.
 LUT_GROUPS = {
     "adder": ("add", "add_const"),
     "comparison": ("cmp", "cmp_const"),
     "minmax": ("minmax",),
     "mux": ("mux",),
-    "glue": ("and", "xor", "eq", "eq_const", "reduce", "reduce_xor", "ff"),
+    "gate": ("and",),
+    "control": ("reduce",),
+    "glue": ("xor", "eq", "eq_const", "reduce_xor", "ff"),
     "memory": (),
 }
 _GROUP_OF = {kind: group for group, kinds in LUT_GROUPS.items() for kind in kinds}
@@ -76,8 +99,9 @@ _GROUP_OF = {kind: group for group, kinds in LUT_GROUPS.items() for kind in kind
 BLOCK_PRIMITIVES = {"DP16KD"}
 
 _COMPARE = {"u<", "u>", "u<=", "u>=", "s<", "s>", "s<=", "s>="}
+_UNSIGNED = {"u<", "u>", "u<=", "u>="}
 _FREE = {"~", "u", "s"}   # inversion and sign/zero extension
-_UNMODELLED = {"*", "<<", "u>>", "s>>", "u//", "s//", "u%", "s%"}
+_SHIFTS = {"<<", "u>>", "s>>"}
 
 
 def count_primitives(design, ports=None, platform=None):
@@ -114,6 +138,9 @@ def count_netlist(emitted):
             if len(sources) == 1:
                 feeds_ff[sources.pop()] = index
     enables = _feedback_muxes(cells, live)
+    used = live_bits(emitted, live)
+    kept_ff = _kept_ff_bits(cells, live, used)
+    alu = _alu_comparisons(cells, live)   # comparisons folded into a subtraction
     absorbed = set()   # comparisons folded into a minmax
     for index in live:
         cell = cells[index]
@@ -129,7 +156,7 @@ def count_netlist(emitted):
         if kind == "op":
             op, inputs = cell[1], cell[2]
             width = len(inputs[0])
-            if op in _FREE or index in absorbed:
+            if op in _FREE or index in absorbed or index in alu:
                 continue
             if op == "m":
                 (sel,), a, b = inputs
@@ -160,6 +187,14 @@ def count_netlist(emitted):
             elif op == "r^":
                 if width > 1:
                     kinds["reduce_xor", width] += 1
+            elif op == "*":
+                _multiplier(kinds, inputs, used.get(index, 0))
+            elif op in _SHIFTS:
+                if not _const(inputs[1]):     # as wide as its read bits (wreduce)
+                    used_bits = used.get(index, 0)
+                    width = used_bits.bit_length() if used_bits >= 0 else width
+                    levels = len(_shorten(inputs[1], False))
+                    kinds["shift", (width, min(levels, max(1, (width - 1).bit_length())))] += 1
             else:
                 unmodelled[f"operator {op} ({width} bits)"] += 1
         elif index in roms:
@@ -184,10 +219,8 @@ def count_netlist(emitted):
             if choices > 1:
                 kinds["mux", width * (choices - 1)] += 1
         elif kind == "ff":
-            data, init = cell[1], cell[2]
-            bits = sum(1 for i, net in enumerate(data) if net != (init >> i) & 1)
-            if bits:
-                kinds["ff", bits] += 1
+            if kept_ff.get(index):
+                kinds["ff", kept_ff[index]] += 1
         elif kind == "memory":
             memories.append((cell[1], cell[2], "async" if index in async_read else "sync"))
         elif kind in ("read", "write"):
@@ -197,6 +230,174 @@ def count_netlist(emitted):
         else:
             unmodelled[f"{kind} {cell[1]}"] += 1     # an instance or another cell type
     return kinds, memories, instances, unmodelled
+
+
+def _shorten(value, signed):
+    """``value`` without its top bits that repeat the sign (``signed``) or are constant zeros,
+    as Amaranth writes an operand of an arithmetic cell for Yosys."""
+    value = list(value)
+    if signed:
+        while len(value) > 1 and value[-1] == value[-2]:
+            value.pop()
+    else:
+        while value and value[-1] == 0:
+            value.pop()
+    return value
+
+
+def _operands(a, b):
+    """The two operands of an arithmetic cell as Amaranth writes them for Yosys: both shortened
+    unsigned, or both signed when that is the only way to shorten one (or, against a constant,
+    shortens the other more); returns ``(a, b, signed)``."""
+    short = {signed: (_shorten(a, signed), _shorten(b, signed)) for signed in (False, True)}
+    if _const(a):
+        signed = len(short[True][1]) < len(short[False][1])
+    elif _const(b):
+        signed = len(short[True][0]) < len(short[False][0])
+    else:
+        signed = any(len(short[True][i]) < len(v) and len(short[False][i]) == len(v)
+                     for i, v in enumerate((a, b)))
+    return (*short[signed], signed)
+
+
+def _multiplier(kinds, inputs, used):
+    """Count ``a * b`` as Yosys gets it: operands shortened as Amaranth writes them (not cut
+    to the result: Yosys keeps their width), the result as wide as its read bits. A constant
+    power of two is a shift (wiring), a one-bit operand an and gate."""
+    y = used.bit_length() if used >= 0 else len(inputs[0])
+    a, b, signed = _operands(*inputs)
+    for value in (a, b):
+        if _const(value) and not signed and sum(value) <= 1:
+            return                                  # times a power of two or zero
+    if not a or not b or not y:
+        return
+    if min(len(a), len(b)) == 1 and not signed:
+        kinds["and", y] += 1
+        return
+    kinds["mul", (len(a), len(b), y, signed)] += 1
+
+
+def _alu_comparisons(cells, live):
+    """Unsigned comparisons of two operands that a subtraction of the same two operands also
+    computes: Yosys's ``alumacc`` makes both one ALU, the comparison its carry out (a
+    restoring divider's ``rem >= d`` beside ``rem - d``)."""
+    subtractions = {(tuple(_shorten(a, False)), tuple(_shorten(b, False)))
+                    for index in live if cells[index][0] == "op" and cells[index][1] == "-"
+                    and len(cells[index][2]) == 2 for a, b in [cells[index][2]]}
+    return {index for index in live if cells[index][0] == "op" and cells[index][1] in _UNSIGNED
+            and (tuple(_shorten(cells[index][2][0], False)),
+                 tuple(_shorten(cells[index][2][1], False))) in subtractions}
+
+
+def _kept_ff_bits(cells, live, used):
+    """``{register cell: bits Yosys keeps}``: register bits neither stuck at their initial value
+    (their next state is, through multiplexers, only themselves or that constant) nor equal to
+    another (the same next state, enable and reset: Yosys merges them bit by bit)."""
+    registers = [index for index in live if cells[index][0] == "ff"]
+    stuck = {}      # a stuck register bit's net -> its value
+    changed = True
+    while changed:      # a bit stuck makes the bits it feeds stuck too
+        changed = False
+        for index in registers:
+            data, init = cells[index][1], cells[index][2]
+            for bit, net in enumerate(data):
+                own = index << 16 | bit
+                if own not in stuck and _stuck(cells, net, own, init >> bit & 1, stuck, 0):
+                    stuck[own] = init >> bit & 1
+                    changed = True
+    # Partition refinement of the other bits: start with every bit its own class and merge
+    # bits whose next state, read through the classes, is the same, until no merge is left.
+    bits = [index << 16 | bit for index in registers for bit in range(len(cells[index][1]))
+            if index << 16 | bit not in stuck and used.get(index, 0) >> bit & 1]
+    klass = {net: net for net in bits}
+    while True:
+        signature = {}
+        memo = {}
+        merged = {}
+        for net in bits:
+            index, bit = net >> 16, net & 0xffff
+            cell = cells[index]
+            key = (cell[2] >> bit & 1, cell[3],
+                   _next_state(cells, cell[1][bit], net, klass, stuck, memo))
+            merged[net] = signature.setdefault(key, net)
+        if len(signature) == len(set(klass.values())):
+            break
+        klass = merged
+    kept = {}
+    for net in set(klass.values()):
+        kept[net >> 16] = kept.get(net >> 16, 0) + 1
+    return kept
+
+
+def _stuck(cells, net, own, value, stuck, depth):
+    """Whether ``net`` is, through multiplexers and assignments, only ``own`` or ``value``."""
+    if net < 2:
+        return net == value
+    if net == own or net in stuck:
+        return net == own or stuck[net] == value
+    cell, bit = cells[net >> 16], net & 0xffff
+    if depth > 64:
+        return False
+    if cell[0] == "assign":
+        leaves = [cell[1][bit]] + [v[bit - start] for _cond, start, v in cell[2]
+                                   if start <= bit < start + len(v)]
+    elif cell[0] == "op" and cell[1] == "m":
+        leaves = [cell[2][1][bit], cell[2][2][bit]]
+    else:
+        return False
+    return all(_stuck(cells, leaf, own, value, stuck, depth + 1) for leaf in leaves)
+
+
+def _next_state(cells, net, own, klass, stuck, memo):
+    """A register bit's next state as a hashable expression: its enable (the hold: a choice of
+    its own value) peeled off as Yosys's flip-flop enable takes it, the rest read bit by bit
+    through gates, multiplexers and assignments down to registers (their class) and other
+    cells (their net)."""
+    cell, bit = cells[net >> 16], net & 0xffff
+    if net >= 2 and cell[0] == "assign" and cell[1][bit] == own:
+        return ("hold", tuple((_bit(cells, cond, klass, stuck, memo),
+                               _bit(cells, value[bit - start], klass, stuck, memo))
+                              for cond, start, value in cell[2]
+                              if start <= bit < start + len(value)))
+    if net >= 2 and cell[0] == "op" and cell[1] == "m" \
+            and own in (cell[2][1][bit], cell[2][2][bit]):
+        (sel,), a, b = cell[2]
+        other = b[bit] if a[bit] == own else a[bit]
+        return ("hold", a[bit] == own, _bit(cells, sel, klass, stuck, memo),
+                _bit(cells, other, klass, stuck, memo))
+    return _bit(cells, net, klass, stuck, memo)
+
+
+def _bit(cells, net, klass, stuck, memo):
+    """One bit as a hashable expression (see :func:`_next_state`)."""
+    if net < 2:
+        return net
+    if net in stuck:
+        return stuck[net]
+    if net in memo:
+        return memo[net]
+    cell, bit = cells[net >> 16], net & 0xffff
+    kind = cell[0]
+    op = cell[1] if kind == "op" else None
+    if kind == "ff":
+        found = ("q", klass.get(net, net))
+    elif op in ("&", "|", "^"):
+        found = (op, *sorted((_bit(cells, v[bit], klass, stuck, memo) for v in cell[2]), key=repr))
+    elif op == "~":
+        found = ("~", _bit(cells, cell[2][0][bit], klass, stuck, memo))
+    elif op == "m":
+        (sel,), a, b = cell[2]
+        found = ("m", _bit(cells, sel, klass, stuck, memo), _bit(cells, a[bit], klass, stuck, memo),
+                 _bit(cells, b[bit], klass, stuck, memo))
+    elif kind == "assign":
+        found = ("a", _bit(cells, cell[1][bit], klass, stuck, memo),
+                 tuple((_bit(cells, cond, klass, stuck, memo),
+                        _bit(cells, value[bit - start], klass, stuck, memo))
+                       for cond, start, value in cell[2] if start <= bit < start + len(value)))
+    else:
+        found = ("n", net)
+    memo[net] = found
+    return found
 
 
 def _const(value):
@@ -329,6 +530,86 @@ def _assignments(cells, cell, ff_index, kinds):
                          for old, new in zip(current[bits], value)]
 
 
+#: Yosys's DSP mapping per cost family (``mul2dsp``'s parameters in the family's ``synth_*``):
+#: widest operands of one block, widest part of a split operand, narrowest operands and result
+#: a block takes, and whether the block multiplies signed numbers only (an unsigned operand
+#: then takes a bit more). iCE40: ``synth_ice40`` maps to SB_MAC16 only with ``-dsp``, which
+#: the flow does not pass: multipliers are LUTs there.
+DSP_MAPPING = {
+    "ecp5": {"a_max": 18, "b_max": 18, "a_part": 18, "b_part": 18, "a_min": 2, "b_min": 2,
+             "y_min": 1, "signed_only": False},
+    "xilinx-xc7": {"a_max": 25, "b_max": 18, "a_part": 18, "b_part": 18, "a_min": 2,
+                   "b_min": 2, "y_min": 9, "signed_only": True},
+    "xilinx-xc6v": {"a_max": 25, "b_max": 18, "a_part": 18, "b_part": 18, "a_min": 2,
+                    "b_min": 2, "y_min": 9, "signed_only": True},
+    "xilinx-xcup": {"a_max": 27, "b_max": 18, "a_part": 18, "b_part": 18, "a_min": 2,
+                    "b_min": 2, "y_min": 9, "signed_only": True},
+    "ice40": None,
+}
+
+
+def partial_product_bits(a, b, y):
+    """Bits of the partial-product array of an ``a`` x ``b`` multiplier truncated to ``y``
+    bits (the pairs i < a, j < b with i + j < y): what a multiplier in LUTs builds."""
+    return sum(max(0, min(b, y - i)) for i in range(min(a, y)))
+
+
+def multiplier_parts(a, b, y, mapping, signed=False):
+    """How Yosys builds an ``a`` x ``b`` -> ``y`` multiplier (both operands ``signed`` or not)
+    under a family's :data:`DSP_MAPPING` (``None``: no DSP mapping), following ``mul2dsp``: the
+    wider operand is split into parts of the DSP's part width (less a bit for a signed-only
+    DSP) while wider than the DSP takes, then the other; each part is a block unless narrower
+    than the DSP's minimum (then a multiplier in LUTs), and a part whose product lands wholly
+    above the result's bits is dropped. The parts' shifted products are summed by adders.
+
+    Returns ``(blocks, adder_bits, soft_bits)``: DSP blocks, bits of the adders that join
+    the parts (each as wide as the result bits above its part's offset), and partial-product
+    bits multiplied in LUTs.
+    """
+    found = [0, 0, 0]
+
+    def split(a, b, y, a_signed, b_signed, offset, top):
+        width = y_top - offset     # result bits this part can still reach
+        if width <= 0:
+            return
+        if top and a < b:
+            a, b, a_signed, b_signed = b, a, b_signed, a_signed
+        if mapping is None or a < mapping["a_min"] or b < mapping["b_min"] \
+                or y < mapping["y_min"]:
+            found[2] += partial_product_bits(a, b, min(y, width))
+            return
+        headroom = int(mapping["signed_only"])
+        if headroom and top and not (a_signed or b_signed):
+            a, b, a_signed, b_signed = a + 1, b + 1, True, True
+        for side in ("a", "b"):
+            whole, part = (a, b)[side == "b"], mapping[side + "_part"] - headroom
+            if whole > mapping[side + "_max"]:
+                n = (whole - mapping[side + "_max"] + part - 1) // part
+                other = b if side == "a" else a
+                for i in range(n + 1):
+                    bits = part + headroom if i < n else whole - n * part
+                    part_y = min(y, other + mapping[side + "_part"]) if i < n else other + bits
+                    signed = bool(headroom) if i < n else (a_signed if side == "a" else b_signed)
+                    if side == "a":
+                        split(bits, b, part_y, signed, b_signed, offset + i * part, False)
+                    else:
+                        split(a, bits, part_y, a_signed, signed, offset + i * part, False)
+                    if i:
+                        found[1] += max(0, width - i * part)
+                return
+        found[0] += 1
+
+    y_top = y
+    split(a, b, y, signed, signed, 0, True)
+    return tuple(found)
+
+
+def dsp_blocks(a, b, y, family, signed=False):
+    """DSP blocks Yosys uses for an ``a`` x ``b`` -> ``y`` multiplier on a cost family (see
+    :func:`multiplier_parts`)."""
+    return multiplier_parts(a, b, y, DSP_MAPPING.get(family), signed)[0]
+
+
 @dataclass(frozen=True)
 class Estimate:
     """Estimated resources of one design on one board (``lut`` in LUT equivalents)."""
@@ -390,11 +671,35 @@ def _memory_cost(table, depth, width, read):
     return cost
 
 
+def _kind_cost(table, kind, width):
+    """``{resource: value}`` of one primitive at its isolated cost."""
+    if kind == "mul":
+        model = table.get("multiplier")
+        if model is None:
+            raise HwgenError(f"the {table['family']} cost table has no multiplier model; rerun "
+                             f"tools/characterize_costs.py {table['family']} --kinds mul shift")
+        a, b, y, signed = width
+        blocks, adder_bits, soft_bits = multiplier_parts(a, b, y, DSP_MAPPING.get(table["family"]),
+                                                         signed)
+        features = (blocks, adder_bits, soft_bits)
+        cost = {resource: max(0.0, sum(c * f for c, f in zip(model[resource], features)))
+                for resource in ("lut", "ff", "carry")}
+        return {**cost, "bram": 0.0, "dsp": blocks}
+    entry = table["operators"][kind]
+    if kind == "shift":
+        bits, levels = width
+        # Characterised with the full amount (ceil(log2(bits)) levels); fewer levels, less.
+        scale = levels / max(1, (bits - 1).bit_length())
+        return {r: scale * _interp(entry["widths"], entry[r], bits) for r in RESOURCES}
+    return {r: _interp(entry["widths"], entry[r], width) for r in RESOURCES}
+
+
 def lut_groups(table, kinds, memories):
-    """LUTs of the counted primitives at their isolated cost, summed per :data:`LUT_GROUPS`."""
+    """LUTs of the counted primitives at their isolated cost, summed per :data:`LUT_GROUPS`
+    (:data:`UNCALIBRATED` kinds and ROMs aside)."""
     groups = dict.fromkeys(LUT_GROUPS, 0.0)
     for (kind, width), count in kinds.items():
-        if kind == "rom":
+        if kind == "rom" or kind in UNCALIBRATED:
             continue
         entry = table["operators"][kind]
         groups[_GROUP_OF[kind]] += count * _interp(entry["widths"], entry["lut"], width)
@@ -403,28 +708,36 @@ def lut_groups(table, kinds, memories):
     return groups
 
 
+def uncalibrated_luts(table, kinds):
+    """LUTs of the :data:`UNCALIBRATED` kinds (multipliers, barrel shifters), at their
+    isolated cost."""
+    return sum(count * _kind_cost(table, kind, width)["lut"]
+               for (kind, width), count in kinds.items() if kind in UNCALIBRATED)
+
+
 def price(table, kinds, memories, instances=()):
     """Total cost ``{resource: value}`` of counted primitives under a cost table.
 
     LUTs are the isolated costs per group times the table's calibration factors (1 without),
-    plus the ROMs' LUTs in closed form (``rom`` kinds: output bits by selector width); each
-    instantiated block-RAM primitive is one block.
+    plus the ROMs' LUTs in closed form (``rom`` kinds: output bits by selector width) and the
+    multipliers' and barrel shifters' at their isolated cost; each instantiated block-RAM
+    primitive is one block.
     """
     total = dict.fromkeys(RESOURCES, 0.0)
     total["bram"] += sum(instances.values()) if instances else 0
     for (kind, width), count in kinds.items():
         if kind == "rom":
             continue
-        entry = table["operators"][kind]
-        for resource in RESOURCES:
-            total[resource] += count * _interp(entry["widths"], entry[resource], width)
+        for resource, value in _kind_cost(table, kind, width).items():
+            total[resource] += count * value
     for depth, width, read in memories:
         for resource, value in _memory_cost(table, depth, width, read).items():
             total[resource] += value
     factors = table.get("calibration", {}).get("lut_factors")
     if factors:
         groups = lut_groups(table, kinds, memories)
-        total["lut"] = sum(factors[group] * value for group, value in groups.items())
+        total["lut"] = sum(factors[group] * value for group, value in groups.items()) \
+            + uncalibrated_luts(table, kinds)
     total["lut"] += rom_luts(table, kinds)
     return total
 

@@ -53,7 +53,7 @@ from .._amaranth import PortDirection, amaranth_netlist, elaborate
 from ..build import _ports
 
 __all__ = ["EmitterFallbackWarning", "Netlist", "emit", "from_amaranth", "netlist", "input_nets",
-           "merge_duplicates", "live_cells"]
+           "merge_duplicates", "live_cells", "live_bits"]
 
 _ONE_BIT = {"u<", "u>", "u<=", "u>=", "s<", "s>", "s<=", "s>=", "==", "!=", "b", "r|", "r&", "r^"}
 _MERGED = {"op", "ff", "assign", "matches", "priority", "part"}
@@ -679,3 +679,73 @@ def live_cells(netlist):
                 live.add(port)
                 stack.extend(input_nets(cells[port]))
     return live
+
+
+def _assigned(cell, bit):
+    """The nets bit ``bit`` of an assignment list reads: from the last assignment back, each
+    one's condition and value, but not an assignment shadowed by a later one under the same
+    condition (a pipeline stage writes its context, then a field of it, under one enable), nor
+    the default once a later assignment is unconditional."""
+    nets, seen = [], set()
+    for cond, start, value in reversed(cell[2]):
+        if not start <= bit < start + len(value) or cond in seen:
+            continue
+        nets += (cond, value[bit - start])
+        if cond == 1:
+            return nets
+        seen.add(cond)
+    nets.append(cell[1][bit])
+    return nets
+
+
+def live_bits(netlist, cells_live):
+    """``{cell index: bit mask}`` of the output bits of the live cells that something reads, as
+    Yosys's ``opt_clean`` and ``wreduce`` keep them: through bitwise gates, multiplexers,
+    assignments, registers and shifts by a constant, a bit reads only its own bits; an adder's or
+    a multiplier's bit reads the bits below it; every other cell reads all its inputs.
+    ``cells_live`` is :func:`live_cells`; a memory and its write ports count as read whole
+    (mask -1). An
+    assignment's bit does not read the values later assignments shadow (:func:`_assigned`)."""
+    cells = netlist.cells
+    used = {index: -1 for index in cells_live if cells[index][0] in ("memory", "write")}
+    whole = set(used)
+    stack = list(netlist.outputs)
+    for index in used:
+        stack.extend(input_nets(cells[index]))
+    while stack:
+        n = stack.pop()
+        index, bit = n >> 16, n & 0xffff
+        if n < 2 or index == 0:
+            continue
+        mask = used.get(index, 0)
+        if mask >> bit & 1:
+            continue
+        used[index] = mask | 1 << bit
+        if index in whole:
+            continue
+        cell = cells[index]
+        kind = cell[0]
+        op = cell[1] if kind == "op" else None
+        if op in ("&", "|", "^", "~"):
+            stack.extend(value[bit] for value in cell[2])
+        elif op == "m":
+            (sel,), a, b = cell[2]
+            stack += (sel, a[bit], b[bit])
+        elif op in ("+", "-", "*"):
+            for value in cell[2]:
+                stack.extend(value[:bit + 1])
+        elif op in ("<<", "u>>", "s>>") and all(net < 2 for net in cell[2][1]):
+            value, amount = cell[2][0], sum(net << i for i, net in enumerate(cell[2][1]))
+            source = bit - amount if op == "<<" else bit + amount
+            if op == "s>>":
+                source = min(source, len(value) - 1)
+            if 0 <= source < len(value):
+                stack.append(value[source])
+        elif kind == "ff":
+            stack += (cell[1][bit], cell[3][0], cell[3][2])
+        elif kind == "assign":
+            stack.extend(_assigned(cell, bit))
+        else:
+            whole.add(index)
+            stack.extend(input_nets(cell))
+    return used
