@@ -25,7 +25,8 @@ from hwgen.model.program import program_bounds, program_shape
 from hwgen.programs import GemmJob, PiJob
 from hwgen.resources.estimate import estimate
 from hwgen.resources.synth import synthesize
-from hwgen.roofline.fast import explore_program, program_jobs
+from hwgen.roofline.fast import explore_fast, explore_program, port_beats, program_jobs
+from hwgen.roofline.sweep import DesignPoint
 from hwgen.sim import MemoryModel, run_threads, run_window_filter
 
 # One seeded run of a short frame against an expectation: the run's own spread.
@@ -332,3 +333,17 @@ def test_verified_points_are_synthesized_as_they_are_described(tmp_path, capsys)
                                tree_stages=tree_stages)
         assert yosys[label] == (int(rows[label]["lut"]), synthesize(system, board, fmax=False).lut)
     assert "estimate LUT error: mean" in printed
+
+
+def test_pes_behind_one_port_are_predicted_by_the_port_s_beats():
+    """Four line-buffered PEs each want a read beat per cycle: the system's one port serves
+    one, so the explorer predicts four frames' beats, as the simulated system takes."""
+    point = DesignPoint("dilation", 3, 3, "rect", 32, 16, 2, "line", True)
+    found = explore_fast([point], resolve_board("ulx3s-85f"), MemoryModel(),
+                         tree_policies=("lean",), max_pes=4)
+    system = next(p for p in found if p.pes == 4)
+    beats = 32 * 16 // 2        # a line buffer reads every pixel once, two to a beat
+    assert port_beats(point.build()) == beats
+    assert system.bound == "port" and system.cycles == 4 * beats
+    simulated = system.simulate(MemoryModel(), engine="pysim")
+    assert abs(system.cycles - simulated) / simulated < 0.01

@@ -5,8 +5,9 @@ for each area budget, and the front's points re-measured by simulation and synth
 A window filter's point (:class:`FastPoint`, :func:`explore_fast`) is a PE configuration (a
 :class:`~hwgen.roofline.sweep.DesignPoint` with a register policy) and a PE count ``P``: ``P``
 PEs, each filtering its own frame, share the memory, so each is predicted with ``1 / P`` of its
-bandwidth. Resources are one bare PE's estimate times ``P``; only points whose PEs fit on one
-device of the board are kept.
+bandwidth, and together they take at least ``P`` times the beats one PE moves through the
+system's one port (:func:`port_beats`; bound ``port``). Resources are one bare PE's estimate
+times ``P``; only points whose PEs fit on one device of the board are kept.
 
 A pipeline program's point (:class:`ProgramPoint`, :func:`explore_program`) is a job: a variant,
 a thread count and, for vector requests, lanes, on the problem the user gives. Resources are its
@@ -38,7 +39,8 @@ from .sweep import cached_task
 
 __all__ = ["AREA_BUDGETS", "MAX_DEFAULT_LANES", "THREAD_COUNTS", "ExploredPrograms", "FastPoint",
            "ProgramPoint", "Remeasured", "best_per_budget", "explore_fast", "explore_program",
-           "pareto_front", "plot_front", "program_jobs", "remeasure", "unmodelled_text"]
+           "pareto_front", "plot_front", "port_beats", "program_jobs", "remeasure",
+           "unmodelled_text"]
 
 #: Area budgets, as shares of one device's LUTs, for the best point of each.
 AREA_BUDGETS = (0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0)
@@ -175,6 +177,14 @@ def _pe_counts(limit):
     return sorted({c for c in counts if c <= limit} | {limit})
 
 
+def port_beats(pe):
+    """The beats one frame of ``pe`` moves through the busier way of a system's port: P such PEs
+    behind the one port of :class:`~hwgen.kernels.PESystem`, which moves a read beat and a write
+    beat per cycle, take at least P times as many cycles."""
+    traffic = pe.traffic()
+    return max(traffic.steps * pe.beats_per_step, -(-traffic.writes // pe.unroll))
+
+
 def explore_fast(points, board, memory=MemoryModel(), *, tree_policies=("lean", "fast"),
                  max_pes=64, progress=None):
     """Every point of ``points`` with every register policy of ``tree_policies`` (pipelined
@@ -196,15 +206,19 @@ def explore_fast(points, board, memory=MemoryModel(), *, tree_policies=("lean", 
                 per_pe = pe_estimate.resources()
                 fits, _ = scalability(per_pe, available)
                 traffic = pe.traffic()
+                beats = port_beats(pe)
                 for pes in _pe_counts(min(fits, max_pes)):
                     bw = memory.bandwidth_bytes_per_cycle
                     shared = memory if bw is None else replace(
                         memory, bandwidth_bytes_per_cycle=bw / pes)
                     prediction = predict_window(pe, shared)
+                    cycles, bound = prediction.cycles, prediction.bound
+                    if pes > 1 and pes * beats > cycles:
+                        cycles, bound = pes * beats, "port"
                     found.append(FastPoint(
                         hardware, policy, pes, {r: per_pe[r] * pes for r in RESOURCES},
-                        prediction.cycles, traffic.ops * pes,
-                        (traffic.bytes_read + traffic.bytes_written) * pes, prediction.bound,
+                        cycles, traffic.ops * pes,
+                        (traffic.bytes_read + traffic.bytes_written) * pes, bound,
                         board.clock_mhz, pe_estimate.unmodelled))
                 if progress:
                     progress(1)
