@@ -62,6 +62,10 @@ class HostModel:
         return {"launch_delay_cycles": self.launch_delay_cycles,
                 "drain_interval_cycles": self.drain_interval_cycles}
 
+    @classmethod
+    def from_json(cls, obj):
+        return cls(**obj)
+
 
 @dataclass(frozen=True)
 class StateTimeline:
@@ -103,6 +107,14 @@ class StateTimeline:
         return {"threads": self.threads, "cycles": self.cycles, "state_names": list(STATE_NAMES),
                 "changes": [[cycle, list(states)] for cycle, states in self.changes]}
 
+    @classmethod
+    def from_json(cls, obj):
+        if list(obj["state_names"]) != list(STATE_NAMES):
+            raise ValueError(f"a timeline of states {obj['state_names']!r}, not of "
+                             f"{list(STATE_NAMES)!r}")
+        return cls(obj["threads"], obj["cycles"],
+                   tuple((cycle, tuple(states)) for cycle, states in obj["changes"]))
+
 
 @dataclass(frozen=True)
 class ThreadRun(Rates):
@@ -118,7 +130,10 @@ class ThreadRun(Rates):
     the HMM's per-thread state profiles and are exact whatever was dropped; the ``minimal``
     preset has no profiles, and its state cycles come from the records (``None`` for every
     thread once one was dropped). ``readout`` holds
-    everything the host read, decoded with ``layout``.
+    everything the host read, decoded with ``layout``; a run read back from JSON
+    (:meth:`from_json`) keeps the figures and has neither (``None``).
+    ``state_records`` and ``samples`` count the records the host read; ``saturated`` names the
+    HMM values that saturated (their figures are lower bounds).
     """
     cycles: int
     ops: int
@@ -131,10 +146,13 @@ class ThreadRun(Rates):
     sample_period_cycles: int
     state_records_dropped: int
     samples_dropped: int
-    readout: HMMReadout
-    layout: HMMLayout
+    readout: HMMReadout | None
+    layout: HMMLayout | None
     state_cycles: tuple = ()
     engine: dict = None
+    state_records: int = 0
+    samples: int | None = None
+    saturated: tuple = ()
 
     @classmethod
     def from_readout(cls, readout, layout, *, launch_cycles, engine=None):
@@ -181,16 +199,14 @@ class ThreadRun(Rates):
             sample_period_cycles=layout.trace("samples").period if sampled else None,
             state_records_dropped=dropped,
             samples_dropped=readout["samples.dropped"] if sampled else None, readout=readout,
-            layout=layout, state_cycles=state_cycles, engine=engine)
+            layout=layout, state_cycles=state_cycles, engine=engine,
+            state_records=len(readout.traces["thread_states"]),
+            samples=len(readout.traces["samples"]) if sampled else None,
+            saturated=tuple(readout.saturated))
 
     @property
     def threads(self):
         return self.timeline.threads
-
-    @property
-    def saturated(self):
-        """Names of HMM values that saturated (their figures are lower bounds)."""
-        return tuple(self.readout.saturated)
 
     def state_percent(self):
         """Per thread, the percentage of the job's cycles in each state, by state name (from
@@ -200,6 +216,9 @@ class ThreadRun(Rates):
                 for counts in self.state_cycles]
 
     def to_json(self):
+        """The figures as JSON (not the readout: its records can run to megabytes, and the
+        timeline holds what the reports draw); :meth:`from_json` reads them back. Keys and
+        units: docs/json.md."""
         return {
             "measured_by": "hmm",
             "cycles": self.cycles,
@@ -210,20 +229,41 @@ class ThreadRun(Rates):
             "bytes_per_cycle": self.bytes_per_cycle,
             "threads": [
                 {"thread": thread, "launch_cycle": launch, "stall_cycles": stalls,
-                 **{f"{name}_percent": value for name, value in percent.items()}}
-                for thread, (launch, stalls, percent) in enumerate(
-                    zip(self.launch_cycles, self.stall_cycles, self.state_percent()))
+                 **{f"{name}_percent": value for name, value in percent.items()},
+                 "state_cycles": None if counts is None else dict(zip(STATE_NAMES, counts))}
+                for thread, (launch, stalls, percent, counts) in enumerate(
+                    zip(self.launch_cycles, self.stall_cycles, self.state_percent(),
+                        self.state_cycles))
             ],
             "job_start_cycle": self.job_start_cycle,
             "sample_period_cycles": self.sample_period_cycles,
-            "state_records": len(self.readout.traces["thread_states"]),
+            "state_records": self.state_records,
             "state_records_dropped": self.state_records_dropped,
-            "samples": (len(self.readout.traces["samples"])
-                        if self.sample_period_cycles is not None else None),
+            "samples": self.samples,
             "samples_dropped": self.samples_dropped,
             "saturated": list(self.saturated),
             "timeline": self.timeline.to_json(),
         }
+
+    @classmethod
+    def from_json(cls, obj, *, engine=None):
+        """The run :meth:`to_json` wrote (without its readout and layout)."""
+        threads = obj["threads"]
+        return cls(
+            cycles=obj["cycles"], ops=obj["ops"], bytes_read=obj["bytes_read"],
+            bytes_written=obj["bytes_written"],
+            launch_cycles=tuple(t["launch_cycle"] for t in threads),
+            stall_cycles=tuple(t["stall_cycles"] for t in threads),
+            timeline=StateTimeline.from_json(obj["timeline"]),
+            job_start_cycle=obj["job_start_cycle"],
+            sample_period_cycles=obj["sample_period_cycles"],
+            state_records_dropped=obj["state_records_dropped"],
+            samples_dropped=obj["samples_dropped"], readout=None, layout=None,
+            state_cycles=tuple(None if t["state_cycles"] is None else
+                               tuple(t["state_cycles"][name] for name in STATE_NAMES)
+                               for t in threads),
+            engine=engine, state_records=obj["state_records"], samples=obj["samples"],
+            saturated=tuple(obj["saturated"]))
 
 
 def instrument_pipeline(pe, *, probes="default", sample_period=64, state_depth=1024,

@@ -90,6 +90,10 @@ class MemoryModel:
             "seed": self.seed,
         }
 
+    @classmethod
+    def from_json(cls, obj):
+        return cls(**obj)
+
 
 @dataclass
 class PortTraffic:

@@ -8,7 +8,7 @@ from ..kernels.pipeline import Pipeline
 from ..programs import PROGRAMS
 from ..resources.synth import synth_command
 from ..sim import instrument_pipeline
-from ..versions import tool_versions
+from ..records import SynthRecord
 from .options import (add_board_option, add_instrument_option, add_json_option,
                       add_kernel_options, add_quiet_option, add_system_build_options,
                       design_from_args, hmm_label)
@@ -72,6 +72,5 @@ def measured_parameters(args, pe):
 def measured_report(args, pe, design, result):
     """The JSON report of a measurement ``result`` (with ``to_json()``) of ``design``."""
     what = "program" if args.kernel in PROGRAMS else "kernel"
-    return {"tool_versions": tool_versions(), what: args.kernel,
-            "parameters": measured_parameters(args, pe), "instrumented": design is not pe,
-            "measured": hmm_label(design is not pe), **result.to_json()}
+    return SynthRecord(what, args.kernel, measured_parameters(args, pe), design is not pe,
+                       hmm_label(design is not pe), result).to_json()

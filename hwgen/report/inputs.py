@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import HwgenError
+from ..records import SchemaError, read_record, schema_of
 from .sections import kinds, renderer_for
 
 __all__ = ["Document", "document", "read_inputs"]
@@ -29,9 +30,20 @@ def _known():
     return ", ".join(kinds())
 
 
+def _through_record(data):
+    """``data`` read through its record (:func:`hwgen.records.read_record`) and written again
+    when it is stamped with a schema, so the page shows what the library reads; an unstamped
+    object (a line profile, a roofline, a record of a hwgen before the stamps) as it is.
+    :class:`~hwgen.records.SchemaError` for an unknown schema or a newer version."""
+    if schema_of(data)[0] is None:
+        return data
+    return read_record(data).to_json()
+
+
 def document(data, source):
     """The :class:`Document` of a JSON object a command made (ValueError when no renderer knows
     it: that is a bug)."""
+    data = _through_record(data)
     renderer = renderer_for(data)
     if renderer is None:
         raise ValueError(f"{source}: no section renderer knows this JSON ({_known()} do)")
@@ -40,11 +52,26 @@ def document(data, source):
 
 def _load(path):
     try:
-        return json.loads(Path(path).read_text())
+        data = json.loads(Path(path).read_text())
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise HwgenError(f"DIR_OR_JSON: {str(path)!r} is not JSON ({error})") from None
     except OSError as error:
         raise HwgenError(f"DIR_OR_JSON: cannot read {str(path)!r} ({error.strerror})") from None
+    try:
+        return _through_record(data)
+    except SchemaError as error:
+        raise _Refused(path, str(error)) from None
+    except (KeyError, TypeError, ValueError) as error:
+        raise _Refused(path, f"not a complete {data['schema']} record "
+                             f"({type(error).__name__}: {error})") from None
+
+
+class _Refused(HwgenError):
+    """A JSON file whose record this hwgen does not read, and why."""
+
+    def __init__(self, path, reason):
+        super().__init__(f"DIR_OR_JSON: {str(path)!r}: {reason}")
+        self.reason = reason
 
 
 def read_inputs(path):
@@ -63,6 +90,9 @@ def read_inputs(path):
     for file in sorted(path.glob("*.json")):
         try:
             data = _load(file)
+        except _Refused as error:
+            skipped.append((str(file), error.reason))
+            continue
         except HwgenError:
             skipped.append((str(file), "not JSON"))
             continue

@@ -1,6 +1,6 @@
 """What the hardware measurement module costs: one design synthesized with and without it."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..kernels import PESystem
 from ..kernels.pipeline import Pipeline
@@ -8,7 +8,7 @@ from ..sim import instrument_pe, instrument_pipeline, instrument_system
 
 from .estimate import count_primitives
 from ..catalog import resolve_board
-from .synth import synthesize
+from .synth import SynthResult, synthesize
 from ..versions import tool_versions
 
 __all__ = ["Overhead", "measure_overhead", "memory_bits"]
@@ -32,6 +32,7 @@ class Overhead:
     bram_block_bits: int
     bare_memory_bits: int
     with_hmm_memory_bits: int
+    tool_versions: dict = field(default_factory=tool_versions)
 
     def rows(self):
         """``(label, bare, with HMM)`` for every figure compared (Fmax may be None)."""
@@ -60,9 +61,22 @@ class Overhead:
                 "bare": before, "with_hmm": after, "overhead": change,
                 "overhead_percent": None if not before or change is None else 100 * change / before,
             }
-        return {"tool_versions": tool_versions(), "board": self.board, "figures": figures,
+        return {"tool_versions": self.tool_versions, "board": self.board, "figures": figures,
                 "device_share_percent": {k: 100 * v for k, v in self.device_share().items()},
+                "device_lut": self.device_lut, "device_ff": self.device_ff,
+                "bram_block_bits": self.bram_block_bits,
                 "bare": self.bare.to_json(), "with_hmm": self.with_hmm.to_json()}
+
+    @classmethod
+    def from_json(cls, obj):
+        """The comparison :meth:`to_json` wrote (``figures`` and ``device_share_percent`` are
+        derived, so they are not read)."""
+        memory = obj["figures"]["memory_bits"]
+        return cls(board=obj["board"], device_lut=obj["device_lut"], device_ff=obj["device_ff"],
+                   bare=SynthResult.from_json(obj["bare"]),
+                   with_hmm=SynthResult.from_json(obj["with_hmm"]),
+                   bram_block_bits=obj["bram_block_bits"], bare_memory_bits=memory["bare"],
+                   with_hmm_memory_bits=memory["with_hmm"], tool_versions=obj["tool_versions"])
 
 
 def _instrument(pe, **options):

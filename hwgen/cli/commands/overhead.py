@@ -5,6 +5,7 @@ from pathlib import Path
 
 from ..measured import add_measured_options, measured_design, measured_parameters
 from ...programs import PROGRAMS
+from ...records import OverheadRecord
 from ..options import add_option, hmm_label
 from ..outputs import write_files
 from ..report import add_report_option, check_report_option, report_file
@@ -36,8 +37,8 @@ def run(args):
     result = measure_overhead(pe, board, seeds=args.seeds, progress=not args.quiet,
                               probes=args.probes)
     what = "program" if args.kernel in PROGRAMS else "kernel"
-    report = {what: args.kernel, "design": name, "parameters": measured_parameters(args, pe),
-              "probes": args.probes, **result.to_json()}
+    report = OverheadRecord(what, args.kernel, name, measured_parameters(args, pe), args.probes,
+                            result).to_json()
     files = report_file(args, report, args.json or "this hwgen overhead run")
     if args.json:
         files[Path(args.json)] = json.dumps(report, indent=2) + "\n"

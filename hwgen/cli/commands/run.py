@@ -18,10 +18,10 @@ from ..outputs import check_file_option, staged_file, write_files
 from ..programs import add_program_options, job_from_args
 from ..report import add_report_option, check_report_option, report_file
 from ...progress import Progress
+from ...records import RunResult
 from ...programs import PROGRAMS, PiJob
 from ...traces.timeline import Timeline
 from ..traces import add_drain_option, add_trace_options, check_trace_options, trace_files
-from ...versions import tool_versions
 
 __all__ = ["add_options", "run"]
 
@@ -117,23 +117,12 @@ def run(args):
     if tracing:
         timeline = Timeline.from_readout(job.describe(), result.readout, result.layout)
         files.update(trace_files(args, timeline, stem))
-    report = {
-        "tool_versions": tool_versions(),
-        "program": job.name,
-        "parameters": job.parameters(),
-        "memory": memory.to_json(),
-        "host": host.to_json(),
-        "stages": list(design.design.stage_names),
-        "result_matches_numpy_model": matches,
-        "suspect": suspect,
-        **result.to_json(),
-        "trace_time_unit": "clock cycle, counted by the HMM from its start",
-        "trace_files": sorted(str(path) for path in files),
-        "engine": result.engine,
-        "simulation_seconds": elapsed,
-    }
-    if isinstance(job, PiJob):
-        report["pi"] = job.value(storage)
+    record = RunResult(program=job.name, parameters=job.parameters(), memory=memory, host=host,
+                       stages=tuple(design.design.stage_names),
+                       result_matches_numpy_model=matches, suspect=tuple(suspect), run=result,
+                       simulation_seconds=elapsed, trace_files=tuple(sorted(map(str, files))),
+                       pi=job.value(storage) if isinstance(job, PiJob) else None)
+    report = record.to_json()
     if args.json:
         files[Path(args.json)] = json.dumps(report, indent=2) + "\n"
     files.update(report_file(args, report, args.json or "this hwgen run"))

@@ -24,10 +24,10 @@ from ..options import (add_board_option, add_engine_option, add_instrument_optio
 from ..outputs import check_file_option, staged_file, write_files
 from ..report import add_report_option, check_report_option, report_file
 from ...progress import Progress
+from ...records import SimResult
 from ...roofline.model import bounding_link, bytes_per_cycle
 from ...traces.timeline import Timeline
 from ..traces import add_drain_option, add_trace_options, check_trace_options, trace_files
-from ...versions import tool_versions
 
 __all__ = ["add_options", "run"]
 
@@ -197,33 +197,23 @@ def run(args):
             args.pes * model.bytes_read, args.pes * model.bytes_written)
     mismatch = model_check(pe, images, outputs)
     suspect = _suspect(per_pe, matches, mismatch)
-    report = {
-        "tool_versions": tool_versions(),
-        "kernel": args.kernel,
-        "parameters": pe.parameters(),
-        "memory": memory.to_json(),
-        "link": link,
-        "input": args.input or f"random (seed {args.seed})",
-        **figures.to_json(),
-        "fetch_model": model.to_json(),
-        "fetch_model_matches": matches,
-        "result_matches_numpy_model": mismatch is None,
-        "engine": engine_info,
-        "suspect": suspect,
-        "simulation_seconds": elapsed,
-    }
-    if figures.total_cycles is not None:
-        report["cycles_outside_job"] = figures.total_cycles - figures.cycles
-    if system is not None:
-        report["system"] = system.to_json()
+    system_json = None if system is None else system.to_json()
+    timeline_json = None
     files = {}
     if tracing:
         timeline = Timeline.from_readout(_title(args.kernel, pe), figures.hmm, design.layout)
         files.update(trace_files(args, timeline, design_name(args.kernel, pe)))
-        report["timeline"] = {"records": len(figures.hmm.traces["timeline"]),
-                              "records_dropped": figures.hmm["timeline.dropped"],
-                              "time_unit": "clock cycle, counted by the HMM from its start",
-                              "files": sorted(str(path) for path in files)}
+        timeline_json = {"records": len(figures.hmm.traces["timeline"]),
+                         "records_dropped": figures.hmm["timeline.dropped"],
+                         "time_unit": "clock cycle, counted by the HMM from its start",
+                         "files": sorted(str(path) for path in files)}
+    record = SimResult(kernel=args.kernel, parameters=pe.parameters(), memory=memory, link=link,
+                       input=args.input or f"random (seed {args.seed})", figures=figures,
+                       fetch_model=model, fetch_model_matches=matches,
+                       result_matches_numpy_model=mismatch is None, engine=engine_info,
+                       suspect=tuple(suspect), simulation_seconds=elapsed, system=system_json,
+                       timeline=timeline_json)
+    report = record.to_json()
     if args.json:
         files[Path(args.json)] = json.dumps(report, indent=2) + "\n"
     files.update(report_file(args, report, args.json or "this hwgen sim run"))

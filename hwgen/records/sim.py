@@ -1,0 +1,113 @@
+"""What ``hwgen sim`` found: one window-filter PE, or a system of them, against its models."""
+
+from dataclasses import dataclass, field, fields
+
+from ..kernels import WindowTraffic
+from ..sim import CycleData, MemoryModel
+from ..versions import tool_versions
+from .schema import check_schema, stamp
+
+__all__ = ["SimResult"]
+
+
+@dataclass(frozen=True)
+class SimResult:
+    """The figures of a simulated window filter and the checks of them.
+
+    Parameters
+    ----------
+    kernel : str
+        The kernel's name (``dilation``, ...).
+    parameters : dict
+        The PE's parameters (``WindowFilter.parameters()``).
+    memory : MemoryModel
+        The memory model it ran against.
+    input : str
+        The input image's file, or how the random one was made.
+    figures : CycleData
+        PE 0's figures (the system's at its port when no PE was measured).
+    fetch_model : WindowTraffic
+        The closed-form traffic of one frame.
+    fetch_model_matches, result_matches_numpy_model : bool
+        The checks: every PE's traffic equals the fetch model's; every output image equals
+        the numpy model's.
+    suspect : tuple of str
+        Why the figures cannot be trusted as they stand (empty when they can).
+    engine : dict
+        The engine that ran it (``{"name": "pysim"}`` or the compiled engine's build).
+    simulation_seconds : float
+        Wall-clock seconds of the run, the compiled engine's compile included.
+    link : str or None
+        The board link whose bandwidth the memory model has (``--board``).
+    system : dict or None
+        A system run's figures (:meth:`hwgen.sim.SystemRun.to_json`).
+    timeline : dict or None
+        What the HMM's timeline recorded, for a traced run.
+    tool_versions : dict
+        Of hwgen and the tools, when the run was made.
+    """
+    SCHEMA = "hwgen.sim"
+    SCHEMA_VERSION = 1
+
+    kernel: str
+    parameters: dict
+    memory: MemoryModel
+    input: str
+    figures: CycleData
+    fetch_model: WindowTraffic
+    fetch_model_matches: bool
+    result_matches_numpy_model: bool
+    suspect: tuple
+    engine: dict
+    simulation_seconds: float
+    link: str | None = None
+    system: dict | None = None
+    timeline: dict | None = None
+    tool_versions: dict = field(default_factory=tool_versions)
+
+    @property
+    def cycles_outside_job(self):
+        """Cycles the HMM observed around the job (``None`` without an HMM)."""
+        total = self.figures.total_cycles
+        return None if total is None else total - self.figures.cycles
+
+    def to_json(self):
+        """The record as written to ``--json``; keys and units: docs/json.md."""
+        obj = {
+            "tool_versions": self.tool_versions,
+            "kernel": self.kernel,
+            "parameters": self.parameters,
+            "memory": self.memory.to_json(),
+            "link": self.link,
+            "input": self.input,
+            **self.figures.to_json(),
+            "fetch_model": self.fetch_model.to_json(),
+            "fetch_model_matches": self.fetch_model_matches,
+            "result_matches_numpy_model": self.result_matches_numpy_model,
+            "engine": self.engine,
+            "suspect": list(self.suspect),
+            "simulation_seconds": self.simulation_seconds,
+        }
+        if self.cycles_outside_job is not None:
+            obj["cycles_outside_job"] = self.cycles_outside_job
+        if self.system is not None:
+            obj["system"] = self.system
+        if self.timeline is not None:
+            obj["timeline"] = self.timeline
+        return stamp(self.SCHEMA, self.SCHEMA_VERSION, obj)
+
+    @classmethod
+    def from_json(cls, obj):
+        """The record :meth:`to_json` wrote (:class:`~.schema.SchemaError` for another schema
+        or a newer version)."""
+        check_schema(obj, cls.SCHEMA, cls.SCHEMA_VERSION)
+        traffic = {f.name: obj["fetch_model"][f.name] for f in fields(WindowTraffic)}
+        return cls(kernel=obj["kernel"], parameters=obj["parameters"],
+                   memory=MemoryModel.from_json(obj["memory"]), input=obj["input"],
+                   figures=CycleData.from_json(obj), fetch_model=WindowTraffic(**traffic),
+                   fetch_model_matches=obj["fetch_model_matches"],
+                   result_matches_numpy_model=obj["result_matches_numpy_model"],
+                   suspect=tuple(obj["suspect"]), engine=obj["engine"],
+                   simulation_seconds=obj["simulation_seconds"], link=obj["link"],
+                   system=obj.get("system"), timeline=obj.get("timeline"),
+                   tool_versions=obj["tool_versions"])
