@@ -9,6 +9,7 @@ from ..programs import PROGRAMS
 from ..resources.synth import synth_command
 from ..sim import instrument_pipeline
 from ..records import SynthRecord
+from ..versions import tool_versions
 from .options import (add_board_option, add_instrument_option, add_json_option,
                       add_kernel_options, add_quiet_option, add_system_build_options,
                       design_from_args, hmm_label)
@@ -16,7 +17,7 @@ from .outputs import check_file_option
 from .programs import add_program_options, job_from_args
 
 __all__ = ["DEFAULT_BOARD", "add_measured_options", "measured_design", "measured_parameters",
-           "measured_report"]
+           "measured_report", "synth_record"]
 
 #: The board a measurement is for unless told.
 DEFAULT_BOARD = "ulx3s-85f"
@@ -72,5 +73,13 @@ def measured_parameters(args, pe):
 def measured_report(args, pe, design, result):
     """The JSON report of a measurement ``result`` (with ``to_json()``) of ``design``."""
     what = "program" if args.kernel in PROGRAMS else "kernel"
+    return {"tool_versions": tool_versions(), what: args.kernel,
+            "parameters": measured_parameters(args, pe), "instrumented": design is not pe,
+            "measured": hmm_label(design is not pe), **result.to_json()}
+
+
+def synth_record(args, pe, design, result):
+    """The :class:`~hwgen.records.SynthRecord` of a synthesis ``result`` of ``design``."""
+    what = "program" if args.kernel in PROGRAMS else "kernel"
     return SynthRecord(what, args.kernel, measured_parameters(args, pe), design is not pe,
-                       hmm_label(design is not pe), result).to_json()
+                       hmm_label(design is not pe), result)

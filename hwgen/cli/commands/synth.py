@@ -3,7 +3,7 @@
 import json
 from pathlib import Path
 
-from ..measured import add_measured_options, measured_design, measured_report
+from ..measured import add_measured_options, measured_design, synth_record
 from ...programs import PROGRAMS
 from ..options import add_option, hmm_label
 from ..outputs import write_files
@@ -42,8 +42,8 @@ def run(args):
     result = synthesize(design, board, name=name, seeds=args.seeds, target_mhz=args.target_mhz,
                         fmax=args.fmax, use_cache=args.cache, progress=not args.quiet)
     if args.json:
-        write_files({Path(args.json): json.dumps(measured_report(args, pe, design, result),
-                                                 indent=2) + "\n"})
+        record = synth_record(args, pe, design, result)
+        write_files({Path(args.json): json.dumps(record.to_json(), indent=2) + "\n"})
     if not args.quiet:
         print(summary(result, hmm_label(design is not pe)))
         if args.json:
