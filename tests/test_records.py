@@ -17,22 +17,30 @@ from hwgen.resources.overhead import Overhead
 from hwgen.resources.synth import SynthResult
 from hwgen.sim import STATE_NAMES
 
+from report_pages import ReportPage
+
 DOC = Path(__file__).resolve().parent.parent / "docs" / "json.md"
 
 SIM = ["sim", "dilation", "--buffer", "line", "--unroll", "2", "--width", "32", "--height", "8",
        "--mem-bandwidth", "1.5", "--mem-latency", "2", "--mem-jitter", "3"]
 RUN = ["run", "gemm", "--variant", "naive", "--threads", "3", "--dim", "4"]
+EXPLORE = ["explore", "dilation", "--fast", "--unroll", "1,2", "--buffer", "smart,line",
+           "--image", "16x8", "--max-pes", "2", "--mem-bandwidth", "2", "--verify", "1",
+           "--no-verify-synth"]
 
 
 @pytest.fixture(scope="module")
 def written(tmp_path_factory):
-    """``{command: JSON object}`` that ``sim`` and ``run`` wrote with ``--json``."""
+    """``{command: JSON object}`` that ``sim`` and ``run`` wrote with ``--json`` and ``explore
+    --fast`` as ``explore.json``."""
     folder = tmp_path_factory.mktemp("records")
     files = {}
     for argv in (SIM, RUN):
         path = folder / f"{argv[0]}.json"
         assert main([*argv, "--json", str(path), "-q"]) == 0
         files[argv[0]] = json.loads(path.read_text())
+    assert main([*EXPLORE, "--out", str(folder / "explore"), "-q"]) == 0
+    files["explore"] = json.loads((folder / "explore" / "explore.json").read_text())
     return files
 
 
@@ -118,6 +126,7 @@ def _documented(section):
 @pytest.mark.parametrize("schema, make", [
     ("hwgen.sim", lambda w: w["sim"]), ("hwgen.run", lambda w: w["run"]),
     ("hwgen.synth", lambda w: SYNTH.to_json()), ("hwgen.overhead", lambda w: OVERHEAD.to_json()),
+    ("hwgen.explore", lambda w: w["explore"]),
 ])
 def test_every_key_a_record_writes_is_documented(written, schema, make):
     data = make(written)
@@ -125,6 +134,10 @@ def test_every_key_a_record_writes_is_documented(written, schema, make):
     if schema == "hwgen.synth":
         documented |= {"kernel", "program"}
     assert set(data) - documented == set()
+    if schema == "hwgen.explore":
+        row_keys = set(data["points"][0]) | set(data["remeasured"][0]) | set(data["budgets"][0])
+        section = DOC.read_text().split(f"## `{schema}`", 1)[1].split("\n## ", 1)[0]
+        assert row_keys - set(re.findall(r"`([a-z_]+)`", section)) == set()
     assert schema in RECORDS and f"| `{schema}` | 1 |" in DOC.read_text()
 
 
@@ -132,7 +145,7 @@ def test_every_key_a_record_writes_is_documented(written, schema, make):
     ({"schema_version": 7}, "hwgen.sim version 7 was written by a newer hwgen; this one reads up "
                             "to version 1: upgrade hwgen"),
     ({"schema": "hwgen.power"}, "unknown schema 'hwgen.power' (this hwgen reads hwgen.sim, "
-                                "hwgen.run, hwgen.synth, hwgen.overhead)"),
+                                "hwgen.run, hwgen.synth, hwgen.overhead, hwgen.explore)"),
 ])
 def test_report_refuses_an_unknown_or_newer_schema_in_one_line(written, tmp_path, capsys,
                                                                change, message):
@@ -169,3 +182,41 @@ def test_report_reads_the_figures_through_the_record(written, tmp_path):
 def test_a_record_without_a_stamp_is_not_read_as_one(written):
     with pytest.raises(SchemaError, match="no schema"):
         read_record({key: value for key, value in written["sim"].items() if key != "schema"})
+
+
+def _front_by_brute_force(rows):
+    """The labels of the points no other point beats in both Gops/s and LUTs."""
+    return {r["label"] for r in rows
+            if not any(o["lut"] <= r["lut"] and o["gops"] > r["gops"]
+                       or o["lut"] < r["lut"] and o["gops"] >= r["gops"] for o in rows)}
+
+
+def test_explore_fast_writes_its_record_and_the_page_report_reads(tmp_path, capsys):
+    out, page_path = tmp_path / "fast", tmp_path / "fast.html"
+    assert main([*EXPLORE, "--out", str(out), "--report", str(page_path)]) == 0
+    printed = capsys.readouterr().out
+    assert f"wrote {out / 'explore.json'}, {page_path}" in printed
+    data = json.loads((out / "explore.json").read_text())
+    assert (data["schema"], data["kernel"]) == ("hwgen.explore", "dilation")
+    assert read_record(data).to_json() == data
+    # 2 U x 2 buffers x (2 register policies pipelined) x PE counts 1, 2.
+    assert len(data["points"]) == 16
+    front = {p["label"] for p in data["points"] if p["on_front"]}
+    assert front == _front_by_brute_force(data["points"])
+    (checked,) = data["remeasured"]
+    assert checked["label"] in front and checked["synthesized_lut"] is None
+    assert checked["cycle_error_percent"] == pytest.approx(
+        100 * (checked["predicted_cycles"] - checked["simulated_cycles"])
+        / checked["simulated_cycles"])
+    page = ReportPage(page_path.read_text())
+    assert page.sections == [["explore", "explore --fast: dilation on ulx3s-85f, 16x8"]]
+    shown = page.tables["Pareto front, by LUTs"]
+    assert {row[0] for row in shown[1:]} == front
+    luts = [int(row[shown[0].index("LUT")].replace(",", "")) for row in shown[1:]]
+    assert luts == sorted(luts)
+    assert page.cards[0]["design points"] == "16"
+    assert ("pareto" in {name for _, name in page.figures}
+            and page.tables["The front re-measured"][1][0] == checked["label"])
+    # `hwgen report` of the folder explore wrote gives the same page.
+    assert main(["report", str(out), "-q"]) == 0
+    assert (out / "report.html").read_text() == page_path.read_text()

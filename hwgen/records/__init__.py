@@ -6,16 +6,18 @@ and version, and ``from_json()`` reads it back, refusing another schema or a new
 their units and the versions are documented in docs/json.md.
 """
 
+from .explore import ExploreResult
 from .measured import OverheadRecord, SynthRecord
 from .run import RunResult
 from .schema import SchemaError, schema_of
 from .sim import SimResult
 
-__all__ = ["RECORDS", "OverheadRecord", "RunResult", "SchemaError", "SimResult", "SynthRecord",
+__all__ = ["RECORDS", "ExploreResult", "OverheadRecord", "RunResult", "SchemaError", "SimResult", "SynthRecord",
            "read_record"]
 
 #: The record class of every schema, by name.
-RECORDS = {cls.SCHEMA: cls for cls in (SimResult, RunResult, SynthRecord, OverheadRecord)}
+RECORDS = {cls.SCHEMA: cls for cls in (SimResult, RunResult, SynthRecord, OverheadRecord,
+                                              ExploreResult)}
 
 
 def read_record(obj):

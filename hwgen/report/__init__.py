@@ -12,7 +12,7 @@ from .page import render_page
 from .sections import register
 
 # The renderers register themselves on import, in the order they are tried.
-from . import simulation, threads, roofline, synthesis, profile  # noqa: F401  (registration)
+from . import simulation, threads, roofline, explore, synthesis, profile  # noqa: F401  (registration)
 
 __all__ = ["Document", "Section", "document", "read_inputs", "register", "report_html"]
 

@@ -19,7 +19,8 @@ from ..instrument import STREAM_CATEGORIES
 from ..traces.paraver import STATE_COLORS
 
 __all__ = ["to_svg", "state_colours", "wrap_name", "state_pie", "stream_bars", "histogram_bars",
-           "thread_shares", "thread_timeline", "cycle_roofline", "line_bars", "paired_bars"]
+           "thread_shares", "thread_timeline", "cycle_roofline", "line_bars", "paired_bars",
+           "pareto_front"]
 
 _FONT = 8.5
 _TITLE = 10
@@ -328,4 +329,26 @@ def paired_bars(title, rows, names=("bare", "with HMM")):
     figure.suptitle(title, fontsize=_TITLE, x=0.01, ha="left")
     figure.legend([Patch(facecolor=c) for c in colours], names, loc="outside lower center",
                   ncols=2, fontsize=_FONT, frameon=False)
+    return figure
+
+
+def pareto_front(title, points, front):
+    """Performance against LUTs, log-log: every point of ``points`` (``(lut, gops)``) in grey,
+    the front's (``(lut, gops)``, by LUTs) joined in red."""
+    figure = _figure(3.8)
+    ax = figure.add_subplot()
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.scatter([p[0] for p in points], [p[1] for p in points], s=6, color="#bbbbbb",
+               label=f"{len(points)} design points (model + estimate)")
+    ax.plot([p[0] for p in front], [p[1] for p in front], "o-", color="#c0392b", ms=4,
+            label=f"Pareto front ({len(front)} points)")
+    for axis in (ax.xaxis, ax.yaxis):
+        axis.set_major_formatter(_PLAIN)
+    ax.set_xlabel("LUTs", fontsize=_FONT)
+    ax.set_ylabel("performance (Gops/s)", fontsize=_FONT)
+    ax.tick_params(labelsize=_FONT, which="both")
+    ax.grid(True, which="major", color="#dddddd", linewidth=0.6)
+    ax.set_title(title, fontsize=_TITLE, loc="left")
+    figure.legend(loc="outside right upper", fontsize=_FONT, frameon=False)
     return figure

@@ -5,8 +5,10 @@ Pareto front of performance against area, re-measured by simulation and synthesi
 
 import csv
 import io
+import json
 import os
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from ...catalog import resolve_board
@@ -19,13 +21,15 @@ from ...roofline.fast import (MAX_DEFAULT_LANES, THREAD_COUNTS, best_per_budget,
 from ...sim import HostModel
 from ..options import add_memory_options, add_option, engine_from_args, memory_from_args
 from ..outputs import check_folder_option, write_files
+from ..report import check_report_option, report_file
+from ...records import ExploreResult
 from .roofline import OUTPUTS, _list, _parse, _positive, add_sweep_options, run_sweep
 
 __all__ = ["add_options", "run"]
 
 NAME = "explore"
 HELP = "sweep design points in parallel and rank them on the roofline"
-FAST_OUTPUTS = ("pareto.png", "pareto.csv")
+FAST_OUTPUTS = ("pareto.png", "pareto.csv", "explore.json")
 DESCRIPTION = ("Sweep a grid of design points: simulations and resource estimates run in "
                "worker processes (or on a Dask cluster, --scheduler), every finished point is "
                "cached (a stopped sweep resumes "
@@ -115,10 +119,14 @@ def _refuse(args, options, applies):
             raise HwgenError(f"{flag} applies {applies}, not to {args.kernel}")
 
 
-def _csv(points, front):
+def _rows(points, front):
+    """Every point's row, as ``pareto.csv`` and ``explore.json`` have it."""
     on_front = {id(p) for p in front}
+    return [{**p.row(), "on_front": id(p) in on_front} for p in points]
+
+
+def _csv(rows):
     text = io.StringIO()
-    rows = [{**p.row(), "on_front": id(p) in on_front} for p in points]
     writer = csv.DictWriter(text, fieldnames=list(rows[0]))
     writer.writeheader()
     writer.writerows(rows)
@@ -182,6 +190,7 @@ def _program_space(args):
 
 
 def _run_fast(args):
+    check_report_option(args)
     if args.verify < 0:
         raise HwgenError(f"--verify must be 0 (none) or a positive integer, not {args.verify}")
     memory = memory_from_args(args)
@@ -216,13 +225,44 @@ def _run_fast(args):
     seconds = time.perf_counter() - started
     front = pareto_front(points)
     device_luts = board.resources.as_counts()["lut"]
+    rows = _rows(points, front)
+    budgets = best_per_budget(points, device_luts)
+    record = ExploreResult(
+        what="program" if program else "kernel", name=args.kernel, title=title,
+        board=board.name, device_lut=device_luts, memory=memory, points=tuple(rows),
+        budgets=tuple({"share_percent": 100 * share, "lut": luts,
+                       "label": None if best is None else best.label,
+                       "gops": None if best is None else best.gops}
+                      for share, luts, best in budgets),
+        predict_seconds=seconds)
     write_files({out / "pareto.png": plot_front(points, front, title=title),
-                 out / "pareto.csv": _csv(points, front)})
-    if args.quiet:
-        return 0
+                 out / "pareto.csv": _csv(rows)})
+    remeasured = None
+    if not args.quiet:
+        _print_prediction(args, title, points, front, budgets, seconds, board, out,
+                          explored if program else None)
+    if args.verify:
+        remeasured = _verify(_spread(front, args.verify), memory, board, engine=engine,
+                             synth=synth, quiet=args.quiet)
+    _write_record(args, replace(record, remeasured=remeasured), out)
+    return 0
+
+
+def _write_record(args, record, out):
+    """``explore.json`` in ``out``, and the page of it with ``--report``."""
+    path = out / "explore.json"
+    data = record.to_json()
+    files = {path: json.dumps(data, indent=2) + "\n",
+             **report_file(args, data, str(path))}
+    write_files(files)
+    if not args.quiet:
+        print(f"wrote {', '.join(map(str, files))}")
+
+
+def _print_prediction(args, title, points, front, budgets, seconds, board, out, explored):
     print(f"{title}: {len(points)} design points predicted in {seconds:.1f} s (cycle model + "
           f"estimate, {board.clock_mhz:g} MHz); wrote {out / 'pareto.png'}, {out / 'pareto.csv'}")
-    if program:
+    if explored is not None:
         print(f"  {explored.estimated} pipelines estimated, {explored.from_cache} answered from "
               f"the cache; {explored.dropped} did not fit one device, and "
               f"{explored.skipped} with more threads than those were not estimated")
@@ -230,22 +270,22 @@ def _run_fast(args):
     for p in front:
         print(f"  {p.lut:7} LUT {p.gops:9.3f} Gops/s  {p.label} (bound by {p.bound})")
     print("best point per area budget (share of one device's LUTs):")
-    for share, luts, best in best_per_budget(points, device_luts):
+    for share, luts, best in budgets:
         shown = "n/a" if best is None else f"{best.gops:.3f} Gops/s  {best.label}, {best.lut} LUT"
         print(f"  {share:>5.0%} ({luts:,.0f} LUT): {shown}")
-    if args.verify:
-        _verify(_spread(front, args.verify), memory, board, engine=engine, synth=synth)
-    return 0
 
 
-def _verify(points, memory, board, *, engine, synth):
-    """Re-measure ``points`` and print the model's and the estimate's errors."""
+def _verify(points, memory, board, *, engine, synth, quiet=False):
+    """Re-measure ``points`` and print the model's and the estimate's errors (unless
+    ``quiet``): the :class:`~hwgen.roofline.fast.Remeasured` of each."""
+    print = _printer(quiet)
     how = "simulation and synthesis" if synth else "simulation"
     print(f"front re-measured by {how}, {len(points)} points"
           + (f"; Yosys synthesizes {points[0].hardware_note}" if synth else "") + ":")
-    cycle_errors, lut_errors = [], []
+    cycle_errors, lut_errors, found_all = [], [], []
     for p in points:
-        found = remeasure(p, memory, board, engine=engine, synth=synth, progress=True)
+        found = remeasure(p, memory, board, engine=engine, synth=synth, progress=not quiet)
+        found_all.append(found)
         cycle_errors.append(abs(100 * found.cycle_error))
         line = (f"  {p.label}: model {found.predicted_cycles:,.0f} cycles, simulated "
                 f"{found.simulated_cycles:,} ({100 * found.cycle_error:+.2f}%)")
@@ -264,3 +304,9 @@ def _verify(points, memory, board, *, engine, synth):
         summary += (f"; estimate LUT error: mean {sum(lut_errors) / len(lut_errors):.1f}%, max "
                     f"{max(lut_errors):.1f}%")
     print(summary)
+    return tuple(found_all)
+
+
+def _printer(quiet):
+    """``print``, or a function that prints nothing when ``quiet``."""
+    return (lambda *args, **kwargs: None) if quiet else print
