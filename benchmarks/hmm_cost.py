@@ -13,7 +13,8 @@ import time
 import numpy as np
 from amaranth.hdl import MemoryInstance
 
-from hwgen._amaranth import elaborate, lhs_signals, memory_ports, statements, subfragments
+from hwgen.instrument._amaranth import (elaborate, lhs_signals, memory_ports, statements,
+                                        subfragments)
 from hwgen.kernels import WindowFilter
 from hwgen.sim import instrument_pe, run_window_filter
 

@@ -35,7 +35,7 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 from tqdm import tqdm
 
-from hwgen._amaranth import elaborate, subfragments
+from hwgen.instrument._amaranth import elaborate, subfragments
 from hwgen.catalog import resolve_board
 from hwgen.errors import HwgenError
 from hwgen.instrument import attach

@@ -15,7 +15,7 @@ from amaranth.back import rtlil, verilog
 from amaranth.hdl import ValueCastable
 from amaranth.lib import data, wiring
 
-from ._amaranth import PortDirection
+from .instrument._amaranth import PortDirection
 from .errors import HwgenError
 from .versions import tool_versions
 

@@ -1,9 +1,19 @@
-"""The parts of Amaranth's internals that :mod:`hwgen.instrument` uses, all in this one module.
+"""The parts of Amaranth's internals that hwgen uses, all in this one module.
 
-Attaching an HMM from outside a design means reading the design after elaboration: its fragment
-tree, the statements of each fragment and the signals they drive, the state machines ``m.FSM()``
-left behind. Amaranth has no public interface for that; this layer is the only place that reaches
-into it, so the next Amaranth release breaks here, loudly, and not deep inside a measurement.
+Amaranth has no public interface for what hwgen does to designs it did not write: attaching an
+HMM from outside means reading a design after elaboration (its fragment tree, the statements of
+each fragment and the signals they drive, the state machines ``m.FSM()`` left behind); a line
+profile needs the fragment a ``Simulator`` simulates and the source line of every ``m.next``;
+building a design with named, directed ports and counting its netlist cells for the estimator
+need the port directions Amaranth's back-ends take, the syntax-tree classes of values and
+statements, memory and instance fragments, and its netlist emitter. This module is the only one
+of hwgen (its packages, benchmarks and tools) that imports Amaranth's private modules or names
+(``tests/test_amaranth_layers.py`` checks it); the rest gets plain data from it (tuples, names,
+dicts; only the estimator's netlist emitter, :mod:`hwgen.resources.netlist`, still dispatches on
+the syntax-tree classes it hands out), so the next Amaranth release breaks here, loudly, and not
+deep inside a measurement. It
+sits in :mod:`hwgen.instrument`, which imports nothing else of hwgen, so that every package may
+import it.
 
 It was written for Amaranth 0.5.x (tested with 0.5.10). On any other release importing it fails
 with one line that names this layer; with ``HWGEN_AMARANTH_UNCHECKED=1`` in the environment it
@@ -39,6 +49,26 @@ The accesses, and what Amaranth's main branch (0.6.0.dev) has already changed:
   assignment whose ``src_loc`` is inside Amaranth. :func:`elaborate_with_next_lines` elaborates
   a design again with ``FSMNextStatement`` wrapped so that the assignment keeps the line of the
   first caller outside Amaranth.
+* :class:`PortDirection` (``_ir``): the direction of each named port given to
+  ``rtlil.convert`` / ``verilog.convert`` / ``Fragment.prepare``.
+* The value and statement classes the fast netlist emitter dispatches on (``_ast``:
+  :data:`Operator`, :data:`Slice`, :data:`Concat`, :data:`Part`, :data:`SwitchValue`,
+  :data:`Assign`, :data:`Switch`, :data:`Property`, :data:`IOValue`; ``_ir``:
+  :data:`RequirePosedge`) with the attributes it reads (``operator``/``operands``,
+  ``value``/``start``/``stop``, ``parts``, ``value``/``offset``/``width``/``stride``,
+  ``test``/``cases``, ``lhs``/``rhs``), a fragment's clock domains (:func:`domains`), an
+  instance's type and ports (:func:`instance_ports`) and a memory's data and ports
+  (:func:`memory_ports`).
+* Amaranth's own netlist emitter (``Fragment.prepare``, ``_ir.NetlistEmitter`` without its
+  debug information, the ``_nir`` cells): :func:`amaranth_netlist`. In 0.5 a switch becomes
+  ``Matches`` cells (one bit per case: the value matches one of the case's patterns) and a
+  ``PriorityMatch`` cell (the first case that matches, under an enable); on main both are one
+  ``Match`` cell (enable, value, the patterns of every case; one bit per case, the first that
+  matches). The netlist's ``matches`` and ``priority`` cells, and the estimator's reading of
+  them, follow 0.5.
+* The clock domains a simulated design has (``Fragment.domains`` of every fragment, after
+  ``Fragment.prepare``): :func:`clock_domains`, so that a profiler refuses a domain the design
+  does not have before it runs.
 """
 
 import os
@@ -48,17 +78,20 @@ import warnings
 from contextlib import contextmanager
 
 import amaranth
-from amaranth.hdl import Fragment, Signal, Value
-from amaranth.hdl import Const
-from amaranth.hdl._ast import (Assign, Concat, Operator, Part, SignalDict, SignalSet, Slice, Switch,
-                               SwitchValue)
+from amaranth.hdl import Const, Fragment, Shape, Signal, Value
+from amaranth.hdl import _nir
+from amaranth.hdl._ast import (Assign, Concat, IOValue, Operator, Part, Property, SignalDict,
+                               SignalSet, Slice, Switch, SwitchValue)
 from amaranth.hdl._dsl import FSM, FSMNextStatement
+from amaranth.hdl._ir import NetlistEmitter, PortDirection, RequirePosedge
 
-__all__ = ["AMARANTH_SERIES", "AmaranthVersionWarning", "SignalDict", "SignalSet", "assignment",
-           "check_amaranth", "elaborate", "elaborate_with_next_lines", "embed_parts",
-           "fragment_origins", "fsm_state_names", "generated_fsms", "is_amaranth_source",
-           "lhs_signals", "rhs_signals", "simulated_fragment", "statements", "subfragments",
-           "switch_cases", "value_node"]
+__all__ = ["AMARANTH_SERIES", "AmaranthVersionWarning", "Assign", "Concat", "IOValue", "Operator",
+           "Part", "PortDirection", "Property", "RequirePosedge", "SignalDict", "SignalSet",
+           "Slice", "Switch", "SwitchValue", "amaranth_netlist", "assignment", "check_amaranth",
+           "clock_domains", "domains", "elaborate", "elaborate_with_next_lines", "embed_parts",
+           "fragment_origins", "fsm_state_names", "generated_fsms", "instance_ports",
+           "is_amaranth_source", "lhs_signals", "memory_ports", "rhs_signals",
+           "simulated_fragment", "statements", "subfragments", "switch_cases", "value_node"]
 
 #: The Amaranth release series (major, minor) the layers of hwgen were written for.
 AMARANTH_SERIES = (0, 5)
@@ -284,3 +317,111 @@ def embed_parts(module, parts, platform, *, domain="sync"):
                 signal.name = f"{name}__{signal.name}"
         fragment.add_subfragment(part_fragment, name)
     return fragment
+
+
+# -- netlists and ports (the estimator, the build) -------------------------------------------
+
+def domains(fragment):
+    """``{name: ClockDomain}`` a fragment defines (not its subfragments)."""
+    return fragment.domains
+
+
+def clock_domains(fragment):
+    """The names of the clock domains ``fragment`` and its subfragments define, sorted: after
+    ``Fragment.prepare`` (a simulator's fragment) every domain the design uses."""
+    names, stack = set(), [fragment]
+    while stack:
+        fragment = stack.pop()
+        names.update(fragment.domains)
+        stack.extend(sub for sub, _name in subfragments(fragment))
+    return sorted(names)
+
+
+def instance_ports(instance):
+    """``(type, [(value, direction)])`` of an ``Instance``; direction ``"i"``, ``"o"`` or
+    ``"io"``."""
+    return instance.type, list(instance.ports.values())
+
+
+def memory_ports(instance):
+    """What a ``MemoryInstance`` holds, as plain data.
+
+    Returns
+    -------
+    (int, int, dict, list, list)
+        Depth, width, attributes (such as ``ram_style``), the write ports as
+        ``(data, addr, en, granularity)`` (one ``en`` bit per ``granularity`` data bits) and the
+        read ports as ``(data, addr, en, domain)`` (``domain == "comb"`` for an asynchronous
+        read, whose ``en`` is the constant 1).
+    """
+    data = instance._data
+    writes = [(port._data, port._addr, port._en, port._granularity)
+              for port in instance._write_ports]
+    reads = [(port._data, port._addr, port._en, port._domain) for port in instance._read_ports]
+    return data.depth, Shape.cast(data.shape).width, dict(instance._attrs), writes, reads
+
+
+class _LeanEmitter(NetlistEmitter):
+    """Amaranth's netlist emitter without the debug information (signal fields) it records."""
+
+    def emit_signal_fields(self):
+        pass
+
+
+def amaranth_netlist(fragment, ports):
+    """A fragment's netlist through Amaranth's own (complete, slower) netlist emitter.
+
+    Parameters
+    ----------
+    fragment : Fragment
+    ports : dict
+        ``{name: (signal, PortDirection)}``.
+
+    Returns
+    -------
+    (list, dict, list)
+        The cells as :mod:`hwgen.resources.netlist` tuples, the connections of late nets
+        ``{late net: net}``, and the nets of the outputs.
+    """
+    prepared = fragment.prepare(ports=ports, hierarchy=("top",))
+    netlist = _nir.Netlist()
+    _LeanEmitter(netlist, prepared).emit_fragment(prepared.fragment, None)
+    cells = [_cell(cell) for cell in netlist.cells]
+    connections = {int(late): int(net) for late, net in netlist.connections.items()}
+    outputs = [int(net) for value in netlist.top.ports_o.values() for net in value]
+    return cells, connections, outputs
+
+
+def _nets(value):
+    return tuple(map(int, value))
+
+
+def _cell(cell):
+    """An NIR cell as a :mod:`hwgen.resources.netlist` tuple."""
+    if isinstance(cell, _nir.Top):
+        return ("top",)
+    if isinstance(cell, _nir.Operator):
+        return ("op", cell.operator, tuple(map(_nets, cell.inputs)))
+    if isinstance(cell, _nir.FlipFlop):
+        return ("ff", _nets(cell.data), cell.init, (int(cell.clk), cell.clk_edge, int(cell.arst)))
+    if isinstance(cell, _nir.AssignmentList):
+        return ("assign", _nets(cell.default),
+                tuple((int(a.cond), a.start, _nets(a.value)) for a in cell.assignments))
+    if isinstance(cell, _nir.Matches):
+        return ("matches", _nets(cell.value), tuple(cell.patterns))
+    if isinstance(cell, _nir.PriorityMatch):
+        return ("priority", int(cell.en), _nets(cell.inputs))
+    if isinstance(cell, _nir.Part):
+        return ("part", _nets(cell.value), cell.value_signed, _nets(cell.offset), cell.width,
+                cell.stride)
+    if isinstance(cell, _nir.Memory):
+        return ("memory", cell.depth, cell.width)
+    if isinstance(cell, _nir.SyncReadPort):
+        return ("read", cell.memory, _nets(cell.addr), int(cell.en))
+    if isinstance(cell, _nir.AsyncReadPort):
+        return ("read", cell.memory, _nets(cell.addr), None)
+    if isinstance(cell, _nir.SyncWritePort):
+        return ("write", cell.memory, _nets(cell.data), _nets(cell.addr), _nets(cell.en))
+    if isinstance(cell, _nir.Instance):
+        return ("instance", cell.type, tuple(_nets(v) for v in cell.ports_i.values()))
+    return ("other", type(cell).__name__, _nets(cell.input_nets()))

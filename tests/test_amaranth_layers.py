@@ -1,9 +1,14 @@
-"""Every access of the Amaranth compatibility layers (``hwgen.instrument._amaranth`` and
-``hwgen._amaranth``), one test each: an Amaranth release that changes one fails the test named
-after it."""
+"""Every access of the Amaranth compatibility layer (``hwgen.instrument._amaranth``), one test
+each: an Amaranth release that changes one fails the test named after it; and no other module
+of hwgen reaches into Amaranth's internals."""
 
+import ast
+import importlib
+import pkgutil
 import subprocess
 import sys
+import warnings
+from pathlib import Path
 
 import pytest
 from amaranth.back import rtlil
@@ -13,7 +18,7 @@ from amaranth.lib import enum, memory, wiring
 from amaranth.lib.cdc import AsyncFFSynchronizer
 from amaranth.lib.wiring import In, Out
 
-from hwgen import _amaranth as hw
+import amaranth
 from hwgen.instrument import _amaranth as layer
 
 
@@ -74,18 +79,17 @@ def test_check_amaranth_only_warns_when_told_to_try_anyway(monkeypatch):
         layer.check_amaranth("some.layer", "0.6.0")
 
 
-@pytest.mark.parametrize("module", ["hwgen.instrument._amaranth", "hwgen._amaranth"])
-def test_importing_a_layer_on_another_release_fails_loudly(module):
-    code = f"import amaranth; amaranth.__version__ = '0.6.0'; import {module}"
+def test_importing_the_layer_on_another_release_fails_loudly():
+    code = "import amaranth; amaranth.__version__ = '0.6.0'; import hwgen.instrument._amaranth"
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          env={"PATH": ""})
     assert run.returncode != 0
     last = run.stderr.strip().splitlines()[-1]
-    assert last.startswith("ImportError: hwgen.")
-    assert "_amaranth was written for Amaranth 0.5.x, not 0.6.0" in last
+    assert last.startswith("ImportError: hwgen.instrument._amaranth was written for Amaranth "
+                           "0.5.x, not 0.6.0")
 
 
-# -- hwgen.instrument._amaranth ----------------------------------------------------------------
+# -- fragments, statements and values (the HMM, the profilers) ------------------------------
 
 def test_elaborate_gives_the_fragment_the_design_is_built_from():
     design = Blinker()
@@ -252,14 +256,14 @@ def test_embed_parts_moves_clocked_logic_and_keeps_part_names():
     assert part.i.name == "adder__i" and part.o.name == "adder__o"
 
 
-# -- hwgen._amaranth -------------------------------------------------------------------------
+# -- ports, syntax-tree classes and netlists (the build, the estimator) -----------------------
 
 def test_port_direction_names_the_ports_of_a_conversion():
     a, y = Signal(4, name="a"), Signal(4, name="y")
     m = Module()
     m.d.comb += y.eq(~a)
-    text = rtlil.convert(m, name="top", ports={"in_a": (a, hw.PortDirection.Input),
-                                                "out_y": (y, hw.PortDirection.Output)},
+    text = rtlil.convert(m, name="top", ports={"in_a": (a, layer.PortDirection.Input),
+                                                "out_y": (y, layer.PortDirection.Output)},
                          emit_src=False)
     wires = [line.split() for line in text.splitlines() if "wire" in line]
     assert ["wire", "width", "4", "input", "0", "\\in_a"] in wires
@@ -269,35 +273,35 @@ def test_port_direction_names_the_ports_of_a_conversion():
 def test_operator_values():
     a, b = Signal(4), Signal(4)
     value = a + b
-    assert type(value) is hw.Operator
+    assert type(value) is layer.Operator
     assert value.operator == "+" and value.operands[0] is a and value.operands[1] is b
 
 
 def test_slice_values():
     a = Signal(8)
     value = a[2:5]
-    assert type(value) is hw.Slice
+    assert type(value) is layer.Slice
     assert value.value is a and (value.start, value.stop) == (2, 5)
 
 
 def test_concat_values():
     a, b = Signal(2), Signal(3)
     value = Cat(a, b)
-    assert type(value) is hw.Concat
+    assert type(value) is layer.Concat
     assert len(value.parts) == 2 and value.parts[0] is a and value.parts[1] is b
 
 
 def test_part_values():
     a, sel = Signal(8), Signal(2)
     value = a.word_select(sel, 2)
-    assert type(value) is hw.Part
+    assert type(value) is layer.Part
     assert value.value is a and value.offset is sel and (value.width, value.stride) == (2, 2)
 
 
 def test_switch_values():
     sel = Signal(2)
     value = Array([Const(1, 4), Const(2, 4), Const(3, 4)])[sel].as_value()
-    assert type(value) is hw.SwitchValue
+    assert type(value) is layer.SwitchValue
     assert value.test is sel
     patterns, element = value.cases[0]
     assert patterns == ("00",) and element.value == 1
@@ -306,7 +310,7 @@ def test_switch_values():
 def test_assign_statements():
     a, y = Signal(), Signal()
     statement = y.eq(a)
-    assert type(statement) is hw.Assign and statement.lhs is y and statement.rhs is a
+    assert type(statement) is layer.Assign and statement.lhs is y and statement.rhs is a
 
 
 def test_switch_statements():
@@ -317,41 +321,41 @@ def test_switch_statements():
             m.d.comb += y.eq(1)
         with m.Default():
             m.d.comb += y.eq(0)
-    switch, = hw.statements(fragment_of(m))["comb"]
-    assert type(switch) is hw.Switch and switch.test is sel
+    switch, = layer.statements(fragment_of(m))["comb"]
+    assert type(switch) is layer.Switch and switch.test is sel
     (patterns, statements, _src_loc), (default, _, _) = switch.cases
     assert patterns == ("01",) and default is None
-    assert type(statements[0]) is hw.Assign
+    assert type(statements[0]) is layer.Assign
 
 
 def test_property_statements():
     a = Signal()
     m = Module()
     m.d.comb += Assert(a)
-    statement, = hw.statements(fragment_of(m))["comb"]
-    assert isinstance(statement, hw.Property)
+    statement, = layer.statements(fragment_of(m))["comb"]
+    assert isinstance(statement, layer.Property)
 
 
 def test_io_values():
-    assert isinstance(IOPort(1, name="pad"), hw.IOValue)
+    assert isinstance(IOPort(1, name="pad"), layer.IOValue)
 
 
 def test_require_posedge_fragments():
     i, o = Signal(), Signal()
     fragment = fragment_of(AsyncFFSynchronizer(i, o))
-    assert any(type(sub) is hw.RequirePosedge for sub, _ in hw.subfragments(fragment))
+    assert any(type(sub) is layer.RequirePosedge for sub, _ in layer.subfragments(fragment))
 
 
 def test_domains_of_a_fragment():
     m = Module()
     m.domains.fast = fast = ClockDomain(async_reset=True)
     m.d.fast += Signal().eq(1)
-    assert hw.domains(fragment_of(m)) == {"fast": fast}
+    assert layer.domains(fragment_of(m)) == {"fast": fast}
 
 
 def test_instance_ports():
     instance = child(fragment_of(Blinker()), "box")
-    kind, ports = hw.instance_ports(instance)
+    kind, ports = layer.instance_ports(instance)
     assert kind == "BOX"
     assert [direction for _, direction in ports] == ["i", "o"]
     assert ports[1][0].name == "box_y"
@@ -359,7 +363,7 @@ def test_instance_ports():
 
 def test_memory_ports():
     design = Blinker()
-    depth, width, attrs, writes, reads = hw.memory_ports(child(fragment_of(design), "ram"))
+    depth, width, attrs, writes, reads = layer.memory_ports(child(fragment_of(design), "ram"))
     assert (depth, width) == (16, 8) and isinstance(attrs, dict)
     (data, addr, en, granularity), = writes
     assert (len(data), len(addr), len(en), granularity) == (8, 4, 2, 4)
@@ -370,10 +374,102 @@ def test_memory_ports():
 def test_amaranth_netlist_cells():
     design = Blinker()
     from hwgen.build import design_ports
-    cells, connections, outputs = hw.amaranth_netlist(fragment_of(design), design_ports(design))
+    cells, connections, outputs = layer.amaranth_netlist(fragment_of(design), design_ports(design))
     kinds = {cell[0] for cell in cells}
     assert cells[0] == ("top",)
     assert {"op", "ff", "matches", "priority", "memory", "read", "write", "instance"} <= kinds
     assert ("memory", 16, 8) in cells
     assert len(outputs) == 1 + 8 and all(isinstance(net, int) for net in outputs)
     assert all(late < 0 for late in connections)
+
+
+# -- nothing else reaches into Amaranth ----------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parent.parent
+LAYER = ROOT / "instrument" / "_amaranth.py"
+#: Every folder of Python the project ships or runs: packages, benchmarks, tools, tests, examples.
+SOURCES = sorted(path for folder in ("hwgen", "kernels", "instrument", "sim", "boards",
+                                      "benchmarks", "tools", "tests", "examples")
+                 for path in (ROOT / folder).rglob("*.py") if path != LAYER)
+
+
+def _private(name):
+    return name.startswith("_") and not name.startswith("__")
+
+
+def _private_imports(tree):
+    """``(line, what)`` of every import of a private Amaranth module or name, and of every
+    ``amaranth.<...>._<name>`` reached through the package."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names
+                      if alias.name.split(".")[0] == "amaranth"
+                      and any(map(_private, alias.name.split(".")))]
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "amaranth":
+            parts = node.module.split(".")
+            names = [alias.name for alias in node.names]
+            if any(map(_private, parts)) or any(map(_private, names)):
+                found.append((node.lineno, f"{node.module}: {', '.join(names)}"))
+        elif isinstance(node, ast.Attribute) and _private(node.attr):
+            chain, value = [node.attr], node.value
+            while isinstance(value, ast.Attribute):
+                chain.append(value.attr)
+                value = value.value
+            if isinstance(value, ast.Name) and value.id == "amaranth":
+                found.append((node.lineno, ".".join(["amaranth", *reversed(chain)])))
+    return found
+
+
+def _amaranth_private_attributes():
+    """The private attribute names of Amaranth's classes (``_lhs_signals``, ``_design``...)."""
+    names = set()
+    for module in pkgutil.walk_packages(amaranth.__path__, "amaranth."):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)
+                loaded = importlib.import_module(module.name)
+        except Exception:       # a back-end whose tool is missing, say: it has no classes here
+            continue
+        for value in vars(loaded).values():
+            if isinstance(value, type) and value.__module__.startswith("amaranth"):
+                names.update(name for name in vars(value) if _private(name))
+    return names
+
+
+def test_no_module_but_the_layer_imports_amaranth_internals():
+    """A private module (``amaranth.hdl._ast``) or name (``from amaranth.hdl import _nir``) of
+    Amaranth is imported by the layer alone."""
+    found = [f"{path.relative_to(ROOT)}:{line}: {what}" for path in SOURCES
+             for line, what in _private_imports(ast.parse(path.read_text(), str(path)))]
+    assert found == []
+
+
+def test_no_module_but_the_layer_reads_private_attributes_of_amaranth_objects():
+    """``x._name`` where ``_name`` is private to Amaranth's classes and is not a name of ours
+    (an attribute this project sets, a function or class it defines) is the layer's alone."""
+    trees = {path: ast.parse(path.read_text(), str(path)) for path in [*SOURCES, LAYER]}
+    ours = set()
+    for tree in trees.values():
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                ours.add(node.name)
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+                ours.add(node.attr)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                ours.add(node.id)
+    theirs = _amaranth_private_attributes() - ours
+    # What the layer itself reads shows the check sees such accesses at all.
+    assert {"_lhs_signals", "_rhs_signals"} <= {
+        node.attr for node in ast.walk(trees[LAYER]) if isinstance(node, ast.Attribute)} & theirs
+    found = [f"{path.relative_to(ROOT)}:{node.lineno}: .{node.attr}"
+             for path, tree in trees.items() if path != LAYER for node in ast.walk(tree)
+             if isinstance(node, ast.Attribute) and node.attr in theirs]
+    assert found == []
+
+
+def test_the_import_check_sees_each_way_to_reach_in():
+    code = ("import amaranth.hdl._ast\nfrom amaranth.hdl._ir import PortDirection\n"
+            "from amaranth.hdl import _nir, Signal\nimport amaranth\nx = amaranth.hdl._dsl.FSM\n"
+            "from amaranth.hdl import Signal\ny = amaranth.__version__\n")
+    assert [line for line, _ in _private_imports(ast.parse(code))] == [1, 2, 3, 5]

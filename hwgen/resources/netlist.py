@@ -48,8 +48,8 @@ import warnings
 from amaranth.hdl import (ClockDomain, ClockSignal, Const, Fragment, Instance, MemoryInstance, Print,
                           ResetSignal, Signal)
 
-from .. import _amaranth as internals
-from .._amaranth import PortDirection, amaranth_netlist, elaborate
+from ..instrument import _amaranth as internals
+from ..instrument._amaranth import PortDirection, amaranth_netlist, elaborate
 from ..build import _ports
 
 __all__ = ["EmitterFallbackWarning", "Netlist", "emit", "from_amaranth", "netlist", "input_nets",
