@@ -48,7 +48,8 @@ The accesses, and what Amaranth's main branch (0.6.0.dev) has already changed:
 * ``m.next = ...`` loses its source line: ``_dsl.FSMNextStatement`` is resolved into an
   assignment whose ``src_loc`` is inside Amaranth. :func:`elaborate_with_next_lines` elaborates
   a design again with ``FSMNextStatement`` wrapped so that the assignment keeps the line of the
-  first caller outside Amaranth.
+  first caller outside Amaranth, and puts back the attributes (``vars()``) that elaborating
+  again rebinds on the design's elaboratables.
 * :class:`PortDirection` (``_ir``): the direction of each named port given to
   ``rtlil.convert`` / ``verilog.convert`` / ``Fragment.prepare``.
 * The value and statement classes the fast netlist emitter dispatches on (``_ast``:
@@ -212,15 +213,57 @@ def _fsm_next_keeps_its_line():
         FSMNextStatement.__init__, FSMNextStatement.resolve = init, resolve
 
 
-def elaborate_with_next_lines(design):
-    """Elaborate and prepare ``design`` again, as a ``Simulator`` does, but with each
-    ``m.next = ...`` assignment located at its own line.
+def _path(fragment, part):
+    """The subfragment indices from ``fragment`` down to ``part``; None when it is not there."""
+    if fragment is part:
+        return []
+    for index, (sub, _name) in enumerate(subfragments(fragment)):
+        found = _path(sub, part)
+        if found is not None:
+            return [index, *found]
+    return None
+
+
+@contextmanager
+def _attributes_kept(fragment):
+    """Restore, on leaving, the attributes of every elaboratable ``fragment`` came from, which
+    elaborating them again rebinds (a ``self.count = Signal()`` in ``elaborate()``)."""
+    kept, stack = [], [fragment]
+    while stack:
+        fragment = stack.pop()
+        kept += [(origin, dict(vars(origin))) for origin in fragment_origins(fragment)
+                 if hasattr(origin, "__dict__")]
+        stack.extend(sub for sub, _name in subfragments(fragment))
+    try:
+        yield
+    finally:
+        for origin, attributes in kept:
+            vars(origin).clear()
+            vars(origin).update(attributes)
+
+
+def elaborate_with_next_lines(fragment, part=None):
+    """Elaborate the design ``fragment`` came from again (its outermost elaboratable, so with
+    the ``DomainRenamer``, ``EnableInserter`` or ``ResetInserter`` that wrap it) and prepare it,
+    as a ``Simulator`` does, but with each ``m.next = ...`` assignment located at its own line;
+    the twin of ``part`` (a fragment under ``fragment``, by default ``fragment`` itself) in it.
 
     The signals are new ones (elaborating twice makes new signals); the statement tree has the
-    same shape as the simulated one, so a walk of both side by side finds each line.
+    same shape as the first, so a walk of both side by side finds each line. The elaboratables
+    keep the attributes the first elaboration gave them. None when the second elaboration has
+    no twin of ``part`` (the design elaborates differently each time).
     """
-    with _fsm_next_keeps_its_line():
-        return Fragment.get(design, None).prepare().fragment
+    path = _path(fragment, fragment if part is None else part)
+    if path is None:
+        raise ValueError("part must be a fragment under fragment")
+    with _attributes_kept(fragment), _fsm_next_keeps_its_line():
+        twin = Fragment.get(fragment_origins(fragment)[0], None).prepare().fragment
+    for index in path:
+        subs = subfragments(twin)
+        if index >= len(subs):
+            return None
+        twin = subs[index][0]
+    return twin
 
 
 # -- statements ------------------------------------------------------------------------------

@@ -78,7 +78,10 @@ class LineConditions:
         if found is None:
             raise ValueError(f"design must be part of the elaborated design, not {design!r}")
         try:
-            self._build(found, elaborate_with_next_lines(design), enables)
+            located = elaborate_with_next_lines(fragment, found)
+            if located is None:
+                raise _ShapeMismatch
+            self._build(found, located, enables)
         except _ShapeMismatch:
             warnings.warn("the design elaborates differently each time: its m.next lines are not "
                           "profiled", stacklevel=2)

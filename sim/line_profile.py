@@ -26,11 +26,22 @@ from dataclasses import dataclass, replace
 import numpy as np
 from amaranth.hdl import Value
 
-from ..instrument._amaranth import SignalDict, simulated_fragment
+from ..instrument._amaranth import SignalDict, clock_domains, simulated_fragment
 from ..instrument.line_conditions import LineConditions, find_fragment
 from .value_columns import INT64_BITS, Unsupported, evaluate, matches, signals_of, wide
 
-__all__ = ["LineActivity", "LineProfile", "LineProfiler"]
+__all__ = ["LineActivity", "LineProfile", "LineProfiler", "check_domain"]
+
+
+def check_domain(fragment, domain):
+    """Raise ValueError unless ``domain`` is a clock domain of the simulated ``fragment``: a
+    profile counts that domain's clock edges."""
+    found = clock_domains(fragment)
+    if domain not in found:
+        has = (f"its domains are {', '.join(map(repr, found))}" if found else
+               "it has none (it is combinational: there are no clock edges to count)")
+        raise ValueError(f"domain must be a clock domain of the simulated design, not "
+                         f"{domain!r}: {has}")
 
 
 @dataclass(frozen=True)
@@ -111,7 +122,10 @@ class LineProfiler:
     """Profile the source lines of ``design`` in ``simulator``, cycle by cycle.
 
     Create it after the ``Simulator`` and before ``simulator.run()``; it adds one process to the
-    simulation and changes nothing in the design.
+    simulation and changes nothing in the design: to find the lines of ``m.next`` it elaborates
+    the design a second time, and puts back every attribute that rebinds (a ``self.count``
+    set in ``elaborate()`` stays the simulated signal). A design wrapped by ``DomainRenamer``,
+    ``EnableInserter`` or ``ResetInserter`` is profiled through its wrappers.
 
     Parameters
     ----------
@@ -131,7 +145,8 @@ class LineProfiler:
     Raises
     ------
     ValueError
-        ``design`` (or an ``enable`` key) is not part of what ``simulator`` simulates.
+        ``design`` (or an ``enable`` key) is not part of what ``simulator`` simulates, or
+        ``domain`` is not one of its clock domains.
     """
 
     def __init__(self, simulator, design, *, enable=None, domain="sync"):
@@ -140,6 +155,7 @@ class LineProfiler:
             enables.update(enable)
         self._domain = domain
         fragment = simulated_fragment(simulator)
+        check_domain(fragment, domain)
         if find_fragment(fragment, design) is None:
             raise ValueError(f"design must be part of the simulated design, not {design!r}")
         self._conditions = LineConditions(fragment, design, enables)

@@ -25,7 +25,7 @@ from ..instrument._amaranth import fragment_origins, simulated_fragment, subfrag
 from ..kernels.pipeline import Load, LocalRead, LocalWrite, Store
 from ..kernels.pipeline.parking import ParkingStage, SlotState
 from ..kernels.pipeline.stage import Compute
-from .line_profile import _relative
+from .line_profile import _relative, check_domain
 
 __all__ = ["StepActivity", "StepProfile", "StepProfiler"]
 
@@ -116,11 +116,19 @@ class StepProfiler:
         The simulated pipeline (bare, or the ``design`` of an instrumented one).
     domain : str
         The clock domain whose edges delimit cycles.
+
+    Raises
+    ------
+    ValueError
+        ``pipeline`` is not part of what ``simulator`` simulates, or ``domain`` is not one of
+        its clock domains.
     """
 
     def __init__(self, simulator, pipeline, *, domain="sync"):
         self._pipeline = pipeline
-        units = _parking_units(simulated_fragment(simulator), pipeline)
+        fragment = simulated_fragment(simulator)
+        check_domain(fragment, domain)
+        units = _parking_units(fragment, pipeline)
         if units is None:
             raise ValueError(f"pipeline must be part of the simulated design, not {pipeline!r}")
         self._units = units           # {stage index: ParkingStage}

@@ -165,7 +165,8 @@ def test_switch_cases_give_patterns_bodies_and_lines():
 
 def test_elaborate_with_next_lines_keeps_the_line_of_m_next():
     import inspect
-    fragment = layer.elaborate_with_next_lines(Blinker())
+    design = Blinker()
+    fragment = layer.elaborate_with_next_lines(fragment_of(design))
     (fsm,) = [s for s in layer.statements(fragment)["sync"] if layer.switch_cases(s)]
     (go,) = layer.switch_cases(layer.switch_cases(fsm)[1][0][1][0])[1][0][1]
     source, first = inspect.getsourcelines(Blinker.elaborate)
@@ -177,6 +178,30 @@ def test_elaborate_with_next_lines_keeps_the_line_of_m_next():
     (go,) = layer.switch_cases(layer.switch_cases(fsm)[1][0][1][0])[1][0][1]
     assert layer.is_amaranth_source(go.src_loc[0])
     assert not layer.is_amaranth_source(__file__)
+
+
+def test_elaborate_with_next_lines_keeps_the_design_s_attributes_and_finds_a_part():
+    class Counter(wiring.Component):
+        def __init__(self):
+            super().__init__({"o": Out(4)})
+
+        def elaborate(self, platform):
+            m = Module()
+            self.count = Signal(4)
+            m.d.sync += self.count.eq(self.count + 1)
+            m.d.comb += self.o.eq(self.count)
+            return m
+
+    design, top = Counter(), Module()
+    top.submodules.inner = DomainRenamer("fast")(design)
+    fragment = fragment_of(top)
+    count = design.count
+    part = child(fragment, "inner")
+    twin = layer.elaborate_with_next_lines(fragment, part)
+    assert design.count is count                       # the second elaboration's is dropped
+    assert list(layer.statements(twin)) == list(layer.statements(part)) == ["fast", "comb"]
+    assert [s.name for s in layer.lhs_signals(layer.statements(twin)["fast"])] == ["count"]
+    assert layer.clock_domains(Fragment.get(top, None).prepare().fragment) == ["fast"]
 
 
 def test_value_node_names_each_kind_of_value():

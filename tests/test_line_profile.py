@@ -437,3 +437,114 @@ def test_window_filter_writes_one_line_activation_per_output_beat(buffer, unroll
     n = min(len(beats), len(writes))
     assert np.array_equal(writes[:n], np.array(beats[:n]))
     assert not writes[n:].any()
+
+
+# -- designs wrapped by transformers, the user's design object, the clock domain ----------------
+
+class Toggle(Elaboratable):
+    """An FSM that leaves IDLE when ``go`` holds and comes back the cycle after; ``count``
+    (made in ``elaborate()``, as many designs do) counts the cycles."""
+
+    def __init__(self):
+        self.go = Signal()
+        self.busy = Signal()
+
+    def elaborate(self, platform):
+        m = Module()
+        self.count = Signal(8)
+        m.d.sync += self.count.eq(self.count + 1)  # line: count
+        with m.FSM():
+            with m.State("IDLE"):
+                with m.If(self.go):
+                    m.next = "BUSY"  # line: leave
+            with m.State("BUSY"):
+                m.d.comb += self.busy.eq(1)  # line: busy
+                m.next = "IDLE"  # line: back
+        return m
+
+
+def _toggle_model(go, control, wrapper):
+    """Per cycle, the tagged lines active, by a plain-Python model of :class:`Toggle` under
+    ``wrapper`` (``control``: the enable or reset of each cycle)."""
+    busy, expected = False, {"count": [], "leave": [], "busy": [], "back": []}
+    for cycle, (go_now, ctl) in enumerate(zip(go, control)):
+        enabled = ctl if wrapper == "enable" else True
+        expected["count"].append(enabled)
+        expected["leave"].append(enabled and not busy and go_now)
+        expected["back"].append(enabled and busy)
+        expected["busy"].append(busy)
+        if wrapper == "reset" and ctl:
+            busy = False
+        elif enabled:
+            busy = not busy and go_now
+    return {tag: np.array(active) for tag, active in expected.items()}
+
+
+@pytest.mark.parametrize("wrapper", ["rename", "enable", "reset"])
+def test_wrapped_designs_are_profiled_with_their_m_next_lines(wrapper, recwarn):
+    """DomainRenamer, EnableInserter and ResetInserter around the profiled design: every line,
+    ``m.next`` included, exactly as the model of the wrapped design says."""
+    from amaranth.hdl import DomainRenamer, EnableInserter, ResetInserter
+    rng = random.Random(7)
+    go = [rng.random() < 0.6 for _ in range(40)]
+    control = [rng.random() < 0.5 for _ in range(40)]
+    dut, ctl = Toggle(), Signal(name="ctl")
+    wrap = {"rename": DomainRenamer("fast"), "enable": EnableInserter(ctl),
+            "reset": ResetInserter(ctl)}[wrapper]
+    top = Module()
+    domain = "fast" if wrapper == "rename" else "sync"
+    top.domains += ClockDomain(domain)
+    top.submodules.dut = wrap(dut)
+    sim = Simulator(top)
+    sim.add_clock(1e-8, domain=domain)
+    profiler = LineProfiler(sim, dut, domain=domain)
+
+    async def bench(ctx):
+        for go_now, ctl_now in zip(go, control):
+            ctx.set(dut.go, go_now)
+            ctx.set(ctl, ctl_now)
+            await ctx.tick(domain)
+
+    sim.add_testbench(bench)
+    sim.run()
+    assert not [w for w in recwarn if "m.next" in str(w.message)]
+    tags = tagged_lines(Toggle)
+    activity = profiler.activity()
+    assert set(activity) == set(tags.values())
+    for tag, expected in _toggle_model(go, control, wrapper).items():
+        np.testing.assert_array_equal(activity[tags[tag]], expected, err_msg=tag)
+
+
+def test_profiling_leaves_the_design_s_attributes_as_the_simulation_made_them():
+    """The profiler elaborates the design again to find its m.next lines; ``dut.count`` (set in
+    ``elaborate()``) stays the simulated signal, so the testbench reads the real count."""
+    dut = Toggle()
+    sim = Simulator(dut)
+    sim.add_clock(1e-8)
+    before = dict(vars(dut))
+    LineProfiler(sim, dut)
+    assert vars(dut).keys() == before.keys()
+    assert all(vars(dut)[name] is value for name, value in before.items())
+    seen = []
+
+    async def bench(ctx):
+        for _ in range(5):
+            await ctx.tick()
+            seen.append(ctx.get(dut.count))
+
+    sim.add_testbench(bench)
+    sim.run()
+    assert seen == [1, 2, 3, 4, 5]
+
+
+def test_a_design_without_the_clock_domain_is_refused_at_construction():
+    from hwgen.sim import StepProfiler
+    m = Module()
+    a, y = Signal(), Signal()
+    m.d.comb += y.eq(~a)
+    for make in (lambda sim: LineProfiler(sim, m), lambda sim: StepProfiler(sim, m)):
+        with pytest.raises(ValueError, match=r"domain must be a clock domain of the simulated "
+                                             r"design, not 'sync': it has none"):
+            make(Simulator(m))
+    with pytest.raises(ValueError, match=r"not 'fast': its domains are 'sync'"):
+        LineProfiler(Simulator(Toggle()), Toggle(), domain="fast")
