@@ -59,7 +59,8 @@ class ExploreResult:
     @property
     def front(self):
         """The Pareto front's points, by LUTs."""
-        return [p for p in self.points if p["on_front"]]
+        return sorted((p for p in self.points if p["on_front"]),
+                      key=lambda p: (p["lut"], -p["gops"]))
 
     def to_json(self):
         """The record as ``explore --fast`` writes it to ``explore.json``; keys and units:

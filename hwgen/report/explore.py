@@ -29,13 +29,14 @@ def _headline(record):
              ("predicted in", number(record.predict_seconds, "s", digits=1))]
     if record.remeasured:
         mean, worst = _mean_max([100 * r.cycle_error for r in record.remeasured])
-        items += [("model cycle error", percent(mean, digits=2, note="mean over the front "
-                                                "points re-measured")),
-                  ("max", percent(worst, digits=2))]
+        items += [("model cycle error", percent(mean, digits=2, note="mean of its size over "
+                                                "the front points re-measured")),
+                  ("its largest", percent(worst, digits=2))]
         mean, worst = _mean_max([None if r.lut_error is None else 100 * r.lut_error
                                  for r in record.remeasured])
         if mean is not None:
-            items.append(("estimate LUT error", percent(mean, note=f"mean; max {worst:.1f}%")))
+            items.append(("estimate LUT error", percent(mean, note=f"mean of its size; the "
+                                                               f"largest {worst:.1f}%")))
     return Headline(items)
 
 

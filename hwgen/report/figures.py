@@ -345,6 +345,8 @@ def pareto_front(title, points, front):
             label=f"Pareto front ({len(front)} points)")
     for axis in (ax.xaxis, ax.yaxis):
         axis.set_major_formatter(_PLAIN)
+        axis.set_minor_locator(LogLocator(subs=(2, 5)))
+        axis.set_minor_formatter(_PLAIN)
     ax.set_xlabel("LUTs", fontsize=_FONT)
     ax.set_ylabel("performance (Gops/s)", fontsize=_FONT)
     ax.tick_params(labelsize=_FONT, which="both")
