@@ -12,12 +12,14 @@ __all__ = ["add_options", "run"]
 
 NAME = "report"
 HELP = "make one self-contained HTML page of what the commands measured"
-DESCRIPTION = ("Turn the JSON that sim, run, synth and overhead write (--json) and the "
-               "roofline.json of roofline and explore into one HTML page: headline figures, a "
+DESCRIPTION = ("Turn the JSON that sim, run, synth and overhead write (--json), the "
+               "roofline.json of roofline and explore and the explore.json of explore --fast "
+               "into one HTML page: headline figures, a "
                "ring per state machine, a bar per stream, histograms, thread states over time, "
                "the roofline, the synthesis and overhead tables. The page is one file with "
                "its figures inline and loads nothing. A folder gives a section per JSON file "
-               "in it.")
+               "in it. A file of an unknown schema, or of a newer version than this hwgen "
+               "reads, is refused (docs/json.md).")
 
 
 def add_options(parser):
