@@ -220,3 +220,12 @@ def test_explore_fast_writes_its_record_and_the_page_report_reads(tmp_path, caps
     # `hwgen report` of the folder explore wrote gives the same page.
     assert main(["report", str(out), "-q"]) == 0
     assert (out / "report.html").read_text() == page_path.read_text()
+
+
+def test_report_refuses_an_incomplete_record_in_one_line(written, tmp_path, capsys):
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps({k: v for k, v in written["run"].items() if k != "host"}))
+    assert main(["report", str(path), "--out", str(tmp_path / "page.html")]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"hwgen: error: DIR_OR_JSON: {str(path)!r}: not a complete hwgen.run record "
+                   f"(KeyError: 'host')\n")

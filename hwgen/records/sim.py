@@ -5,6 +5,7 @@ from dataclasses import dataclass, field, fields
 from ..kernels import WindowTraffic
 from ..sim import CycleData, MemoryModel
 from ..versions import tool_versions
+from .run import TRACE_TIME_UNIT
 from .schema import check_schema, stamp
 
 __all__ = ["SimResult"]
@@ -41,8 +42,9 @@ class SimResult:
         The board link whose bandwidth the memory model has (``--board``).
     system : dict or None
         A system run's figures (:meth:`hwgen.sim.SystemRun.to_json`).
-    timeline : dict or None
-        What the HMM's timeline recorded, for a traced run.
+    trace_files : tuple of str or None
+        The Paraver and Perfetto files of a traced run (``None``: not traced); its JSON's
+        ``timeline`` says what the HMM's timeline recorded.
     tool_versions : dict
         Of hwgen and the tools, when the run was made.
     """
@@ -62,7 +64,7 @@ class SimResult:
     simulation_seconds: float
     link: str | None = None
     system: dict | None = None
-    timeline: dict | None = None
+    trace_files: tuple | None = None
     tool_versions: dict = field(default_factory=tool_versions)
 
     @property
@@ -70,6 +72,16 @@ class SimResult:
         """Cycles the HMM observed around the job (``None`` without an HMM)."""
         total = self.figures.total_cycles
         return None if total is None else total - self.figures.cycles
+
+    @property
+    def timeline(self):
+        """What the HMM's timeline of a traced run recorded (``None`` untraced)."""
+        if self.trace_files is None:
+            return None
+        hmm = self.figures.hmm
+        return {"records": len(hmm.traces["timeline"]),
+                "records_dropped": hmm["timeline.dropped"], "time_unit": TRACE_TIME_UNIT,
+                "files": sorted(self.trace_files)}
 
     def to_json(self):
         """The record as written to ``--json``; keys and units: docs/json.md."""
@@ -109,5 +121,7 @@ class SimResult:
                    result_matches_numpy_model=obj["result_matches_numpy_model"],
                    suspect=tuple(obj["suspect"]), engine=obj["engine"],
                    simulation_seconds=obj["simulation_seconds"], link=obj["link"],
-                   system=obj.get("system"), timeline=obj.get("timeline"),
+                   system=obj.get("system"),
+                   trace_files=(tuple(obj["timeline"]["files"]) if "timeline" in obj
+                                else None),
                    tool_versions=obj["tool_versions"])

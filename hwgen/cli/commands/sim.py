@@ -197,22 +197,17 @@ def run(args):
             args.pes * model.bytes_read, args.pes * model.bytes_written)
     mismatch = model_check(pe, images, outputs)
     suspect = _suspect(per_pe, matches, mismatch)
-    system_json = None if system is None else system.to_json()
-    timeline_json = None
     files = {}
     if tracing:
         timeline = Timeline.from_readout(_title(args.kernel, pe), figures.hmm, design.layout)
         files.update(trace_files(args, timeline, design_name(args.kernel, pe)))
-        timeline_json = {"records": len(figures.hmm.traces["timeline"]),
-                         "records_dropped": figures.hmm["timeline.dropped"],
-                         "time_unit": "clock cycle, counted by the HMM from its start",
-                         "files": sorted(str(path) for path in files)}
     record = SimResult(kernel=args.kernel, parameters=pe.parameters(), memory=memory, link=link,
                        input=args.input or f"random (seed {args.seed})", figures=figures,
                        fetch_model=model, fetch_model_matches=matches,
                        result_matches_numpy_model=mismatch is None, engine=engine_info,
-                       suspect=tuple(suspect), simulation_seconds=elapsed, system=system_json,
-                       timeline=timeline_json)
+                       suspect=tuple(suspect), simulation_seconds=elapsed,
+                       system=None if system is None else system.to_json(),
+                       trace_files=tuple(map(str, files)) if tracing else None)
     report = record.to_json()
     if args.json:
         files[Path(args.json)] = json.dumps(report, indent=2) + "\n"
