@@ -229,3 +229,14 @@ def test_report_refuses_an_incomplete_record_in_one_line(written, tmp_path, caps
     err = capsys.readouterr().err
     assert err == (f"hwgen: error: DIR_OR_JSON: {str(path)!r}: not a complete hwgen.run record "
                    f"(KeyError: 'host')\n")
+
+
+def test_report_draws_a_program_s_synthesis(tmp_path):
+    path = tmp_path / "synth.json"
+    record = SynthRecord("program", "gemm", {"threads": 2}, True, "with the HMM",
+                         _synthesis("gemm_t2", 900, 700, 90.0))
+    path.write_text(json.dumps(record.to_json()))
+    assert main(["report", str(path), "-q"]) == 0
+    page = ReportPage((tmp_path / "synth.html").read_text())
+    assert page.sections == [["synth", "synth: gemm on ulx3s-85f, with the HMM"]]
+    assert page.cards[0]["LUT"] == "900 LUT" and page.cards[0]["Fmax"] == "91.0 MHz"

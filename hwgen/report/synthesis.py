@@ -122,7 +122,8 @@ def overhead_section(data, source):
                    blocks)
 
 
-@register("synth", lambda data: "kernel" in data and "command" in data and "lut" in data)
+@register("synth", lambda data: ("kernel" in data or "program" in data) and "command" in data
+          and "lut" in data)
 def synth_section(data, source):
     fmax = data.get("fmax_mhz")
     blocks = [Headline([
@@ -132,6 +133,7 @@ def synth_section(data, source):
     blocks.append(Group("Synthesis", _synthesis_blocks({data.get("measured", "design"): data}),
                         side_by_side=True))
     blocks.append(provenance(data))
-    return Section("synth", f"synth: {data['kernel']} on {data.get('board')}, "
+    return Section("synth", f"synth: {data.get('kernel', data.get('program'))} on "
+                            f"{data.get('board')}, "
                             f"{data.get('measured', '')}",
                    "resources and Fmax from real synthesis", source, blocks)
