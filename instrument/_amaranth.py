@@ -251,13 +251,17 @@ def elaborate_with_next_lines(fragment, part=None):
     The signals are new ones (elaborating twice makes new signals); the statement tree has the
     same shape as the first, so a walk of both side by side finds each line. The elaboratables
     keep the attributes the first elaboration gave them. None when the second elaboration has
-    no twin of ``part`` (the design elaborates differently each time).
+    no twin of ``part`` (the design elaborates differently each time), or when ``fragment``
+    came from no elaboratable.
     """
     path = _path(fragment, fragment if part is None else part)
     if path is None:
         raise ValueError("part must be a fragment under fragment")
+    origins = fragment_origins(fragment)
+    if not origins:         # a fragment built by hand: there is nothing to elaborate again
+        return None
     with _attributes_kept(fragment), _fsm_next_keeps_its_line():
-        twin = Fragment.get(fragment_origins(fragment)[0], None).prepare().fragment
+        twin = Fragment.get(origins[0], None).prepare().fragment
     for index in path:
         subs = subfragments(twin)
         if index >= len(subs):
