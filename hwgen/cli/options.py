@@ -68,7 +68,8 @@ def add_kernel_options(parser, *, image=False, programs=()):
     if programs:
         parser.add_argument("kernel", metavar="KERNEL|PROGRAM",
                             help=f"a kernel, one of: {', '.join(KERNELS)}; or a program, one "
-                                 f"of: {', '.join(programs)}")
+                                 f"of: {', '.join(programs)}, or a job of your own as "
+                                 f"module:Name or file.py:Name")
     else:
         parser.add_argument("kernel", metavar="KERNEL", help=f"one of: {', '.join(KERNELS)}")
     group = parser.add_argument_group("kernel options")

@@ -84,7 +84,7 @@ def parse_window(text):
 
 
 def run(args):
-    if args.kernel not in (*KERNELS, *PROGRAMS):
+    if args.kernel not in KERNELS and args.kernel not in PROGRAMS:
         raise HwgenError(f"KERNEL|PROGRAM must be one of {', '.join((*KERNELS, *PROGRAMS))}, not "
                          f"{args.kernel!r}")
     check_file_option("--json", args.json)

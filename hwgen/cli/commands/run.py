@@ -18,7 +18,7 @@ from ..outputs import check_file_option, staged_file, write_files
 from ..programs import add_program_options, job_from_args
 from ..report import add_report_option, check_report_option, report_file
 from ...progress import Progress
-from ...programs import PROGRAMS, PiJob
+from ...programs import PROGRAMS
 from ...traces.timeline import Timeline
 from ..traces import add_drain_option, add_trace_options, check_trace_options, trace_files
 from ...versions import tool_versions
@@ -36,7 +36,9 @@ DESCRIPTION = ("Simulate a program on the multithreaded stage-controlled pipelin
 
 
 def add_options(parser):
-    parser.add_argument("program", metavar="PROGRAM", help=f"one of: {', '.join(PROGRAMS)}")
+    parser.add_argument("program", metavar="PROGRAM",
+                        help=f"one of: {', '.join(PROGRAMS)}; or a job of your own as "
+                             f"module:Name or file.py:Name")
     add_program_options(parser)
     profile = parser.add_argument_group("profile")
     add_option(profile, "--probes", default="default", choices=PROBE_PRESETS,
@@ -55,7 +57,7 @@ def add_options(parser):
     add_json_option(parser, "the run's figures")
     add_report_option(parser)
     add_output_option(parser, "--vcd", "FILE", "a waveform")
-    add_memory_options(parser, seeded="gemm's random matrices")
+    add_memory_options(parser, seeded="a program's random data (its seed option)")
     add_engine_option(parser)
     add_quiet_option(parser, "print nothing on success, show no progress")
 
@@ -112,7 +114,7 @@ def run(args):
         [f"HMM values saturated, their figures are lower bounds: {', '.join(result.saturated)}"]
         if result.saturated else [])
 
-    stem = f"{job.name}-{job.parameters()['variant']}"
+    stem = f"{job.name}-{job.parameters().get('variant', 'default')}"
     files = {}
     if tracing:
         timeline = Timeline.from_readout(job.describe(), result.readout, result.layout)
@@ -132,8 +134,7 @@ def run(args):
         "engine": result.engine,
         "simulation_seconds": elapsed,
     }
-    if isinstance(job, PiJob):
-        report["pi"] = job.value(storage)
+    report.update(job.summary(storage))
     if args.json:
         files[Path(args.json)] = json.dumps(report, indent=2) + "\n"
     files.update(report_file(args, report, args.json or "this hwgen run"))
@@ -150,7 +151,8 @@ def run(args):
 def summary(job, result, memory, matches, storage, elapsed):
     """The summary figures: cycles, ops and bytes per cycle, time per state per thread."""
     verdict = "matches" if matches else "DOES NOT MATCH"
-    value = f" (pi ~ {job.value(storage):.6f})" if isinstance(job, PiJob) else ""
+    value = "".join(f" ({key} ~ {figure(v, '.6f') if isinstance(v, float) else v})"
+                    for key, v in job.summary(storage).items())
     lines = [
         f"{job.describe()}, memory latency {memory.latency_cycles}: {result.cycles} cycles; "
         f"result {verdict} the numpy model{value}",
