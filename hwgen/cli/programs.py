@@ -46,7 +46,8 @@ def program_options(programs):
     options = {}
     for name, job in programs.items():
         for option in job.options:
-            options.setdefault(option.name, []).append((name, option))
+            options.setdefault(option.name, []).append((job.name if is_spec(name) else name,
+                                                        option))
     return options
 
 
@@ -97,8 +98,7 @@ def given_options(args, kind, name):
             continue
         option = key[len("program_"):]
         if option not in declared:
-            takers = [program for program, job in named_programs().items()
-                      if any(o.name == option for o in job.options)]
+            takers = [program for program, _ in program_options(named_programs())[option]]
             flag = "--" + option.replace("_", "-")
             raise HwgenError(f"{flag} applies to {', '.join(takers)}, not {name}")
         values[option] = value

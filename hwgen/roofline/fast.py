@@ -257,6 +257,10 @@ def program_jobs(kind, grid=None, *, name=None):
     jobs, seen, taken, refusal = [], set(), set(), {}
     for values in itertools.product(*space.values()):
         chosen = dict(zip(space, values))
+        # An option of other variants only is left to its default unless the user gave it.
+        chosen = {key: value for key, value in chosen.items()
+                  if key in grid or kind.option(key).variants is None
+                  or chosen.get("variant") in kind.option(key).variants}
         try:
             job = kind(**chosen)
         except (TypeError, ValueError) as error:

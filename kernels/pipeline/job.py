@@ -37,6 +37,9 @@ class Option:
     hardware : bool
         Whether the option decides the hardware (``False``: a run-time parameter or data only,
         so the same pipeline serves every value).
+    variants : tuple or None
+        The values of the job's ``variant`` option this option applies to (``None``: all); a
+        value given for another variant is refused.
     """
     name: str
     type: type
@@ -46,6 +49,7 @@ class Option:
     high: object = None
     choices: tuple = None
     hardware: bool = True
+    variants: tuple = None
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name.isidentifier():
@@ -197,6 +201,11 @@ class Job:
                                 f"{', '.join(declared)}, not {key!r}")
         for option in self.options:
             setattr(self, option.name, option.check(values.get(option.name, option.default)))
+        variant = values.get("variant", getattr(self, "variant", None))
+        for option in self.options:
+            if option.name in values and option.variants and variant not in option.variants:
+                raise ValueError(f"{option.name} applies to the {' and '.join(option.variants)} "
+                                 f"variants of {self.name}, not to {variant}")
         self.check()
         self.program = self.build_program(**self.hardware())
 

@@ -295,7 +295,7 @@ class GemmJob(Job):
         Option("dim", int, 8, "matrix size", low=1, high=4096),
         Option("threads", int, 8, "hardware threads (blocked: from 2)", low=1, high=64),
         Option("lanes", int, 4, "vector, blocked: elements per vector request, divides dim",
-               low=1, high=4096),
+               low=1, high=4096, variants=("vector", "blocked")),
         Option("element_bits", int, 32, "bits per matrix element", low=2, high=64),
         Option("frac_bits", int, 0, "fixed-point fraction bits, 0 = integers, below "
                                     "element_bits", low=0, high=63),
