@@ -15,8 +15,8 @@ from ..programs import PROGRAMS
 from ..sim import HostModel
 from .options import add_option
 
-__all__ = ["add_program_options", "job_from_args", "named_programs", "option_error",
-           "program_options", "set_command_line"]
+__all__ = ["add_program_options", "command_line", "job_from_args", "named_programs",
+           "option_error", "program_options", "set_command_line"]
 
 _command_line = []
 
@@ -25,6 +25,11 @@ def set_command_line(argv):
     """Note the arguments about to be parsed: a program they name by place (``file.py:Name``)
     adds its options to the parser (and to ``--help``)."""
     _command_line[:] = list(argv)
+
+
+def command_line():
+    """The arguments :func:`set_command_line` noted."""
+    return list(_command_line)
 
 
 def named_programs():
