@@ -14,10 +14,13 @@ from ..errors import HwgenError
 from .options import add_option
 from .programs import command_line, option_error
 
-__all__ = ["SHARED_OPTIONS", "add_user_kernel_options", "user_kernel_from_args", "user_kernels"]
+__all__ = ["GRID_SHARED_OPTIONS", "SHARED_OPTIONS", "add_user_kernel_options", "user_kernel_from_args",
+           "user_kernel_grid", "user_kernels"]
 
 #: Kernel options whose window-filter flags a user's kernel shares.
 SHARED_OPTIONS = ("width", "height", "pixel_bits", "unroll")
+#: Those of them the design grid of ``explore`` and ``roofline`` has (``--image``, ``--unroll``).
+GRID_SHARED_OPTIONS = ("width", "height", "unroll")
 #: Window-filter options a user's kernel does not take, by dest, with their defaults.
 _WINDOW_ONLY = {"buffer": "smart", "size": None, "mask": "rect", "pipeline": True,
                 "tree_stages": None, "credits": None}
@@ -37,20 +40,24 @@ def user_kernels():
     return kernels
 
 
-def add_user_kernel_options(group):
-    """The flags of the user's kernels' own options (beside the shared image options)."""
+def add_user_kernel_options(group, *, lists=False):
+    """The flags of the user's kernels' own options (beside the shared image options); with
+    ``lists``, each takes a comma-separated list (a design space)."""
     seen = set()
+    shared = GRID_SHARED_OPTIONS if lists else SHARED_OPTIONS
     for name, kind in user_kernels().items():
         for option in kind.options:
-            if option.name in SHARED_OPTIONS or option.name in seen:
+            if option.name in shared or option.name in seen:
                 continue
             seen.add(option.name)
             convert = {bool: lambda text: text.lower() in ("1", "true", "yes", "on"),
                        int: int, float: float, str: str}[option.type]
             try:
                 add_option(group, option.flag, dest=f"kernel_{option.name}", default=None,
-                           type=convert, metavar=option.name.upper(),
-                           help=f"{kind.name}: {option.help} ({option.allowed})",
+                           type=str if lists else convert,
+                           metavar="LIST" if lists else option.name.upper(),
+                           help=f"{kind.name}: {option.help} ({option.allowed})"
+                                + (" (comma-separated)" if lists else ""),
                            shown=option.default)
             except argparse.ArgumentError:
                 pass    # a flag the command has already: the user's kernel cannot take it
@@ -91,3 +98,41 @@ def user_kernel_from_args(args, kind, image_shape=None):
         return kind(**values)
     except (TypeError, ValueError) as error:
         raise option_error(error, kind) from None
+
+
+def _values(option, text):
+    convert = {int: int, float: float, str: str,
+               bool: lambda item: {"true": True, "false": False}[item.lower()]}[option.type]
+    try:
+        values = [convert(item.strip()) for item in str(text).split(",")]
+    except (KeyError, ValueError):
+        raise HwgenError(f"{option.flag} must be a comma-separated list of "
+                         f"{option.type.__name__} values, not {text!r}") from None
+    if len(set(values)) != len(values):
+        raise HwgenError(f"{option.flag} lists a value twice: {text!r}")
+    return values
+
+
+def user_kernel_grid(args, kind, *, width, height, sweep_defaults):
+    """``{option: [values]}`` of a user's kernel in ``explore``/``roofline``: ``width`` and
+    ``height`` from ``--image``, ``--unroll`` as a list when the kernel takes it, its own options
+    as lists; the window grid's other options (``sweep_defaults``: dest to default) refused
+    when given."""
+    declared = {option.name: option for option in kind.options}
+    for dest, default in sweep_defaults.items():
+        if dest == "unroll" and "unroll" in declared:
+            continue
+        if getattr(args, dest, default) != default:
+            raise HwgenError(f"--{dest.replace('_', '-')} applies to the window filters, not to "
+                             f"{kind.name}")
+    grid = {}
+    for name, size in (("width", width), ("height", height)):
+        if name in declared:
+            grid[name] = [size]
+    if "unroll" in declared and args.unroll != sweep_defaults.get("unroll"):
+        grid["unroll"] = _values(declared["unroll"], args.unroll)
+    for name, option in declared.items():
+        text = getattr(args, f"kernel_{name}", None)
+        if text is not None and name not in GRID_SHARED_OPTIONS:
+            grid[name] = _values(option, text)
+    return grid

@@ -27,19 +27,20 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from amaranth.hdl import UnusedElaboratable
 
-from ..catalog import design_name
+from ..catalog import KERNELS, design_name
 from ..kernels.pipeline import Pipeline
 from ..model import predict_program, predict_window
 from ..errors import HwgenError
 from ..programs import MAX_THREADS, program_name
 from ..resources.estimate import estimate
 from ..resources.synth import synthesize
-from ..sim import HostModel, MemoryModel, instrument_pipeline, run_threads, run_window_system
+from ..sim import (HostModel, MemoryModel, instrument_pipeline, run_threads, run_window_filter,
+                   run_window_system)
 from .model import RESOURCES, scalability
 from .sweep import cached_task
 
-__all__ = ["AREA_BUDGETS", "THREAD_COUNTS", "ExploredPrograms", "FastPoint",
-           "ProgramPoint", "Remeasured", "best_per_budget", "explore_fast", "explore_program",
+__all__ = ["AREA_BUDGETS", "THREAD_COUNTS", "ExploredPrograms", "FastPoint", "KernelPoint",
+           "ProgramPoint", "Remeasured", "best_per_budget", "explore_fast", "explore_kernel", "explore_program",
            "pareto_front", "plot_front", "port_beats", "program_jobs", "remeasure",
            "unmodelled_text"]
 
@@ -165,6 +166,86 @@ class ProgramPoint(_Performance):
                 "bytes_per_cycle": self.bytes_moved / self.cycles, "bound": self.bound,
                 "clock_mhz": self.clock_mhz, "gops": self.gops,
                 "resources_unmodelled": unmodelled_text(self.unmodelled)}
+
+
+@dataclass(frozen=True)
+class KernelPoint(_Performance):
+    """One predicted configuration of an image PE of the user's: one PE of ``kernel`` (as
+    :data:`hwgen.catalog.KERNELS` names it) with the option ``values``, its resources, and its
+    cycles per frame from :func:`hwgen.model.predict_window`."""
+    kernel: str
+    values: dict
+    resources: dict
+    cycles: float
+    ops: int
+    bytes_moved: int
+    bound: str
+    clock_mhz: float
+    unmodelled: dict = field(default_factory=dict)
+
+    #: What :meth:`hardware` is, against the point's resources.
+    hardware_note = "the bare PE the estimate counts"
+
+    def build(self):
+        return KERNELS[self.kernel](**self.values)
+
+    @property
+    def label(self):
+        return ", ".join(f"{key} {value}" for key, value in self.values.items()) or "defaults"
+
+    def hardware(self):
+        """The bare PE: ``(design, name)``."""
+        pe = self.build()
+        return pe, design_name(self.kernel, pe)
+
+    def simulate(self, memory, *, engine=None):
+        """Run the PE on a random frame (seed 0) against ``memory``: the cycles."""
+        pe = self.build()
+        image = np.random.default_rng(0).integers(0, 1 << pe.pixel_bits, (pe.height, pe.width))
+        return run_window_filter(pe, image, memory=memory, instrument=False,
+                                 engine=engine).figures.cycles
+
+    def row(self):
+        return {"label": self.label, "kernel": KERNELS[self.kernel].name, **self.values,
+                **{r: self.resources[r] for r in RESOURCES}, "cycles": self.cycles,
+                "ops_per_cycle": self.ops_per_cycle,
+                "bytes_per_cycle": self.bytes_moved / self.cycles, "bound": self.bound,
+                "clock_mhz": self.clock_mhz, "gops": self.gops,
+                "resources_unmodelled": unmodelled_text(self.unmodelled)}
+
+
+def explore_kernel(kernel, grid, board, memory=MemoryModel(), *, progress=None):
+    """Predict one PE of the user's kernel ``kernel`` (its name in :data:`hwgen.catalog.KERNELS`)
+    for every combination of ``grid`` (``{option: [values]}``; an option not in it takes its
+    default), estimated on ``board``; keep those that fit one device.
+
+    Raises the kernel's ``ValueError``/``TypeError`` for a value it refuses.
+
+    Returns
+    -------
+    list of KernelPoint
+    """
+    kind = KERNELS[kernel]
+    available = board.resources.as_counts()
+    space = {name: list(values) for name, values in grid.items()}
+    found = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnusedElaboratable)   # the estimate never elaborates
+        for values in itertools.product(*space.values()):
+            chosen = dict(zip(space, values))
+            pe = kind(**chosen)
+            result = estimate(pe, board, name=design_name(kernel, pe))
+            resources = result.resources()
+            if progress:
+                progress(1)
+            if scalability(resources, available)[0] < 1:
+                continue
+            prediction = predict_window(pe, memory)
+            found.append(KernelPoint(kernel, chosen, resources, prediction.cycles,
+                                     prediction.ops,
+                                     prediction.bytes_read + prediction.bytes_written,
+                                     prediction.bound, board.clock_mhz, result.unmodelled))
+    return found
 
 
 def _pe_counts(limit):

@@ -9,15 +9,17 @@ import os
 import time
 from pathlib import Path
 
-from ...catalog import resolve_board
+from ...catalog import KERNELS, KernelInfo, resolve_board
 from ...errors import HwgenError
 from ...programs import PROGRAMS
 from ...progress import Progress
-from ...roofline.fast import (best_per_budget, explore_fast,
+from ...roofline.fast import (best_per_budget, explore_fast, explore_kernel,
                               explore_program, pareto_front, plot_front, program_jobs,
                               remeasure, unmodelled_text)
 from ...sim import HostModel
-from ..options import add_memory_options, add_option, engine_from_args, memory_from_args
+from ..kernels import user_kernel_grid
+from ..options import (add_memory_options, add_option, engine_from_args, memory_from_args,
+                       parse_size)
 from ..outputs import check_folder_option, write_files
 from ..programs import (add_program_options, given_options, named_programs, option_error,
                         program_options)
@@ -161,13 +163,32 @@ def _program_space(args):
     return board, out, jobs, HostModel(launch_delay_cycles=launch_delay), what
 
 
+def _kernel_space(args, kind):
+    """``(board, out, grid)`` of ``explore KERNEL --fast`` for an image PE of the user's."""
+    board = resolve_board(args.board)
+    stem = kind.name
+    out = Path(args.out) if args.out else Path(args.command) / f"{stem}-{board.name}"
+    check_folder_option("--out", out)
+    width, height = parse_size(args.image, "--image")
+    defaults = getattr(args, "kernel_grid_defaults", {})
+    grid = user_kernel_grid(args, kind, width=width, height=height,
+                            sweep_defaults={dest: defaults.get(dest) for dest in _KERNEL_GRID
+                                            if dest not in ("image", "max_pes")})
+    return board, out, grid
+
+
 def _run_fast(args):
     if args.verify < 0:
         raise HwgenError(f"--verify must be 0 (none) or a positive integer, not {args.verify}")
     memory = memory_from_args(args)
     program = args.kernel in PROGRAMS
+    kind = None if program else KERNELS.get_or_error(args.kernel)
+    own = kind is not None and not isinstance(kind, KernelInfo)
     if program:
         board, out, jobs, host, what = _program_space(args)
+    elif own:
+        _refuse(args, _program_options(), "to a PROGRAM")
+        board, out, grid = _kernel_space(args, kind)
     else:
         _refuse(args, _program_options(), "to a PROGRAM")
         if args.max_pes < 1:
@@ -189,6 +210,16 @@ def _run_fast(args):
             raise HwgenError(f"no configuration of {args.kernel} fits one {board.device} of "
                              f"{board.name}: give fewer --threads or --lanes")
         title = f"{PROGRAMS[args.kernel].name} on {board.name}, {what}"
+    elif own:
+        try:
+            points = explore_kernel(args.kernel, grid, board, memory)
+        except (TypeError, ValueError) as error:
+            raise option_error(error, kind) from None
+        if not points:
+            raise HwgenError(f"no configuration of {kind.name} fits one {board.device} of "
+                             f"{board.name}")
+        title = f"{kind.name} on {board.name}, " + ", ".join(
+            f"{name} {','.join(map(str, values))}" for name, values in grid.items())
     else:
         points = explore_fast(parsed["points"], board, memory, max_pes=args.max_pes)
         title = (f"{args.kernel} on {board.name}, "

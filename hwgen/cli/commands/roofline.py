@@ -17,6 +17,7 @@ from ...kernels import BUFFERS, MASK_SHAPES
 from ...errors import HwgenError, SuspectMeasurement
 from ...catalog import board_tree_policy, resolve_board
 from ..figures import NOT_AVAILABLE, figure
+from ..kernels import add_user_kernel_options
 from ..measured import DEFAULT_BOARD
 from ..options import (add_board_option, add_engine_option, add_link_option, add_option,
                        add_quiet_option, engine_from_args, parse_size)
@@ -40,8 +41,10 @@ def add_sweep_options(parser, *, jobs, programs=()):
     ``programs``: the positional may name one of these programs too)."""
     if programs:
         parser.add_argument("kernel", metavar="KERNEL|PROGRAM",
-                            help=f"dilation or erosion; or, with --fast, a program, one of: "
-                                 f"{', '.join(programs)}")
+                            help=f"dilation or erosion, or an image PE of your own as "
+                                 f"module:Name or file.py:Name; or, with --fast, a program, one "
+                                 f"of: {', '.join(programs)}, or a job of your own as "
+                                 f"module:Name or file.py:Name")
     else:
         parser.add_argument("kernel", metavar="KERNEL", help="dilation or erosion")
     grid = parser.add_argument_group("design points (lists are comma-separated)")
@@ -56,6 +59,7 @@ def add_sweep_options(parser, *, jobs, programs=()):
     add_option(grid, "--image", default="512x512", metavar="WxH",
                help="frame width x height; the compiled engine simulates it whole, Amaranth's "
                     "simulator two short frames that are scaled to it")
+    add_user_kernel_options(grid, lists=True)
     board = parser.add_argument_group("board and model")
     add_board_option(board, default=DEFAULT_BOARD, help="the board whose roofline it is")
     add_option(board, "--devices", default=None, metavar="LIST",
