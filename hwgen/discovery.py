@@ -164,6 +164,8 @@ class Registry(Mapping):
 
     def get_or_error(self, name):
         """``self[name]``, or :class:`HwgenError` naming what is allowed."""
+        if is_spec(name) and name not in self._names():
+            return self[name]       # says what the object it names is not
         if name not in self:
             raise HwgenError(f"{self._what} must be one of {', '.join(self)}, not {name!r} (or "
                              f"a {self._kind} named as module:Name or file.py:Name)")

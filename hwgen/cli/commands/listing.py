@@ -5,7 +5,8 @@ import json
 
 from ...boards import builtin_boards
 
-from ...catalog import KERNELS
+from ...catalog import KERNELS, KernelInfo
+from ..kernels import user_kernels
 from ...programs import PROGRAMS
 from ..programs import named_programs
 from ...versions import tool_versions
@@ -57,7 +58,11 @@ def _parameter_lines(parameters):
 
 
 def run(args):
-    kernels = [info.to_json() for info in KERNELS.values()]
+    builtin = {name: info for name, info in KERNELS.items() if isinstance(info, KernelInfo)}
+    own = user_kernels()
+    kernels = [info.to_json() for info in builtin.values()] + [
+        {"name": name, "description": kind.description,
+         "options": [option.to_json() for option in kind.options]} for name, kind in own.items()]
     boards = builtin_boards()
     if args.json:
         print(json.dumps({"tool_versions": tool_versions(), "kernels": kernels,
@@ -66,11 +71,17 @@ def run(args):
                           "boards": [board_summary(b) for b in boards.values()]}, indent=2))
         return 0
     print("kernels:")
-    for info in KERNELS.values():
+    for info in builtin.values():
         print(f"  {info.name:10} {info.description}")
     print("kernel parameters (options of build, sim, synth, estimate, overhead):")
-    for line in _parameter_lines(next(iter(KERNELS.values())).parameters()):
+    for line in _parameter_lines(next(iter(builtin.values())).parameters()):
         print(line)
+    print(f"kernels of your own (image PEs: KERNEL as module:Name or file.py:Name, or installed "
+          f"under the entry points {KERNELS.group!r}):" + ("" if own else " none installed"))
+    for name, kind in own.items():
+        print(f"  {name:10} {kind.description}")
+        for option in kind.options:
+            print(f"    {option.flag:14} default {option.default}; {option.allowed}: {option.help}")
     print(f"programs (hwgen run PROGRAM; PROGRAM may also be a job of your own as module:Name or "
           f"file.py:Name, and installed packages add theirs under the entry points "
           f"{PROGRAMS.group!r}):")
