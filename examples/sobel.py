@@ -11,8 +11,8 @@ its closed-form traffic and cycles, so hwgen's commands take it as
 Run ``python examples/sobel.py`` (from any folder): it simulates a frame with the hardware
 measurement module attached, checks the output against an independent Sobel (scipy), sets the
 cycle model against the simulation, and runs the PE through ``hwgen sim``, ``profile``,
-``estimate``, ``explore --fast`` and ``report``; the exit status is 0 only when every check
-holds.
+``estimate``, ``explore --fast``, ``roofline`` and ``report``; the exit status is 0 only when
+every check holds.
 """
 
 import json
@@ -224,6 +224,9 @@ def main():
         explored = _hwgen("explore", "--fast", "--width", "32", "--height", "16", "--verify",
                           "1", "--no-verify-synth", "--out", str(out / "explore"))
         print("hwgen explore --fast:", explored.splitlines()[0])
+        _hwgen("roofline", "--image", "16x10", "--out", str(out / "roofline"), "-q")
+        print("hwgen roofline: wrote", ", ".join(sorted(p.name for p in
+                                                         (out / "roofline").iterdir())))
         done = subprocess.run([sys.executable, "-m", "hwgen", "report", str(out / "sim.json"),
                                "--out", str(out / "sim.html"), "-q"],
                               capture_output=True, text=True)

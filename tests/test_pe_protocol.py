@@ -117,6 +117,20 @@ def test_sobel_through_sim_and_estimate_commands(tmp_path, capsys):
     assert "sobel_width8_height5_pixel_bits8 (bare)" in out and "cycles 90 per job" in out
 
 
+def test_sobel_on_the_roofline(tmp_path, monkeypatch):
+    monkeypatch.setenv("HWGEN_CACHE_DIR", str(tmp_path / "cache"))
+    out = tmp_path / "roofline"
+    assert main(["roofline", SPEC, "--image", "8x5", "--pixel-bits", "6,8", "--engine", "pysim",
+                 "--out", str(out), "-q"]) == 0
+    points = json.loads((out / "roofline.json").read_text())["points"]
+    assert len(points) == 2
+    for point in points:
+        frame = point["frame"]
+        # 18 outputs of 11 ops, 9 pixel reads and 1 write each; 5 cycles per output.
+        assert (frame["ops"], frame["cycles"]) == (11 * 18, 5 * 18)
+        assert frame["bytes_read"] == 9 * 18 and frame["bytes_written"] == 18
+
+
 @pytest.mark.parametrize("argv, message", [
     (["sim", SPEC, "--buffer", "line"], "--buffer applies to the window filters, not to sobel"),
     (["sim", SPEC, "--width", "2"], "--width must be between 3 and 4096, not 2"),
