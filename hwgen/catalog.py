@@ -69,7 +69,7 @@ def is_user_kernel(obj):
 
 #: The kernels by name (``"dilation" in KERNELS``); ``module:Name`` and ``file.py:Name`` of a
 #: user's kernel are found too.
-KERNELS = Registry("KERNEL", {
+KERNELS = Registry("kernel", {
     "dilation": KernelInfo("dilation", "grey-scale dilation: maximum over a window", "max"),
     "erosion": KernelInfo("erosion", "grey-scale erosion: minimum over a window", "min"),
 }, group=ENTRY_POINT_GROUP, accepts=lambda obj: isinstance(obj, KernelInfo) or is_user_kernel(obj),

@@ -139,4 +139,4 @@ def job_from_args(args, program=None):
     the PROGRAM argument)."""
     program = args.program if program is None else program
     kind = PROGRAMS.get_or_error(program)
-    return make_job(kind, given_options(args, kind, program))
+    return make_job(kind, given_options(args, kind, kind.name))

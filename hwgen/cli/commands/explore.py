@@ -125,7 +125,7 @@ def _grid(args, kind):
     convert = {int: int, float: float, str: str,
                bool: lambda text: {"true": True, "false": False}[text.lower()]}
     grid = {}
-    for name, text in given_options(args, kind, args.kernel).items():
+    for name, text in given_options(args, kind, kind.name).items():
         option = kind.option(name)
         if isinstance(text, int):       # --seed
             grid[name] = [text]
