@@ -111,6 +111,8 @@ def test_sobel_through_sim_and_estimate_commands(tmp_path, capsys):
     report = json.loads(path.read_text())
     assert report["result_matches_numpy_model"] and report["fetch_model_matches"]
     assert report["ops"] == 11 * 6 * 3
+    assert main(["report", str(path), "--out", str(tmp_path / "sim.html"), "-q"]) == 0
+    assert "sobel width 8, height 5, pixel_bits 8" in (tmp_path / "sim.html").read_text()
     assert main(["estimate", SPEC, "--width", "8", "--height", "5", "--no-instrument"]) == 0
     out = capsys.readouterr().out
     # 18 outputs, each three requests, a 1-cycle memory, a write and a restart: 5 cycles.

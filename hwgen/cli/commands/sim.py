@@ -204,6 +204,7 @@ def run(args):
     report = {
         "tool_versions": tool_versions(),
         "kernel": args.kernel,
+        "title": design_title(args.kernel, pe),
         "parameters": pe.parameters(),
         "memory": memory.to_json(),
         "link": link,
