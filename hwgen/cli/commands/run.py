@@ -57,7 +57,8 @@ def add_options(parser):
     add_json_option(parser, "the run's figures")
     add_report_option(parser)
     add_output_option(parser, "--vcd", "FILE", "a waveform")
-    add_memory_options(parser, seeded="a program's random data (its seed option)")
+    add_memory_options(parser, seeded="the program's random data (gemm's matrices, any job's "
+                                      "seed option)")
     add_engine_option(parser)
     add_quiet_option(parser, "print nothing on success, show no progress")
 
