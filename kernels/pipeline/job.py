@@ -209,6 +209,11 @@ class Job:
         self.check()
         self.program = self.build_program(**self.hardware())
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        #: The values of its ``variant`` option (``("default",)`` without one).
+        cls.variants = cls.variant_names()
+
     @classmethod
     def option(cls, name):
         """The :class:`Option` called ``name``."""
