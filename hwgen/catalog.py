@@ -1,17 +1,26 @@
 """The kernels hwgen knows by name, the names of their design points, and the boards they are
-built for."""
+built for.
+
+A kernel is a built-in window filter (dilation, erosion: a :class:`KernelInfo`) or an image PE
+class of the user's (a :class:`hwgen.kernels.pe.ProcessingElement` subclass with a ``name``,
+a ``description`` and declared ``options``), named as ``module:Name`` or ``file.py:Name`` or
+declared by an installed package under the ``hwgen.kernels`` entry points.
+"""
 
 import hashlib
+import inspect
 from dataclasses import dataclass
 
 from .boards import Board, BoardError, get_board
+from .discovery import Registry
 from .errors import HwgenError
 from .kernels import BUFFERS, MASK_SHAPES, PESystem, WindowFilter
+from .kernels.pe import ProcessingElement
 from .kernels.mask import mask_problem, structuring_element
 from .kernels.separable import ColumnPatterns
 from .kernels.window import TREE_POLICIES, default_credits
 
-__all__ = ["KERNELS", "KernelInfo", "board_tree_policy", "check_window_parameters", "design_name",
+__all__ = ["ENTRY_POINT_GROUP", "KERNELS", "KernelInfo", "board_tree_policy", "is_user_kernel", "check_window_parameters", "design_name", "design_title",
            "kernel_info", "make_window_filter", "resolve_board"]
 
 
@@ -46,16 +55,32 @@ class KernelInfo:
                 "parameters": self.parameters()}
 
 
-KERNELS = {
+#: The entry-point group an installed package declares its kernels under.
+ENTRY_POINT_GROUP = "hwgen.kernels"
+
+
+def is_user_kernel(obj):
+    """Whether ``obj`` is an image-PE class of the user's that the commands can build: a
+    :class:`~hwgen.kernels.pe.ProcessingElement` subclass that declares ``options``."""
+    return (inspect.isclass(obj) and issubclass(obj, ProcessingElement)
+            and not issubclass(obj, WindowFilter)
+            and isinstance(getattr(obj, "options", None), tuple))
+
+
+#: The kernels by name (``"dilation" in KERNELS``); ``module:Name`` and ``file.py:Name`` of a
+#: user's kernel are found too.
+KERNELS = Registry("kernel", {
     "dilation": KernelInfo("dilation", "grey-scale dilation: maximum over a window", "max"),
     "erosion": KernelInfo("erosion", "grey-scale erosion: minimum over a window", "min"),
-}
+}, group=ENTRY_POINT_GROUP, accepts=lambda obj: isinstance(obj, KernelInfo) or is_user_kernel(obj),
+   kind="kernel (a window filter, or an image PE class with declared options)")
 
 
 def kernel_info(name):
-    if name not in KERNELS:
-        raise HwgenError(f"kernel must be one of {', '.join(KERNELS)}, not {name!r}")
-    return KERNELS[name]
+    info = KERNELS.get_or_error(name)
+    if not isinstance(info, KernelInfo):
+        raise HwgenError(f"{name} is an image PE of its own, not a window filter")
+    return info
 
 
 def make_window_filter(kernel, *, size=(3, 3), mask="rect", pixel_bits=8, width=512, height=512,
@@ -136,6 +161,9 @@ def design_name(kernel, pe):
     (``_x<P>`` after it for a :class:`hwgen.kernels.PESystem` of P such PEs)."""
     if isinstance(pe, PESystem):
         return f"{design_name(kernel, pe.pes[0])}_x{pe.count}"
+    if not isinstance(pe, WindowFilter):
+        return "_".join([type(pe).name, *(f"{option.name}{getattr(pe, option.name)}"
+                                          for option in type(pe).options)])
     mask = pe.mask_name
     if mask == "custom":
         mask = "mask" + hashlib.sha256(pe.mask.tobytes() + bytes(pe.mask.shape)).hexdigest()[:8]
@@ -151,6 +179,15 @@ def design_name(kernel, pe):
     if pe.credits != default_credits(pe.datapath_latency, pe.pipeline):
         parts.append(f"c{pe.credits}")
     return "_".join(parts)
+
+
+def design_title(kernel, pe):
+    """One line that says a PE's parameters, for titles."""
+    if not isinstance(pe, WindowFilter):
+        return f"{type(pe).name} " + ", ".join(f"{option.name} {getattr(pe, option.name)}"
+                                               for option in type(pe).options)
+    return (f"{kernel} {pe.rows}x{pe.cols} {pe.mask_name}, buffer {pe.buffer}, unroll "
+            f"{pe.unroll}, {pe.width}x{pe.height}")
 
 
 def resolve_board(board):

@@ -18,14 +18,15 @@ written, like an HLS loop without the pipeline pragma.
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from amaranth.hdl import Module, Signal, unsigned
-from amaranth.lib import wiring
 from amaranth.lib.fifo import SyncFIFO
 
 from .direct import Unbuffered
 from .line_buffer import LineBuffer
 from .mask import structuring_element
-from .pe import pe_members
+from .pe import ProcessingElement
 from .reduction import reduction
 from .separable import ColumnPatterns
 from .smart_buffer import SmartBuffer
@@ -86,7 +87,7 @@ _FORMULAS = {
 }
 
 
-class WindowFilter(wiring.Component):
+class WindowFilter(ProcessingElement):
     """A window-filter processing element.
 
     Parameters
@@ -181,12 +182,13 @@ class WindowFilter(wiring.Component):
         if self._addr_width > 64:
             raise ValueError(f"addr_width must be at most 64, not {addr_width}")
 
-        super().__init__(pe_members(
+        super().__init__(
             addr_width=self._addr_width,
             rd_beat=self._strategy.rd_beat,
             wr_beat=self._strategy.wr_beat,
             params={"src_base": unsigned(self._addr_width), "dst_base": unsigned(self._addr_width)},
-        ))
+            ops_per_element=int(self._mask.sum()) - 1,
+            max_outstanding_reads=self._credits * self._strategy.beats_per_step)
 
     # -- parameters ------------------------------------------------------------------------------
 
@@ -230,23 +232,16 @@ class WindowFilter(wiring.Component):
         """Register positions in the reduction: ``p`` is in front of level ``p``."""
         return self._strategy.tree_registers
 
-    @property
-    def rd_beat(self):
-        return self._strategy.rd_beat
+    # ops_per_element: comparisons per output pixel, active mask entries K minus 1;
+    # max_outstanding_reads: every credit's step may have all its beats out.
 
-    @property
-    def wr_beat(self):
-        return self._strategy.wr_beat
-
-    @property
-    def ops_per_element(self):
-        """Operations per output pixel: comparisons, active mask entries K minus 1."""
-        return self.active - 1
-
-    @property
-    def max_outstanding_reads(self):
-        """Read beats in flight at most: every credit's step may have all its beats out."""
-        return self._credits * self._strategy.beats_per_step
+    def reference(self, image):
+        """The numpy model: at every pixel of the valid region, the maximum (dilation) or
+        minimum (erosion) of the pixels under the mask's active entries."""
+        image = np.asarray(image)
+        out_h, out_w = self.out_height, self.out_width
+        views = [image[i:i + out_h, j:j + out_w] for i, j in zip(*np.nonzero(self._mask))]
+        return self._op.reference(np.stack(views), axis=0)
 
     @property
     def beats_per_step(self):

@@ -37,6 +37,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import Out
 
 from ..instrument import READ_LATENCY_CYCLES, Instrumented
+from ..kernels.pe import check_pe
 
 from .hmm_host import HMMError, HMMHost, PortBus, not_finished
 from .memory import PortTraffic
@@ -462,6 +463,7 @@ def _setup(designs, storage, memory, *, record_addresses, waveforms):
                       memory.seed & _NEVER)
     sim._storage = array    # the C++ side holds a pointer into it
     for prefix, pe in zip(prefixes, bare):
+        check_pe(pe)    # the ports bound below by name are those of PESignature
         rd, wr = pe.rd_beat, pe.wr_beat
         if rd.element_bits > 64:
             raise ValueError(f"the compiled engine serves elements of up to 64 bits, not "

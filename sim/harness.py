@@ -21,6 +21,7 @@ from ..instrument import (PROBE_PRESETS, Instrumented, attach, job_probe, ops_pr
                           traffic_probes)
 
 from . import compiled
+from ..kernels.pe import check_pe
 from .cycle_data import CycleData
 from .engine import resolve_engine
 from .hmm_host import HMMHost
@@ -247,13 +248,14 @@ def check_image(image, pe):
 def run_window_filter(pe, image, *, memory=MemoryModel(), vcd=None, record_addresses=False,
                       instrument=True, monitors=(), progress=None, drain_interval_cycles=None,
                       engine=None, on_simulator=None):
-    """Filter ``image`` with a :class:`hwgen.kernels.WindowFilter` in simulation.
+    """Filter ``image`` with an image PE (a :class:`hwgen.kernels.WindowFilter` or any PE of
+    the image-PE protocol, :mod:`hwgen.kernels.pe`) in simulation.
 
     The input frame is placed at element address 0 and the output frame right after it.
 
     Parameters
     ----------
-    pe : WindowFilter or Instrumented WindowFilter
+    pe : image PE or Instrumented image PE
     instrument : bool
         Attach the default HMM (:func:`instrument_pe`) to a bare ``pe``; with ``False`` a bare
         ``pe`` runs alone and the figures come from the testbench and the memory model.
@@ -269,6 +271,7 @@ def run_window_filter(pe, image, *, memory=MemoryModel(), vcd=None, record_addre
     design = pe
     if isinstance(pe, Instrumented):
         pe = design.design
+    check_pe(pe, image=True)
     image = check_image(image, pe)
     if design is pe and instrument:
         design = instrument_pe(pe)
@@ -281,8 +284,14 @@ def run_window_filter(pe, image, *, memory=MemoryModel(), vcd=None, record_addre
     if engine == "pysim":
         storage = storage.tolist()    # Amaranth's simulator serves Python ints faster
     traffic_model = pe.traffic()
-    budget = memory.cycle_budget(traffic_model.reads + traffic_model.writes,
-                                 traffic_model.bytes_read + traffic_model.bytes_written)
+    if traffic_model is None:
+        # No closed form: allow every output pixel a whole 8x8 window of reads.
+        reads, writes = 64 * out_h * out_w, out_h * out_w
+        element_bytes = pe.rd_beat.element_bytes
+        budget = memory.cycle_budget(reads + writes, (reads + writes) * element_bytes)
+    else:
+        budget = memory.cycle_budget(traffic_model.reads + traffic_model.writes,
+                                     traffic_model.bytes_read + traffic_model.bytes_written)
     run = run_pe(design, storage, params={"src_base": 0, "dst_base": dst_base}, memory=memory,
                  vcd=vcd, max_cycles=budget, record_addresses=record_addresses,
                  monitors=monitors, progress=progress, drain_interval_cycles=drain_interval_cycles,

@@ -51,9 +51,10 @@ def test_synth_measures_what_build_writes(tmp_path, capsys, monkeypatch):
 def test_list_shows_the_programs_of_run_and_their_options(tmp_path, capsys):
     assert main(["list"]) == 0
     out = capsys.readouterr().out
-    assert "programs (hwgen run PROGRAM):" in out
-    assert "variants naive, nocritical, vector, blocked" in out and "variants series" in out
-    assert "    dim          default 8;" in out and "    steps        default 64;" in out
+    assert "programs (hwgen run PROGRAM;" in out
+    assert "--variant      default naive; naive, nocritical, vector, blocked" in out
+    assert "--variant      default series; series" in out
+    assert "--dim          default 8; 1..4096" in out and "--steps        default 64;" in out
     assert main(["list", "--json"]) == 0
     programs = {p["name"]: p for p in json.loads(capsys.readouterr().out)["programs"]}
     assert set(programs) == {"gemm", "pi"}
@@ -64,4 +65,5 @@ def test_list_shows_the_programs_of_run_and_their_options(tmp_path, capsys):
         assert main(["run", program, "-q", "--json", str(report)]) == 0
         parameters = json.loads(report.read_text())["parameters"]
         for name in (size, "threads", "frac_bits", "variant"):
-            assert parameters[name] == programs[program]["options"][name]["default"], name
+            options = {option["name"]: option for option in programs[program]["options"]}
+            assert parameters[name] == options[name]["default"], name

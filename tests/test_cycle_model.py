@@ -271,7 +271,7 @@ def test_program_exploration_skips_what_cannot_fit():
     too large."""
     board = resolve_board("icebreaker")
     threads = (1, 2, 4, 8, 16)
-    found = explore_program(program_jobs("pi", threads=threads, steps=8), board)
+    found = explore_program(program_jobs(PiJob, {"threads": threads, "steps": [8]}), board)
     kept = [p.job.threads for p in found.points]
     assert found.dropped == 1 and found.estimated + found.from_cache == len(kept) + 1
     assert found.skipped == len(threads) - len(kept) - 1 > 0

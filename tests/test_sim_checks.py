@@ -43,13 +43,13 @@ def test_sim_says_its_result_matches_the_numpy_model(tmp_path, capsys):
 
 def test_a_result_that_differs_from_the_model_is_suspect_in_one_line(tmp_path, capsys,
                                                                      monkeypatch):
-    import hwgen.cli.commands.sim as sim_command
+    from hwgen.kernels import WindowFilter
 
-    def off_by_one_at(image, mask, op):
-        expected = window_filter_model(image, mask, op)
+    def off_by_one_at(pe, image):
+        expected = window_filter_model(image, pe.mask, pe.op.name)
         expected[2, 3] += 1
         return expected
-    monkeypatch.setattr(sim_command, "window_filter_model", off_by_one_at)
+    monkeypatch.setattr(WindowFilter, "reference", off_by_one_at)
     report = tmp_path / "r.json"
     # The figures are written, then the command exits with the status of a suspect measurement.
     assert main(["sim", "dilation", *SMALL, "--json", str(report)]) == 3

@@ -11,6 +11,7 @@ from amaranth.hdl import UnusedElaboratable
 
 from .. import __version__
 from .commands import COMMANDS
+from .programs import set_command_line
 from ..errors import EXIT_SUSPECT, EXIT_USER_ERROR, HwgenError, SuspectMeasurement
 
 __all__ = ["main", "make_parser"]
@@ -63,8 +64,9 @@ def _forget_interrupted_simulation():
 
 
 def main(argv=None):
-    parser = make_parser()
     argv = sys.argv[1:] if argv is None else list(argv)
+    set_command_line(argv)    # a program named as file.py:Name brings its options
+    parser = make_parser()
     if not argv:
         # What argparse would say, and the commands to choose from.
         parser.print_help(sys.stderr)

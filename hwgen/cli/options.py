@@ -12,7 +12,7 @@ import warnings
 from amaranth.hdl import UnusedElaboratable
 
 from ..sim.engine import ENGINES, EngineNotice, EngineUnavailable, resolve_engine
-from ..catalog import KERNELS, board_tree_policy, make_window_filter
+from ..catalog import KERNELS, KernelInfo, board_tree_policy, make_window_filter
 from ..errors import HwgenError
 from ..kernels import BUFFERS, MASK_SHAPES
 from ..kernels.window import TREE_POLICIES
@@ -68,9 +68,12 @@ def add_kernel_options(parser, *, image=False, programs=()):
     if programs:
         parser.add_argument("kernel", metavar="KERNEL|PROGRAM",
                             help=f"a kernel, one of: {', '.join(KERNELS)}; or a program, one "
-                                 f"of: {', '.join(programs)}")
+                                 f"of: {', '.join(programs)}, or a job of your own as "
+                                 f"module:Name or file.py:Name")
     else:
-        parser.add_argument("kernel", metavar="KERNEL", help=f"one of: {', '.join(KERNELS)}")
+        parser.add_argument("kernel", metavar="KERNEL",
+                            help=f"one of: {', '.join(KERNELS)}; or an image PE of your own as "
+                                 f"module:Name or file.py:Name")
     group = parser.add_argument_group("kernel options")
     add_option(group, "--unroll", type=int, default=1, metavar="U", help="outputs per cycle")
     add_option(group, "--buffer", default="smart", metavar="|".join(BUFFERS),
@@ -96,6 +99,8 @@ def add_kernel_options(parser, *, image=False, programs=()):
     add_option(group, "--credits", type=int, default=None, metavar="C",
                help="steps in flight at most",
                shown="datapath latency + 8, rounded up to a power of two")
+    from .kernels import add_user_kernel_options     # it builds on this module's add_option
+    add_user_kernel_options(group)
 
 
 def add_board_option(parser, *, default, help):
@@ -182,8 +187,13 @@ def window_filter_from_args(args, image_shape=None, board=None):
     """Build the WindowFilter the options describe (image size from ``image_shape`` if not given,
     window size from a mask file if not given).
 
-    For a ``board``, an unset ``--tree-stages`` follows :func:`board_tree_policy`.
+    For a ``board``, an unset ``--tree-stages`` follows :func:`board_tree_policy`. A kernel of
+    the user's (an image PE class) is built from its declared options.
     """
+    kind = KERNELS.get_or_error(args.kernel)
+    if not isinstance(kind, KernelInfo):
+        from .kernels import user_kernel_from_args
+        return user_kernel_from_args(args, kind, image_shape)
     if args.buffer not in BUFFERS:
         raise HwgenError(f"--buffer must be one of {', '.join(BUFFERS)}, not {args.buffer!r}")
     mask = args.mask if args.mask in MASK_SHAPES else read_mask(args.mask)

@@ -26,12 +26,13 @@ unpipelined steps without a bandwidth limit; bound by the credits or the bandwid
 within a few cycles (``exact`` says which).
 """
 
+from ..kernels import WindowFilter
 from ..sim.memory import MemoryModel
 from .characterisation import CHARACTERISATION
 from .memory import beat_cycles, hold_cycles, jitter_max, read_latency
 from .prediction import Prediction
 
-__all__ = ["predict_window", "spread_terms"]
+__all__ = ["predict_image_pe", "predict_window", "spread_terms"]
 
 
 def _bucket_step(credit, beats, bw, cap):
@@ -93,17 +94,19 @@ def _unpipelined(pe, memory, steps, writing, beats, read_bytes, write_bytes, lat
 
 
 def predict_window(pe, memory=MemoryModel()):
-    """Predict one frame of a window filter.
+    """Predict one frame of a window filter, or of any image PE (:func:`predict_image_pe`).
 
     Parameters
     ----------
-    pe : WindowFilter
+    pe : WindowFilter or image PE
     memory : MemoryModel
 
     Returns
     -------
     Prediction
     """
+    if not isinstance(pe, WindowFilter):
+        return predict_image_pe(pe, memory)
     traffic = pe.traffic()
     n = traffic.steps
     beats = pe.beats_per_step
@@ -167,3 +170,40 @@ def predict_window(pe, memory=MemoryModel()):
         if by_bandwidth > cycles:
             cycles, bound = by_bandwidth, "bandwidth"
     return Prediction(cycles=cycles, bound=bound, exact=exact and bound == "issue", **common)
+
+
+def predict_image_pe(pe, memory=MemoryModel()):
+    """Predict one frame of an image PE of the user's from what it says of itself.
+
+    The PE's closed-form traffic (``traffic()``) gives ops and bytes. Its cycles come from its
+    own ``cycles(latency_cycles)`` when it has one (exact with a memory that only delays), else
+    from the stated default: its ports' beats, one read beat and one write beat per cycle, an
+    optimistic bound (``bound="port"``). Either way a bandwidth bounds from below
+    (``bound="bandwidth"``).
+
+    Raises
+    ------
+    ValueError
+        For a PE without closed-form traffic: nothing to predict from.
+    """
+    traffic = pe.traffic()
+    if traffic is None:
+        raise ValueError(f"{type(pe).__name__} has no closed-form traffic (traffic() is None): "
+                         f"the cycle model has nothing to predict from")
+    reads = -(-traffic.reads // pe.rd_beat.lanes)
+    writes = -(-traffic.writes // pe.wr_beat.lanes)
+    plain = memory.jitter_cycles == 0 and memory.backpressure == 0
+    if hasattr(pe, "cycles"):
+        cycles, bound, exact = pe.cycles(memory.latency_cycles), "pe", plain
+    else:
+        cycles, bound, exact = max(reads, writes) + memory.latency_cycles, "port", False
+    ideal = pe.cycles(1) if hasattr(pe, "cycles") else max(reads, writes) + 1
+    bw = memory.bandwidth_bytes_per_cycle
+    if bw is not None:
+        by_bandwidth = (traffic.bytes_read + traffic.bytes_written) / bw
+        exact = False
+        if by_bandwidth > cycles:
+            cycles, bound = by_bandwidth, "bandwidth"
+    return Prediction(cycles=cycles, bound=bound, exact=exact, ideal_cycles=ideal,
+                      ops=traffic.ops, bytes_read=traffic.bytes_read,
+                      bytes_written=traffic.bytes_written)

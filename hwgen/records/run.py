@@ -35,8 +35,9 @@ class RunResult:
         Wall-clock seconds of the run, the compiled engine's compile included.
     trace_files : tuple of str
         The Paraver and Perfetto files written of the run.
-    pi : float or None
-        The value the ``pi`` program computed.
+    summary : dict
+        The job's own figures of its result (:meth:`Job.summary`, e.g. ``{"pi": 3.14...}``),
+        written under ``summary`` and as top-level keys.
     tool_versions : dict
     """
     SCHEMA = "hwgen.run"
@@ -52,7 +53,7 @@ class RunResult:
     run: ThreadRun
     simulation_seconds: float
     trace_files: tuple = ()
-    pi: float | None = None
+    summary: dict = field(default_factory=dict)
     tool_versions: dict = field(default_factory=tool_versions)
 
     def to_json(self):
@@ -72,8 +73,9 @@ class RunResult:
             "engine": self.run.engine,
             "simulation_seconds": self.simulation_seconds,
         }
-        if self.pi is not None:
-            obj["pi"] = self.pi
+        # The job's own figures at the top level too, where readers of earlier files find "pi".
+        obj.update(self.summary)
+        obj["summary"] = dict(self.summary)
         return stamp(self.SCHEMA, self.SCHEMA_VERSION, obj)
 
     @classmethod
@@ -88,5 +90,6 @@ class RunResult:
                    suspect=tuple(obj["suspect"]),
                    run=ThreadRun.from_json(obj, engine=obj["engine"]),
                    simulation_seconds=obj["simulation_seconds"],
-                   trace_files=tuple(obj["trace_files"]), pi=obj.get("pi"),
+                   trace_files=tuple(obj["trace_files"]),
+                   summary=dict(obj.get("summary", {})),
                    tool_versions=obj["tool_versions"])

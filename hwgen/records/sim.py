@@ -19,6 +19,8 @@ class SimResult:
     ----------
     kernel : str
         The kernel's name (``dilation``, ...).
+    title : str or None
+        The design in one line, as reports head it.
     parameters : dict
         The PE's parameters (``WindowFilter.parameters()``).
     memory : MemoryModel
@@ -65,6 +67,7 @@ class SimResult:
     link: str | None = None
     system: dict | None = None
     trace_files: tuple | None = None
+    title: str | None = None
     tool_versions: dict = field(default_factory=tool_versions)
 
     @property
@@ -88,6 +91,7 @@ class SimResult:
         obj = {
             "tool_versions": self.tool_versions,
             "kernel": self.kernel,
+            "title": self.title,
             "parameters": self.parameters,
             "memory": self.memory.to_json(),
             "link": self.link,
@@ -114,7 +118,7 @@ class SimResult:
         or a newer version)."""
         check_schema(obj, cls.SCHEMA, cls.SCHEMA_VERSION)
         traffic = {f.name: obj["fetch_model"][f.name] for f in fields(WindowTraffic)}
-        return cls(kernel=obj["kernel"], parameters=obj["parameters"],
+        return cls(kernel=obj["kernel"], title=obj.get("title"), parameters=obj["parameters"],
                    memory=MemoryModel.from_json(obj["memory"]), input=obj["input"],
                    figures=CycleData.from_json(obj), fetch_model=WindowTraffic(**traffic),
                    fetch_model_matches=obj["fetch_model_matches"],

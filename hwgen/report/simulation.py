@@ -10,6 +10,8 @@ __all__ = ["sim_section"]
 
 
 def _title(data):
+    if "title" in data:      # sim says its design in one line (a PE of the user's has no window)
+        return data["title"]
     p = data["parameters"]
     return (f"{data['kernel']} {p['rows']}x{p['cols']} {p['mask']}, buffer {p['buffer']}, unroll "
             f"{p['unroll']}, {p['width']}x{p['height']}")
@@ -72,7 +74,8 @@ def _fetch_facts(data):
 def _peak(data, pes):
     p, model = data["parameters"], data["fetch_model"]
     per_output = model.get("ops_per_output")
-    if per_output is None:
+    if per_output is None or "unroll" not in p:
+        # A PE of the user's says no outputs per cycle: its peak is its own.
         return None, "the datapath's peak is not in the JSON"
     peak = pes * p["unroll"] * per_output
     note = (f"the datapath's peak, {pes} PE{'s' if pes > 1 else ''} x {p['unroll']} outputs "

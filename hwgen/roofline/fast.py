@@ -20,25 +20,27 @@ model and the estimate predicted.
 """
 
 import io
+import itertools
 import warnings
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 from amaranth.hdl import UnusedElaboratable
 
-from ..catalog import design_name
+from ..catalog import KERNELS, design_name
 from ..kernels.pipeline import Pipeline
 from ..model import predict_program, predict_window
 from ..errors import HwgenError
-from ..programs import MAX_THREADS, PROGRAMS
+from ..programs import MAX_THREADS, program_name
 from ..resources.estimate import estimate
 from ..resources.synth import synthesize
-from ..sim import HostModel, MemoryModel, instrument_pipeline, run_threads, run_window_system
+from ..sim import (HostModel, MemoryModel, instrument_pipeline, run_threads, run_window_filter,
+                   run_window_system)
 from .model import RESOURCES, scalability
 from .sweep import cached_task
 
-__all__ = ["AREA_BUDGETS", "MAX_DEFAULT_LANES", "THREAD_COUNTS", "ExploredPrograms", "FastPoint",
-           "ProgramPoint", "Remeasured", "best_per_budget", "explore_fast", "explore_program",
+__all__ = ["AREA_BUDGETS", "THREAD_COUNTS", "ExploredPrograms", "FastPoint", "KernelPoint",
+           "ProgramPoint", "Remeasured", "best_per_budget", "explore_fast", "explore_kernel", "explore_program",
            "pareto_front", "plot_front", "port_beats", "program_jobs", "remeasure",
            "unmodelled_text"]
 
@@ -139,10 +141,7 @@ class ProgramPoint(_Performance):
 
     @property
     def label(self):
-        hardware = self.job.hardware()
-        lanes = f" L{hardware['lanes']}" if "lanes" in hardware else ""
-        threads = self.job.threads
-        return f"{hardware['variant']}{lanes}, {threads} thread" + "s" * (threads > 1)
+        return self.job.label()
 
     def hardware(self):
         """The program's bare pipeline: ``(design, name)``."""
@@ -159,13 +158,94 @@ class ProgramPoint(_Performance):
 
     def row(self):
         hardware = self.job.hardware()
-        return {"label": self.label, "program": self.job.name, "variant": hardware["variant"],
-                "threads": self.job.threads, "lanes": hardware.get("lanes"),
+        return {"label": self.label, "program": self.job.name,
+                "variant": hardware.get("variant"), "threads": self.job.threads,
+                "lanes": hardware.get("lanes"),
                 **{r: self.resources[r] for r in RESOURCES}, "cycles": self.cycles,
                 "ops": self.ops, "ops_per_cycle": self.ops_per_cycle,
                 "bytes_per_cycle": self.bytes_moved / self.cycles, "bound": self.bound,
                 "clock_mhz": self.clock_mhz, "gops": self.gops,
                 "resources_unmodelled": unmodelled_text(self.unmodelled)}
+
+
+@dataclass(frozen=True)
+class KernelPoint(_Performance):
+    """One predicted configuration of an image PE of the user's: one PE of ``kernel`` (as
+    :data:`hwgen.catalog.KERNELS` names it) with the option ``values``, its resources, and its
+    cycles per frame from :func:`hwgen.model.predict_window`."""
+    kernel: str
+    values: dict
+    resources: dict
+    cycles: float
+    ops: int
+    bytes_moved: int
+    bound: str
+    clock_mhz: float
+    unmodelled: dict = field(default_factory=dict)
+
+    #: What :meth:`hardware` is, against the point's resources.
+    hardware_note = "the bare PE the estimate counts"
+
+    def build(self):
+        return KERNELS[self.kernel](**self.values)
+
+    @property
+    def label(self):
+        return ", ".join(f"{key} {value}" for key, value in self.values.items()) or "defaults"
+
+    def hardware(self):
+        """The bare PE: ``(design, name)``."""
+        pe = self.build()
+        return pe, design_name(self.kernel, pe)
+
+    def simulate(self, memory, *, engine=None):
+        """Run the PE on a random frame (seed 0) against ``memory``: the cycles."""
+        pe = self.build()
+        image = np.random.default_rng(0).integers(0, 1 << pe.pixel_bits, (pe.height, pe.width))
+        return run_window_filter(pe, image, memory=memory, instrument=False,
+                                 engine=engine).figures.cycles
+
+    def row(self):
+        return {"label": self.label, "kernel": KERNELS[self.kernel].name, **self.values,
+                **{r: self.resources[r] for r in RESOURCES}, "cycles": self.cycles,
+                "ops_per_cycle": self.ops_per_cycle,
+                "bytes_per_cycle": self.bytes_moved / self.cycles, "bound": self.bound,
+                "clock_mhz": self.clock_mhz, "gops": self.gops,
+                "resources_unmodelled": unmodelled_text(self.unmodelled)}
+
+
+def explore_kernel(kernel, grid, board, memory=MemoryModel(), *, progress=None):
+    """Predict one PE of the user's kernel ``kernel`` (its name in :data:`hwgen.catalog.KERNELS`)
+    for every combination of ``grid`` (``{option: [values]}``; an option not in it takes its
+    default), estimated on ``board``; keep those that fit one device.
+
+    Raises the kernel's ``ValueError``/``TypeError`` for a value it refuses.
+
+    Returns
+    -------
+    list of KernelPoint
+    """
+    kind = KERNELS[kernel]
+    available = board.resources.as_counts()
+    space = {name: list(values) for name, values in grid.items()}
+    found = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnusedElaboratable)   # the estimate never elaborates
+        for values in itertools.product(*space.values()):
+            chosen = dict(zip(space, values))
+            pe = kind(**chosen)
+            result = estimate(pe, board, name=design_name(kernel, pe))
+            resources = result.resources()
+            if progress:
+                progress(1)
+            if scalability(resources, available)[0] < 1:
+                continue
+            prediction = predict_window(pe, memory)
+            found.append(KernelPoint(kernel, chosen, resources, prediction.cycles,
+                                     prediction.ops,
+                                     prediction.bytes_read + prediction.bytes_written,
+                                     prediction.bound, board.clock_mhz, result.unmodelled))
+    return found
 
 
 def _pe_counts(limit):
@@ -229,57 +309,56 @@ def explore_fast(points, board, memory=MemoryModel(), *, tree_policies=("lean", 
 THREAD_COUNTS = tuple(_pe_counts(MAX_THREADS))
 
 
-#: Lanes of a program's design space unless told: the powers of two up to this that divide dim.
-MAX_DEFAULT_LANES = 16
-#: The variants of a program whose requests carry several lanes.
-_VECTOR_VARIANTS = {"gemm": ("vector", "blocked")}
+def program_jobs(kind, grid=None, *, name=None):
+    """Every job of ``kind`` (a :class:`hwgen.kernels.pipeline.Job` class) on the design space
+    ``grid`` (``{option: [values]}``).
 
-
-def program_jobs(program, *, variants=None, threads=THREAD_COUNTS, lanes=None, **problem):
-    """Every job of ``program`` (a key of :data:`hwgen.programs.PROGRAMS`) on ``problem`` (the
-    job's other keyword arguments: gemm's ``dim``, ``element_bits``, ``frac_bits``; pi's
-    ``steps``, ``frac_bits``).
-
-    Each variant of ``variants`` (default: every one) runs with each thread count of ``threads``
-    it takes (blocked: from 2, thread 0 preloads) and, when it makes vector requests (gemm's
-    vector and blocked), with each of ``lanes`` (default: the powers of two up to
-    :data:`MAX_DEFAULT_LANES` that divide dim). A value a job refuses raises
-    :class:`HwgenError` naming its option.
+    An option not in ``grid`` takes what the job proposes (:meth:`~hwgen.kernels.pipeline.Job.
+    explore_values`), else every choice of ``variant``, the thread ladder :data:`THREAD_COUNTS`
+    for ``threads``, and its default for any other. Combinations the job refuses are left out
+    (blocked GEMM with one thread); a value of ``grid`` that no combination takes raises the
+    job's ``ValueError``/``TypeError`` for it. Jobs with equal parameters are kept once.
     """
-    kind = PROGRAMS.get(program)
-    if kind is None:
-        raise HwgenError(f"PROGRAM must be one of {', '.join(PROGRAMS)}, not {program!r}")
-    variants = list(kind.variants if variants is None else variants)
-    for variant in variants:
-        if variant not in kind.variants:
-            raise HwgenError(f"--variant of {program} must be of {', '.join(kind.variants)}, "
-                             f"not {variant!r}")
-    for count in threads:
-        if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_THREADS:
-            raise HwgenError(f"--threads must be between 1 and {MAX_THREADS}, not {count!r}")
-    vector = [v for v in variants if v in _VECTOR_VARIANTS.get(program, ())]
-    if lanes is not None and not vector:
-        allowed = _VECTOR_VARIANTS.get(program)
-        raise HwgenError(f"--lanes applies to the {' and '.join(allowed)} variants of {program}"
-                         if allowed else f"--lanes applies to gemm, not {program}")
-    if lanes is None and vector:
-        dim = problem.get("dim", kind.options["dim"]["default"])
-        lanes = [1 << i for i in range(MAX_DEFAULT_LANES.bit_length()) if dim % (1 << i) == 0]
-    jobs = []
-    for variant in variants:
-        least = 2 if variant == "blocked" else 1
-        for count in threads:
-            if count < least:
-                continue
-            if program == "pi":
-                jobs.append(kind(threads=count, **problem))
-            elif variant in vector:
-                jobs += [kind(variant, threads=count, lanes=width, **problem) for width in lanes]
-            else:
-                jobs.append(kind(variant, threads=count, **problem))
+    grid = dict(grid or {})
+    name = name or kind.name
+    space = {}
+    for option in kind.options:
+        if option.name in grid:
+            space[option.name] = list(grid[option.name])
+            continue
+        proposed = kind.explore_values(option.name, grid)
+        if proposed is not None:
+            space[option.name] = list(proposed)
+        elif option.name == "variant" and option.choices:
+            space[option.name] = list(option.choices)
+        elif option.name == "threads":
+            space[option.name] = [t for t in THREAD_COUNTS if option.allows(t)]
+        else:
+            space[option.name] = [option.default]
+    jobs, seen, taken, refusal = [], set(), set(), {}
+    for values in itertools.product(*space.values()):
+        chosen = dict(zip(space, values))
+        # An option of other variants only is left to its default unless the user gave it.
+        chosen = {key: value for key, value in chosen.items()
+                  if key in grid or kind.option(key).variants is None
+                  or chosen.get("variant") in kind.option(key).variants}
+        try:
+            job = kind(**chosen)
+        except (TypeError, ValueError) as error:
+            for option, value in chosen.items():
+                if option in grid:
+                    refusal.setdefault((option, value), error)
+            continue
+        taken.update((option, value) for option, value in chosen.items() if option in grid)
+        key = tuple(sorted(job.parameters().items()))
+        if key not in seen:
+            seen.add(key)
+            jobs.append(job)
+    for given, error in refusal.items():
+        if given not in taken:
+            raise error
     if not jobs:
-        raise HwgenError(f"--threads of blocked must be between 2 and {MAX_THREADS}, not "
-                         f"{', '.join(map(str, threads))}")
+        raise ValueError(f"no configuration of {name} in this design space")
     return jobs
 
 
@@ -321,7 +400,8 @@ def explore_program(jobs, board, memory=MemoryModel(), host=HostModel(), *, prog
             group.sort(key=lambda job: job.threads)
             for at, job in enumerate(group):
                 result, hit = cached_task("program_resources", {
-                    "program": job.name, "hardware": job.hardware(), "board": board.to_json()})
+                    "program": program_name(job), "hardware": job.hardware(),
+                    "board": board.to_json()})
                 cached += hit
                 estimated += not hit
                 if progress:

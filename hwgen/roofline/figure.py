@@ -26,7 +26,7 @@ from .labels import place_labels, segment_crosses_box, spread
 __all__ = ["plot_roofline"]
 
 _IO_GREYS = ("#000000", "#666666", "#999999", "#bbbbbb")
-_MARKERS = {"smart": "o", "line": "^", "none": "s"}
+_MARKERS = {"smart": "o", "line": "^", "none": "s", "own": "D"}
 _PALETTE = "viridis"
 # The palette's range: its lightest end (yellow) is too faint on white.
 _DARKEST, _LIGHTEST = 0.0, 0.82
@@ -254,8 +254,10 @@ class _Lines:
                          + ", ".join(dict.fromkeys(suspect)))
         only = f", {self.buffers[0]} buffer" if len(self.buffers) == 1 else ""
         board = self.roofline.board
-        return (f"Extended roofline: {self.roofline.kernel} {point.rows}x{point.cols} "
-                f"{point.mask}{only}, {point.width}x{point.height} frames, on {board.name} "
+        kernel = (point.title if hasattr(point, "title") else
+                  f"{self.roofline.kernel} {point.rows}x{point.cols} {point.mask}{only}")
+        return (f"Extended roofline: {kernel}, {point.width}x{point.height} frames, on "
+                f"{board.name} "
                 f"({board.device_count} x {board.device})\n" + "; ".join(notes))
 
 

@@ -31,7 +31,7 @@ from ..boards import Board, BoardError, cost_table
 from ..sim.engine import EngineUnavailable, resolve_engine
 from ..sim import CycleData, MemoryModel, run_window_filter, run_window_system, window_system
 
-from ..catalog import design_name, kernel_info, make_window_filter, resolve_board
+from ..catalog import KERNELS, design_name, kernel_info, make_window_filter, resolve_board
 from ..errors import HwgenError
 from ..kernels.pipeline import Pipeline
 from ..programs import program_of
@@ -41,8 +41,8 @@ from .frame_scaling import FrameFigures, row_unit, scale_frames, short_heights, 
 from ..resources.synth import synthesize
 from ..versions import source_hash, tool_versions
 
-__all__ = ["RESOURCE_METHODS", "DesignPoint", "Measurement", "cache_dir", "cached_task",
-           "check_resources_method", "design_grid", "measure", "run_tasks", "simulate_systems",
+__all__ = ["RESOURCE_METHODS", "DesignPoint", "KernelDesignPoint", "Measurement", "cache_dir", "cached_task",
+           "check_resources_method", "design_grid", "measure", "point_from_json", "run_tasks", "simulate_systems",
            "system_height"]
 
 #: Where resources per PE come from.
@@ -124,6 +124,74 @@ class DesignPoint:
         return cls(**data)
 
 
+@dataclass(frozen=True)
+class KernelDesignPoint:
+    """One configuration of an image PE of the user's (:mod:`hwgen.kernels.pe`).
+
+    Its datapath is its own: ``buffer`` says ``own``, ``unroll`` is its ``unroll`` option (1
+    without one), and it counts as pipelined (no unpipelined twin on the roofline).
+
+    Parameters
+    ----------
+    kernel : str
+        Its name in :data:`hwgen.catalog.KERNELS` (``file.py:Name`` or ``module:Name``).
+    values : tuple of (str, object)
+        Its options' values (the others take their defaults).
+    """
+    kernel: str
+    values: tuple
+
+    buffer = "own"
+    pipeline = True
+
+    @property
+    def options(self):
+        return dict(self.values)
+
+    def build(self, height=None):
+        """The PE (of another ``height`` if given)."""
+        options = self.options
+        if height is not None:
+            options["height"] = height
+        return KERNELS[self.kernel](**options)
+
+    @property
+    def width(self):
+        return self.build().width
+
+    @property
+    def height(self):
+        return self.build().height
+
+    @property
+    def unroll(self):
+        return self.options.get("unroll", 1)
+
+    def system(self, pes, height):
+        raise ValueError("systems of PEs behind one port are built of window filters only")
+
+    @property
+    def label(self):
+        return ", ".join(f"{key} {value}" for key, value in self.values) or "defaults"
+
+    @property
+    def title(self):
+        """What the roofline's title says of the kernel."""
+        return KERNELS[self.kernel].name
+
+    def to_json(self):
+        return {"own_kernel": self.kernel, "values": [list(pair) for pair in self.values]}
+
+    @classmethod
+    def from_json(cls, data):
+        return cls(data["own_kernel"], tuple(tuple(pair) for pair in data["values"]))
+
+
+def point_from_json(data):
+    """A :class:`DesignPoint` or :class:`KernelDesignPoint` from its JSON."""
+    return (KernelDesignPoint if "own_kernel" in data else DesignPoint).from_json(data)
+
+
 def design_grid(kernel, *, unrolls, buffers, pipelines=(True,), size=(3, 3), mask="rect",
                 width=512, height=512, tree_stages="lean"):
     """Every combination of ``unrolls`` x ``buffers`` x ``pipelines``, buffer-major, with the
@@ -191,7 +259,7 @@ class Measurement:
 
     @classmethod
     def from_json(cls, data):
-        return cls(point=DesignPoint.from_json(data["point"]), name=data["name"],
+        return cls(point=point_from_json(data["point"]), name=data["name"],
                    frame=FrameFigures.from_json(data["frame"]),
                    resources=dict(data["resources_per_pe"]),
                    resources_source=data["resources_source"], fmax_mhz=data["fmax_mhz"],
@@ -201,17 +269,17 @@ class Measurement:
 
 # -- tasks ---------------------------------------------------------------------------------------
 
-def _random_frames(count, width, height):
+def _random_frames(count, width, height, pixel_bits=8):
     rng = np.random.default_rng(0)
-    return [rng.integers(0, 256, size=(height, width)) for _ in range(count)]
+    return [rng.integers(0, 1 << pixel_bits, size=(height, width)) for _ in range(count)]
 
 
 def _simulate_frame(spec):
     """One PE on one frame with an ideal memory: its CycleData as JSON (without the readout, with
     the names of the values that saturated)."""
-    point = DesignPoint.from_json(spec["point"])
+    point = point_from_json(spec["point"])
     pe = point.build(height=spec["height"])
-    (image,) = _random_frames(1, pe.width, pe.height)
+    (image,) = _random_frames(1, pe.width, pe.height, pe.pixel_bits)
     figures = run_window_filter(pe, image, engine=spec["engine"]).figures
     return replace(figures, hmm=None).to_json()
 
@@ -234,7 +302,7 @@ def _simulate_system(spec):
 
 def _measure_resources(spec):
     """Resources of one bare PE, and Fmax when asked."""
-    point = DesignPoint.from_json(spec["point"])
+    point = point_from_json(spec["point"])
     board = Board.from_json(spec["board"])
     pe = point.build()
     name = design_name(point.kernel, pe)
@@ -416,7 +484,7 @@ def _frame_heights(point, engine):
     """Rows of the frames that give a point's figures: the full frame with the compiled engine,
     which simulates it in seconds; with Amaranth's simulator, two short frames to scale from
     when the full frame is taller."""
-    if engine == "compiled":
+    if engine == "compiled" or isinstance(point, KernelDesignPoint):
         return (point.height,)
     return short_heights(point.rows, point.height, point.buffer, point.unroll) or (point.height,)
 

@@ -6,6 +6,7 @@ datapath is shared by all threads. See ``docs/pipeline.md`` for how to write a p
 """
 
 from .control import If, Loop, While
+from .job import Job, Option, ProgramShape
 from .local import LocalMemory, LocalRead, LocalWrite
 from .offchip import Load, Store
 from .pipeline import Pipeline, ThreadState
@@ -14,7 +15,7 @@ from .stage import Compute, Join, Stage
 from .sync import Acquire, Barrier, Lock, Release, Wait
 
 __all__ = [
-    "Acquire", "Barrier", "Compute", "If", "Join", "Load", "LocalMemory", "LocalRead",
+    "Acquire", "Barrier", "Compute", "If", "Job", "Join", "Load", "LocalMemory", "LocalRead",
     "LocalWrite", "Lock", "Loop", "Pipeline", "Program", "Release", "Stage", "Store",
-    "ThreadState", "Wait", "While",
+    "Option", "ProgramShape", "ThreadState", "Wait", "While",
 ]

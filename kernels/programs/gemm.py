@@ -24,13 +24,17 @@ the run-time parameters ``a_base``, ``b_base`` and ``c_base`` (element addresses
     preloader fill one buffer while the others compute from the other one.
 """
 
+from functools import cached_property
+
+import numpy as np
 from amaranth.hdl import Mux, signed, unsigned
 from amaranth.lib import data
 
 from ..pipeline import (Acquire, Barrier, Compute, If, Load, LocalMemory, LocalRead, LocalWrite,
                         Lock, Loop, Program, Release, Store, Wait, While)
+from ..pipeline.job import Job, Option, ProgramShape, add_counts, share
 
-__all__ = ["GEMM_VARIANTS", "gemm", "default_block_rows"]
+__all__ = ["GEMM_VARIANTS", "GemmJob", "gemm", "default_block_rows", "signed_values"]
 
 GEMM_VARIANTS = ("naive", "nocritical", "vector", "blocked")
 
@@ -261,3 +265,186 @@ def _blocked(s, block_rows):
         Compute(lambda c, p: {"b": c.b + 1}, name="next block"),
     ], repeat=lambda c, p: c.b != blocks)]
     return context, [If(lambda c, p: c.tid == 0, preload, compute)]
+
+
+def signed_values(values, bits):
+    """Raw ``bits``-bit words as signed integers (an object array)."""
+    values = np.asarray(values, dtype=object) & ((1 << bits) - 1)
+    return np.where(values >= 1 << (bits - 1), values - (1 << bits), values)
+
+
+def _element_bytes(bits):
+    return -(-bits // 8)
+
+
+class GemmJob(Job):
+    """``C = A @ B`` on seeded random ``dim x dim`` matrices, row-major at 0, dim², 2·dim².
+
+    Parameters
+    ----------
+    variant : str
+    dim, threads, element_bits, frac_bits, lanes : int
+        See :func:`gemm`.
+    seed : int
+        Seed of the random matrices (every element value of the width is possible).
+    """
+    name = "gemm"
+    description = "C = A @ B on random square matrices, integer or fixed point"
+    options = (
+        Option("variant", str, "naive", "how the threads share the work", choices=GEMM_VARIANTS),
+        Option("dim", int, 8, "matrix size", low=1, high=4096),
+        Option("threads", int, 8, "hardware threads (blocked: from 2)", low=1, high=64),
+        Option("lanes", int, 4, "vector, blocked: elements per vector request, divides dim",
+               low=1, high=4096, variants=("vector", "blocked")),
+        Option("element_bits", int, 32, "bits per matrix element", low=2, high=64),
+        Option("frac_bits", int, 0, "fixed-point fraction bits, 0 = integers, below "
+                                    "element_bits", low=0, high=63),
+        Option("seed", int, 0, "seed of the random matrices", low=0, hardware=False),
+    )
+
+    def __init__(self, variant="naive", **options):
+        super().__init__(variant=variant, **options)
+
+    @classmethod
+    def build_program(cls, *, variant, **hardware):
+        return gemm(variant, **hardware)
+
+    @cached_property
+    def _matrices(self):
+        # Drawn when first needed: the cycle model and the estimate need the program only, and
+        # the matrices of a large dim take seconds to draw.
+        # 64 random bits per element, cut to the element width.
+        halves = np.random.default_rng(self.seed).integers(
+            0, 1 << 32, size=(2, self.dim, self.dim, 2), dtype=np.uint64).astype(object)
+        return signed_values(halves[..., 0] << 32 | halves[..., 1], self.element_bits)
+
+    @property
+    def a(self):
+        """The left matrix, signed integers."""
+        return self._matrices[0]
+
+    @property
+    def b(self):
+        """The right matrix, signed integers."""
+        return self._matrices[1]
+
+    def memory(self):
+        mask = (1 << self.element_bits) - 1
+        n = self.dim * self.dim
+        storage = [int(v) & mask for v in self.a.ravel()] + [int(v) & mask for v in self.b.ravel()]
+        storage += [0] * n
+        return storage, {"a_base": 0, "b_base": n, "c_base": 2 * n}
+
+    def expected(self):
+        """The numpy model: each product shifted by frac_bits, sums wrapped to the element width."""
+        if self.element_bits > 32:
+            products = (self.a[:, :, None] * self.b[None, :, :]) >> self.frac_bits
+            return signed_values(products.sum(axis=1), self.element_bits)
+        # Products of two 32-bit numbers fit in 63 bits, and sums that wrap at 64 bits still hold
+        # the low element_bits exactly: int64 arithmetic, a row at a time, keeps large matrices
+        # fast and small.
+        a, b = self.a.astype(np.int64), self.b.astype(np.int64)
+        rows = [((a[i, :, None] * b) >> self.frac_bits).sum(axis=0) for i in range(self.dim)]
+        return signed_values(np.array(rows).astype(object), self.element_bits)
+
+    def result(self, storage):
+        n = self.dim * self.dim
+        return signed_values(np.array(storage[2 * n:3 * n], dtype=object),
+                             self.element_bits).reshape(self.dim, self.dim)
+
+    def cycle_budget(self, memory, host):
+        """Far more cycles than any job needs; more means the pipeline is stuck."""
+        accesses = 2 * self.dim ** 3 + self.dim ** 2     # the naive variant's, the most
+        element_bytes = _element_bytes(self.element_bits)
+        return (memory.cycle_budget(accesses, accesses * element_bytes)
+                + self.threads * (host.launch_delay_cycles + 100))
+
+    def parameters(self):
+        parameters = {"variant": self.variant, "dim": self.dim, "threads": self.threads,
+                      "element_bits": self.element_bits, "frac_bits": self.frac_bits}
+        if self.variant in ("vector", "blocked"):
+            parameters["lanes"] = self.lanes
+        if self.variant == "blocked":
+            parameters["block_rows"] = default_block_rows(self.dim, self.threads, self.lanes)
+        return parameters
+
+    def hardware(self):
+        """Every parameter (dim is built into the loops); lanes only where requests carry
+        several."""
+        return self.parameters()
+
+    def describe(self):
+        kind = f"Q{self.element_bits - self.frac_bits}.{self.frac_bits}" if self.frac_bits else "int"
+        return (f"gemm {self.variant}: DIM {self.dim}, {self.threads} threads, "
+                f"{kind}{self.element_bits if not self.frac_bits else ''}")
+
+    def label(self):
+        lanes = f" L{self.lanes}" if self.variant in ("vector", "blocked") else ""
+        return f"{self.variant}{lanes}, {self.threads} thread" + "s" * (self.threads > 1)
+
+    @classmethod
+    def explore_values(cls, name, given):
+        """Lanes: the powers of two up to 16 that divide dim."""
+        if name != "lanes":
+            return None
+        dims = given.get("dim", [cls.option("dim").default])
+        return [1 << i for i in range(5) if all(d % (1 << i) == 0 for d in dims)]
+
+    def shape(self):
+        """Trip counts of the variant's loops, per thread."""
+        return {"naive": self._naive_shape, "nocritical": lambda: self._rows_shape(False),
+                "vector": lambda: self._rows_shape(True),
+                "blocked": self._blocked_shape}[self.variant]()
+
+    def _naive_shape(self):
+        # for each output: for k in this thread's share: 2 loads, a MAC; then a critical section.
+        d, threads, eb = self.dim, self.threads, _element_bytes(self.element_bits)
+        section = {"load": 1, "compute": 1, "store": 1, "release": 1}
+        paths = []
+        for t in range(threads):
+            k = share(d, t, threads)
+            per_output = add_counts((1, {"join": 1, "compute": 3, "acquire": 1}), (1, section),
+                                    (k, {"load": 2, "compute": 1}))
+            paths.append(add_counts((d * d, per_output)))
+        reads = 2 * d ** 3 + threads * d * d
+        return ProgramShape("gemm_naive", tuple(paths), reads, threads * d * d, reads * eb,
+                            threads * d * d * eb, 2 * d ** 3 + threads * d * d,
+                            sections=threads * d * d, section=section)
+
+    def _rows_shape(self, vector):
+        # for each of this thread's rows: for each column: for each (vector of) k: loads, MAC.
+        d, threads, eb = self.dim, self.threads, _element_bytes(self.element_bits)
+        lanes = self.lanes if vector else 1
+        inner = d // lanes
+        step = {"load": 1 + lanes if vector else 2, "compute": 1}
+        paths = []
+        for t in range(threads):
+            rows = share(d, t, threads)
+            per_row = add_counts((d * inner, step), (d, {"store": 1, "compute": 1}),
+                                 (1, {"compute": 1}))
+            paths.append(add_counts((1, {"compute": 1}), (rows, per_row)))
+        beats = d ** 3 // lanes + d ** 3 if vector else 2 * d ** 3
+        return ProgramShape(f"gemm_{'vector' if vector else 'nocritical'}", tuple(paths), beats,
+                            d * d, 2 * d ** 3 * eb, d * d * eb, 2 * d ** 3)
+
+    def _blocked_shape(self):
+        d, threads, lanes = self.dim, self.threads, self.lanes
+        eb = _element_bytes(self.element_bits)
+        rows = default_block_rows(d, threads, lanes)
+        per_row = d // lanes
+        per_block = rows * per_row
+        blocks = d // rows
+        workers = threads - 1
+        preload = add_counts((per_block, {"load": 1, "local_write": 1, "compute": 1}),
+                             (1, {"wait": 1, "compute": 1}))
+        # A segment's loop starts with a compute (a join heads it), and the carry loop, which may
+        # run zero times, merges into a join before the next static stage.
+        segment = add_counts((1, {"compute": 3, "join": 2}), (per_row, {"local_read": 1}),
+                             (d, {"load": 1, "compute": 1}), (1, {"store": 1}))
+        most = -(-per_block // workers)
+        work = add_counts((1, {"wait": 1, "compute": 2, "join": 1}), (most, segment))
+        paths = [add_counts((blocks, preload))] + [add_counts((blocks, work))] * workers
+        read_beats = d * d // lanes + d ** 3 // lanes
+        return ProgramShape("gemm_blocked", tuple(paths), read_beats, d * d // lanes,
+                            (d * d + d ** 3) * eb, d * d * eb, 2 * d ** 3,
+                            blocks=(blocks, preload, work, per_block + per_block * d))

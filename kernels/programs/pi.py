@@ -16,15 +16,21 @@ and finally, inside a critical section, adds ``(sum * step) >> F`` to the elemen
 wrapping; the result wraps modulo ``2**element_bits`` in memory.
 """
 
+import numpy as np
 from amaranth.hdl import Mux, unsigned
 
 from ..pipeline import Acquire, Compute, Load, Lock, Loop, Program, Release, Store, While
+from ..pipeline.job import Job, Option, ProgramShape, add_counts, share
 
-__all__ = ["PI_SUM_BITS", "pi_series", "pi_step"]
+__all__ = ["PI_MAX_STEPS", "PI_STEP_TOLERANCE", "PI_SUM_BITS", "PiJob", "pi_series", "pi_step"]
 
 #: Bits of a thread's sum of terms, each below ``2**(F + 2)``.
 PI_SUM_BITS = 64
 _COUNT_BITS = 32
+#: Steps of the series at most (its loop counter has 32 bits).
+PI_MAX_STEPS = 2 ** _COUNT_BITS - 1
+#: How far the rounded step of the series may be from 2**F / steps.
+PI_STEP_TOLERANCE = 0.01
 
 
 def pi_step(steps, frac_bits=20):
@@ -102,3 +108,90 @@ def pi_series(*, threads, frac_bits=20, element_bits=32, addr_width=16):
     ]
     return Program("pi", threads=threads, context=context, body=body, params=params,
                    element_bits=element_bits, addr_width=addr_width)
+
+
+class PiJob(Job):
+    """The pi series over ``steps`` steps, result at element address 0.
+
+    Parameters
+    ----------
+    steps, threads : int
+    frac_bits : int
+        See :func:`pi_series`.
+    """
+    name = "pi"
+    description = "pi as a fixed-point series summed by every thread, with a lock"
+    options = (
+        Option("variant", str, "series", "the one variant", choices=("series",)),
+        Option("steps", int, 64, "steps of the series (a run-time parameter)", low=1,
+               high=PI_MAX_STEPS, hardware=False),
+        Option("threads", int, 8, "hardware threads", low=1, high=64),
+        Option("frac_bits", int, 20, "fixed-point fraction bits", low=4, high=28),
+    )
+
+    def check(self):
+        self.step = pi_step(self.steps, self.frac_bits)
+        # The series sums over a step of 2**F / steps rounded to an integer: past a few hundred
+        # thousand steps at F = 20 that rounding, not the series, decides the result.
+        f = self.frac_bits
+        if abs(self.step * self.steps - (1 << f)) > PI_STEP_TOLERANCE * (1 << f):
+            raise ValueError(
+                f"steps {self.steps} with frac_bits {f}: the step 2**{f}/{self.steps} rounds to "
+                f"{self.step}, more than {PI_STEP_TOLERANCE:.0%} off; raise frac_bits (up to 28) "
+                f"or use at most {(1 << f) // 50:,} steps")
+
+    @classmethod
+    def build_program(cls, *, variant, threads, frac_bits):
+        return pi_series(threads=threads, frac_bits=frac_bits)
+
+    def memory(self):
+        return [0], {"steps": self.steps, "step": self.step, "result": 0}
+
+    def expected(self):
+        """The numpy model of the fixed-point series and the per-thread reduction."""
+        f = self.frac_bits
+        i = np.arange(self.steps, dtype=object)
+        x = ((2 * i + 1) * self.step) >> 1
+        q = (1 << (2 * f + 2)) // ((1 << f) + ((x * x) >> f))
+        shares = [(int(q[t::self.threads].sum()) % (1 << PI_SUM_BITS) * self.step) >> f
+                  for t in range(self.threads)]
+        return sum(shares) % (1 << self.program.element_bits)
+
+    def result(self, storage):
+        return storage[0]
+
+    def cycle_budget(self, memory, host):
+        """Far more cycles than any job needs; more means the pipeline is stuck."""
+        accesses = 2 * self.threads      # each thread reads and writes the result once
+        return (16 * (self.steps + self.threads) * (self.frac_bits + 8)
+                + memory.cycle_budget(accesses, accesses * self.program.element_bits // 8)
+                + self.threads * host.launch_delay_cycles)
+
+    def parameters(self):
+        return {**super().parameters(), "step": self.step}
+
+    def describe(self):
+        return f"pi series: {self.steps} steps, {self.threads} threads, Q.{self.frac_bits}"
+
+    def value(self, storage):
+        """The pi approximation the pipeline computed."""
+        return self.result(storage) / (1 << self.frac_bits)
+
+    def summary(self, storage):
+        return {"pi": self.value(storage)}
+
+    def shape(self):
+        """Per thread: its share of the steps, each a divide loop of F + 3 passes, then one
+        critical section."""
+        threads, f, steps = self.threads, self.frac_bits, self.steps
+        divide = f + 3
+        section = {"load": 1, "compute": 1, "store": 1, "release": 1}
+        paths = []
+        for t in range(threads):
+            n = share(steps, t, threads)
+            body = {"join": 1 + divide, "compute": 3 + divide}
+            paths.append(add_counts((1, {"compute": 1, "acquire": 1}), (1, section), (n, body)))
+        eb = -(-self.program.element_bits // 8)
+        return ProgramShape("pi", tuple(paths), threads, threads, threads * eb, threads * eb,
+                            steps * (5 + divide) + 2 * threads, sections=threads,
+                            section=section, stage_visits=steps * divide)

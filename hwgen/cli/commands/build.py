@@ -6,8 +6,8 @@ from pathlib import Path
 from ...instrument import PROTOCOL as HMM_PROTOCOL
 
 from ...build import convert, port_table, write_outputs
-from ...catalog import design_name, resolve_board
-from ...kernels import PESystem
+from ...catalog import design_name, design_title, resolve_board
+from ...kernels import PESystem, WindowFilter
 from ..options import (add_board_option, add_instrument_option, add_kernel_options, add_option,
                        add_quiet_option, add_system_build_options, design_from_args)
 from ..outputs import check_folder_option
@@ -64,10 +64,11 @@ def window_manifest(kernel, pe, name, design, board=None, probes="default"):
         "parameters": pe.parameters(),
         "ports": port_table(design),
         "protocol": PE_PROTOCOL,
-        "fetch_model": pe.traffic().to_json(),
-        "hardware_comparators": pe.hardware_ops(),
+        "fetch_model": None if pe.traffic() is None else pe.traffic().to_json(),
         "instrumented": design is not pe,
     }
+    if isinstance(pe, WindowFilter):
+        manifest["hardware_comparators"] = pe.hardware_ops()
     if system is not None:
         manifest["system"] = {key: value for key, value in system.parameters().items()
                               if key != "pe"}
@@ -105,6 +106,17 @@ def summary(kernel, pe, name, result, elapsed, design):
         pe = system.pes[0]
     t = pe.traffic()
     p = pe.parameters()
+    if not isinstance(pe, WindowFilter):
+        lines = [f"{design_title(kernel, pe)} -> {pe.out_width}x{pe.out_height} outputs",
+                 f"  read beats: {pe.rd_beat.lanes} lanes, stride {pe.rd_beat.stride}; write "
+                 f"beats: {pe.wr_beat.lanes} lanes, stride {pe.wr_beat.stride}; addresses "
+                 f"{pe.addr_width} bits",
+                 "fetch model: n/a (the PE states no closed-form traffic)" if t is None else
+                 f"fetch model ({t.formula}): reads {t.reads} px ({t.bytes_read} B), writes "
+                 f"{t.writes} px ({t.bytes_written} B), ops {t.ops}"]
+        return "\n".join(lines + _hmm_lines(design, pe, None)
+                         + [f"wrote {result.verilog}, {result.rtlil.name}, "
+                            f"{result.manifest.name} (top {name}) in {elapsed:.1f} s"])
     lines = [
         f"{kernel} {pe.rows}x{pe.cols} {pe.mask_name} mask (K={pe.active}), {pe.pixel_bits}-bit "
         f"pixels, {pe.width}x{pe.height} image -> {pe.out_width}x{pe.out_height} outputs",
@@ -124,14 +136,16 @@ def summary(kernel, pe, name, result, elapsed, design):
         lines.append(f"system: {system.count} PEs sharing one off-chip port (round-robin "
                      f"arbiters, a {system.max_outstanding_reads}-entry response queue); "
                      f"ctrl__frame_stride steps each PE's frame")
-    if design is not pe and design is not system:
-        layout = design.layout
-        lines.append(
-            f"HMM: {len(layout.fields)} values, {len(layout.tables)} tables "
-            f"({', '.join(t.name for t in layout.tables)}), {len(layout.traces)} traces; port "
-            f"hmm__* with {layout.addr_bits}-bit addresses and {layout.word_bits}-bit words")
-    else:
-        lines.append("bare PE, no HMM (--no-instrument)")
+    lines += _hmm_lines(design, pe, system)
     lines.append(f"wrote {result.verilog}, {result.rtlil.name}, {result.manifest.name} "
                  f"(top {name}) in {elapsed:.1f} s")
     return "\n".join(lines)
+
+
+def _hmm_lines(design, pe, system):
+    if design is not pe and design is not system:
+        layout = design.layout
+        return [f"HMM: {len(layout.fields)} values, {len(layout.tables)} tables "
+                f"({', '.join(t.name for t in layout.tables)}), {len(layout.traces)} traces; port "
+                f"hmm__* with {layout.addr_bits}-bit addresses and {layout.word_bits}-bit words"]
+    return ["bare PE, no HMM (--no-instrument)"]

@@ -44,7 +44,9 @@ def run(args):
     report = measured_report(args, pe, design, result)
     if args.kernel in PROGRAMS:
         host = HostModel(launch_delay_cycles=args.launch_delay)
-        prediction = predict_program(job_from_args(args, args.kernel), memory, host)
+        job = job_from_args(args, args.kernel)
+        # A job that declares no shape has no cycle model: its cycles are n/a.
+        prediction = None if job.shape() is None else predict_program(job, memory, host)
         report["host"] = {"launch_delay_cycles": host.launch_delay_cycles}
     else:
         # The cycle model predicts one PE; a system's shared port is not modelled.
@@ -66,7 +68,9 @@ def run(args):
         for what, count in result.unmodelled.items():
             print(f"  not modelled: {count} x {what}")
         if prediction is None:
-            print("  cycles n/a (the cycle model predicts one PE, not a system sharing a port)")
+            print("  cycles n/a (" + ("the program declares no shape, Job.shape()"
+                                   if args.kernel in PROGRAMS else "the cycle model predicts "
+                                   "one PE, not a system sharing a port") + ")")
         else:
             _print_prediction(prediction, board)
         if args.json:

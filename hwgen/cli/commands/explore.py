@@ -11,19 +11,23 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from ...catalog import resolve_board
+from ...catalog import KERNELS, KernelInfo, resolve_board
 from ...errors import HwgenError
-from ...programs import PROGRAMS, GemmJob, PiJob
+from ...programs import PROGRAMS
 from ...progress import Progress
-from ...roofline.fast import (MAX_DEFAULT_LANES, THREAD_COUNTS, best_per_budget, explore_fast,
+from ...roofline.fast import (best_per_budget, explore_fast, explore_kernel,
                               explore_program, pareto_front, plot_front, program_jobs,
                               remeasure, unmodelled_text)
 from ...sim import HostModel
-from ..options import add_memory_options, add_option, engine_from_args, memory_from_args
+from ..kernels import user_kernel_grid
+from ..options import (add_memory_options, add_option, engine_from_args, memory_from_args,
+                       parse_size)
 from ..outputs import check_folder_option, write_files
 from ..report import check_report_option, report_file
 from ...records import ExploreResult
-from .roofline import OUTPUTS, _list, _parse, _positive, add_sweep_options, run_sweep
+from ..programs import (add_program_options, given_options, named_programs, option_error,
+                        program_options)
+from .roofline import OUTPUTS, _parse, add_sweep_options, run_sweep
 
 __all__ = ["add_options", "run"]
 
@@ -46,10 +50,13 @@ DESCRIPTION = ("Sweep a grid of design points: simulations and resource estimate
 #: The kernel grid's options, which a program does not take.
 _KERNEL_GRID = {"unroll": "--unroll", "buffer": "--buffer", "pipeline": "--pipeline",
                 "size": "--size", "mask": "--mask", "image": "--image", "max_pes": "--max-pes"}
-#: The program options, which a kernel does not take.
-_PROGRAM_OPTIONS = {"variant": "--variant", "threads": "--threads", "lanes": "--lanes",
-                    "dim": "--dim", "steps": "--steps", "element_bits": "--element-bits",
-                    "frac_bits": "--frac-bits", "launch_delay": "--launch-delay"}
+
+
+def _program_options():
+    """The program options (dest: flag), which a kernel does not take."""
+    options = {f"program_{name}": declared[0][1].flag
+               for name, declared in program_options(named_programs()).items() if name != "seed"}
+    return {**options, "launch_delay": "--launch-delay"}
 
 
 def add_options(parser):
@@ -68,31 +75,10 @@ def add_options(parser):
                      "LUTs set against the estimate's")
     add_option(fast, "--max-pes", type=int, default=64, metavar="P",
                help="kernels: PEs per point at most")
-    gemm, pi = GemmJob.options, PiJob.options
-    program = parser.add_argument_group("program design space (PROGRAM with --fast; lists are "
-                                        "comma-separated)")
-    add_option(program, "--variant", default=None, metavar="LIST",
-               help=f"variants: gemm {','.join(GemmJob.variants)}; pi "
-                    f"{','.join(PiJob.variants)}", shown="every variant")
-    add_option(program, "--threads", default=None, metavar="LIST",
-               help="hardware thread counts, 1..64 (blocked: from 2)",
-               shown=",".join(map(str, THREAD_COUNTS)))
-    add_option(program, "--lanes", default=None, metavar="LIST",
-               help="gemm vector and blocked: elements per vector request, each dividing --dim",
-               shown=f"the powers of two up to {MAX_DEFAULT_LANES} that divide --dim")
-    size = program.add_mutually_exclusive_group()
-    add_option(size, "--dim", type=int, default=None, metavar="N", help="gemm: matrix size",
-               shown=gemm["dim"]["default"])
-    add_option(size, "--steps", type=int, default=None, metavar="S",
-               help="pi: steps of the series", shown=pi["steps"]["default"])
-    add_option(program, "--element-bits", type=int, default=None, metavar="B",
-               help="gemm: bits per matrix element", shown=gemm["element_bits"]["default"])
-    add_option(program, "--frac-bits", type=int, default=None, metavar="F",
-               help="fixed-point fraction bits",
-               shown=f"gemm {gemm['frac_bits']['default']} = integers, pi "
-                     f"{pi['frac_bits']['default']}")
-    add_option(program, "--launch-delay", type=int, default=None, metavar="CYCLES",
-               help="host cycles to start one thread", shown=HostModel().launch_delay_cycles)
+    add_program_options(parser, host=False, lists=True)
+    add_option(parser, "--launch-delay", type=int, default=None, metavar="CYCLES",
+               help="programs: host cycles to start one thread",
+               shown=HostModel().launch_delay_cycles)
     add_memory_options(parser, seeded=None)
     # What the kernel grid's options hold untouched: a program refuses any other value.
     parser.set_defaults(kernel_grid_defaults={dest: parser.get_default(dest)
@@ -106,7 +92,7 @@ def run(args):
         if not memory_from_args(args).ideal:
             raise HwgenError("--mem-bandwidth, --mem-latency, --mem-jitter and "
                              "--mem-backpressure apply to --fast only")
-        _refuse(args, _PROGRAM_OPTIONS, "to a PROGRAM with --fast")
+        _refuse(args, _program_options(), "to a PROGRAM with --fast")
         return run_sweep(args, ranked=True)
     return _run_fast(args)
 
@@ -142,51 +128,61 @@ def _spread(front, count):
     return [front[round(i * (len(front) - 1) / (count - 1))] for i in range(count)]
 
 
-def _problem(args):
-    """The job's keyword arguments the program options give, beside variants, threads and lanes,
-    and a line that says them."""
-    if args.kernel == "gemm":
-        if args.steps is not None:
-            raise HwgenError("--steps applies to pi; gemm takes --dim")
-        defaults = GemmJob.options
-        problem = {"dim": defaults["dim"]["default"] if args.dim is None else args.dim,
-                   "element_bits": (defaults["element_bits"]["default"]
-                                    if args.element_bits is None else args.element_bits),
-                   "frac_bits": (defaults["frac_bits"]["default"] if args.frac_bits is None
-                                 else args.frac_bits)}
-        kind = (f"Q{problem['element_bits'] - problem['frac_bits']}.{problem['frac_bits']}"
-                if problem["frac_bits"] else f"int{problem['element_bits']}")
-        return problem, f"dim {problem['dim']}, {kind}"
-    if args.dim is not None:
-        raise HwgenError("--dim applies to gemm; pi takes --steps")
-    if args.element_bits is not None:
-        raise HwgenError("--element-bits applies to gemm, not pi")
-    defaults = PiJob.options
-    problem = {"steps": defaults["steps"]["default"] if args.steps is None else args.steps,
-               "frac_bits": (defaults["frac_bits"]["default"] if args.frac_bits is None
-                             else args.frac_bits)}
-    return problem, f"{problem['steps']} steps, Q.{problem['frac_bits']}"
+def _grid(args, kind):
+    """``{option: [values]}`` the program options give ``kind`` as comma-separated lists."""
+    convert = {int: int, float: float, str: str,
+               bool: lambda text: {"true": True, "false": False}[text.lower()]}
+    grid = {}
+    for name, text in given_options(args, kind, kind.name).items():
+        option = kind.option(name)
+        if isinstance(text, int):       # --seed
+            grid[name] = [text]
+            continue
+        try:
+            values = [convert[option.type](item.strip()) for item in text.split(",")]
+        except (KeyError, ValueError):
+            raise HwgenError(f"{option.flag} must be a comma-separated list of "
+                             f"{option.type.__name__} values, not {text!r}") from None
+        if len(set(values)) != len(values):
+            raise HwgenError(f"{option.flag} lists a value twice: {text!r}")
+        grid[name] = values
+    return grid
 
 
 def _program_space(args):
     """``(board, out, jobs, host, what)`` of ``explore PROGRAM --fast``, every option checked."""
     _refuse(args, _KERNEL_GRID, "to a kernel")
     board = resolve_board(args.board)
-    out = Path(args.out) if args.out else Path(args.command) / f"{args.kernel}-{board.name}"
+    stem = PROGRAMS.get_or_error(args.kernel).name
+    out = Path(args.out) if args.out else Path(args.command) / f"{stem}-{board.name}"
     check_folder_option("--out", out)
     launch_delay = (HostModel().launch_delay_cycles if args.launch_delay is None
                     else args.launch_delay)
     if launch_delay < 0:
         raise HwgenError(f"--launch-delay must be an integer >= 0, not {launch_delay}")
-    problem, what = _problem(args)
-    variants = None if args.variant is None else _list("--variant", args.variant, str.strip,
-                                                         "variants")
-    threads = (THREAD_COUNTS if args.threads is None
-               else _list("--threads", args.threads, int, "integers"))
-    lanes = None if args.lanes is None else _list("--lanes", args.lanes, _positive,
-                                                  "positive integers")
-    jobs = program_jobs(args.kernel, variants=variants, threads=threads, lanes=lanes, **problem)
+    kind = PROGRAMS.get_or_error(args.kernel)
+    grid = _grid(args, kind)
+    try:
+        jobs = program_jobs(kind, grid, name=args.kernel)
+    except (TypeError, ValueError) as error:
+        raise option_error(error, kind) from None
+    what = ", ".join(f"{name} {','.join(map(str, values))}" for name, values in grid.items()
+                     if name not in ("variant", "threads", "lanes")) or "default problem"
     return board, out, jobs, HostModel(launch_delay_cycles=launch_delay), what
+
+
+def _kernel_space(args, kind):
+    """``(board, out, grid)`` of ``explore KERNEL --fast`` for an image PE of the user's."""
+    board = resolve_board(args.board)
+    stem = kind.name
+    out = Path(args.out) if args.out else Path(args.command) / f"{stem}-{board.name}"
+    check_folder_option("--out", out)
+    width, height = parse_size(args.image, "--image")
+    defaults = getattr(args, "kernel_grid_defaults", {})
+    grid = user_kernel_grid(args, kind, width=width, height=height,
+                            sweep_defaults={dest: defaults.get(dest) for dest in _KERNEL_GRID
+                                            if dest not in ("image", "max_pes")})
+    return board, out, grid
 
 
 def _run_fast(args):
@@ -195,10 +191,15 @@ def _run_fast(args):
         raise HwgenError(f"--verify must be 0 (none) or a positive integer, not {args.verify}")
     memory = memory_from_args(args)
     program = args.kernel in PROGRAMS
+    kind = None if program else KERNELS.get_or_error(args.kernel)
+    own = kind is not None and not isinstance(kind, KernelInfo)
     if program:
         board, out, jobs, host, what = _program_space(args)
+    elif own:
+        _refuse(args, _program_options(), "to a PROGRAM")
+        board, out, grid = _kernel_space(args, kind)
     else:
-        _refuse(args, _PROGRAM_OPTIONS, "to a PROGRAM")
+        _refuse(args, _program_options(), "to a PROGRAM")
         if args.max_pes < 1:
             raise HwgenError(f"--max-pes must be a positive integer, not {args.max_pes}")
         parsed = _parse(args)
@@ -217,7 +218,17 @@ def _run_fast(args):
         if not points:
             raise HwgenError(f"no configuration of {args.kernel} fits one {board.device} of "
                              f"{board.name}: give fewer --threads or --lanes")
-        title = f"{args.kernel} on {board.name}, {what}"
+        title = f"{PROGRAMS[args.kernel].name} on {board.name}, {what}"
+    elif own:
+        try:
+            points = explore_kernel(args.kernel, grid, board, memory)
+        except (TypeError, ValueError) as error:
+            raise option_error(error, kind) from None
+        if not points:
+            raise HwgenError(f"no configuration of {kind.name} fits one {board.device} of "
+                             f"{board.name}")
+        title = f"{kind.name} on {board.name}, " + ", ".join(
+            f"{name} {','.join(map(str, values))}" for name, values in grid.items())
     else:
         points = explore_fast(parsed["points"], board, memory, max_pes=args.max_pes)
         title = (f"{args.kernel} on {board.name}, "

@@ -5,8 +5,10 @@ import json
 
 from ...boards import builtin_boards
 
-from ...catalog import KERNELS
+from ...catalog import KERNELS, KernelInfo
+from ..kernels import user_kernels
 from ...programs import PROGRAMS
+from ..programs import named_programs
 from ...versions import tool_versions
 from ..options import add_option
 
@@ -43,10 +45,9 @@ def board_summary(board):
     }
 
 
-def program_summary(job):
-    """What ``list --json`` says about a program of ``hwgen run``."""
-    return {"name": job.name, "description": job.description, "variants": list(job.variants),
-            "options": job.options}
+def program_summary(name, job):
+    """What ``list --json`` says about a program of ``hwgen run``: its declared options."""
+    return {**job.to_json(), "name": name}
 
 
 def _parameter_lines(parameters):
@@ -57,26 +58,38 @@ def _parameter_lines(parameters):
 
 
 def run(args):
-    kernels = [info.to_json() for info in KERNELS.values()]
+    builtin = {name: info for name, info in KERNELS.items() if isinstance(info, KernelInfo)}
+    own = user_kernels()
+    kernels = [info.to_json() for info in builtin.values()] + [
+        {"name": name, "description": kind.description,
+         "options": [option.to_json() for option in kind.options]} for name, kind in own.items()]
     boards = builtin_boards()
     if args.json:
         print(json.dumps({"tool_versions": tool_versions(), "kernels": kernels,
-                          "programs": [program_summary(job) for job in PROGRAMS.values()],
+                          "programs": [program_summary(name, job)
+                                       for name, job in named_programs().items()],
                           "boards": [board_summary(b) for b in boards.values()]}, indent=2))
         return 0
     print("kernels:")
-    for info in KERNELS.values():
+    for info in builtin.values():
         print(f"  {info.name:10} {info.description}")
     print("kernel parameters (options of build, sim, synth, estimate, overhead):")
-    for line in _parameter_lines(next(iter(KERNELS.values())).parameters()):
+    for line in _parameter_lines(next(iter(builtin.values())).parameters()):
         print(line)
-    print("programs (hwgen run PROGRAM):")
-    for job in PROGRAMS.values():
-        print(f"  {job.name:10} {job.description}; variants {', '.join(job.variants)}")
-        print(f"  {job.name} options (--variant, --" + ", --".join(
-            name.replace("_", "-") for name in job.options if name != "variant") + "):")
-        for line in _parameter_lines(job.options):
-            print(f"  {line}")
+    print(f"kernels of your own (image PEs: KERNEL as module:Name or file.py:Name, or installed "
+          f"under the entry points {KERNELS.group!r}):" + ("" if own else " none installed"))
+    for name, kind in own.items():
+        print(f"  {name:10} {kind.description}")
+        for option in kind.options:
+            print(f"    {option.flag:14} default {option.default}; {option.allowed}: {option.help}")
+    print(f"programs (hwgen run PROGRAM; PROGRAM may also be a job of your own as module:Name or "
+          f"file.py:Name, and installed packages add theirs under the entry points "
+          f"{PROGRAMS.group!r}):")
+    for name, job in named_programs().items():
+        print(f"  {name:10} {job.description}")
+        print(f"  {name} options:")
+        for option in job.options:
+            print(f"    {option.flag:14} default {option.default}; {option.allowed}: {option.help}")
     print("boards (--board NAME, or a .toml/.json board file):")
     for board in boards.values():
         r = board.resources

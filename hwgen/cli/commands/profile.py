@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from ... import __file__ as _hwgen_init
-from ...catalog import KERNELS
+from ...catalog import KERNELS, design_title
 from ...instrument import attach, line_probes, pe_probes, pipeline_probes
 from ...kernels.pipeline import Pipeline
 from ...programs import PROGRAMS
@@ -84,7 +84,7 @@ def parse_window(text):
 
 
 def run(args):
-    if args.kernel not in (*KERNELS, *PROGRAMS):
+    if args.kernel not in KERNELS and args.kernel not in PROGRAMS:
         raise HwgenError(f"KERNEL|PROGRAM must be one of {', '.join((*KERNELS, *PROGRAMS))}, not "
                          f"{args.kernel!r}")
     check_file_option("--json", args.json)
@@ -183,8 +183,7 @@ def _profile_kernel(args, memory, window, hmm):
     if lines is None:
         lines = LineProfile.from_counts(counters.counts(readout), result.figures.cycles)
     mismatch = model_check(pe, [image], [result.image])
-    title = (f"{args.kernel} {pe.rows}x{pe.cols} {pe.mask_name}, buffer {pe.buffer}, unroll "
-             f"{pe.unroll}, {pe.width}x{pe.height}")
+    title = design_title(args.kernel, pe)
     report = {"tool_versions": tool_versions(), "title": title, "kernel": args.kernel,
               "parameters": pe.parameters(), "memory": memory.to_json(),
               "result_matches_numpy_model": mismatch is None,

@@ -6,17 +6,23 @@ holds both the options and the sweep's outputs.
 
 import csv
 import io
+import itertools
 import json
 import os
 import shutil
+import warnings
 from contextlib import nullcontext
 from pathlib import Path
+
+from amaranth.hdl import UnusedElaboratable
 
 from ...kernels import BUFFERS, MASK_SHAPES
 
 from ...errors import HwgenError, SuspectMeasurement
-from ...catalog import board_tree_policy, resolve_board
+from ...catalog import KERNELS, KernelInfo, board_tree_policy, resolve_board
 from ..figures import NOT_AVAILABLE, figure
+from ..kernels import add_user_kernel_options, user_kernel_grid
+from ..programs import option_error
 from ..measured import DEFAULT_BOARD
 from ..options import (add_board_option, add_engine_option, add_link_option, add_option,
                        add_quiet_option, engine_from_args, parse_size)
@@ -26,7 +32,7 @@ from ...roofline.cluster import Cluster, check_scheduler
 from ...roofline.model import CLOCK_CHOICES, build_roofline, check_clock
 from ...roofline.confirm import confirm_point
 from ...roofline.figure import plot_roofline
-from ...roofline.sweep import RESOURCE_METHODS, design_grid
+from ...roofline.sweep import RESOURCE_METHODS, KernelDesignPoint, design_grid
 from ...versions import tool_versions
 
 __all__ = ["add_options", "run", "add_sweep_options", "run_sweep"]
@@ -35,27 +41,36 @@ OUTPUTS = ("roofline.png", "roofline.svg", "points.csv", "roofline.json")
 _PIPELINE = {"on": (True,), "off": (False,), "both": (True, False)}
 
 
+#: The window grid's options and their defaults (a kernel of the user's takes ``--unroll`` only if
+#: it declares ``unroll``).
+GRID_DEFAULTS = {"unroll": "1,2,4,8", "buffer": "smart,line", "pipeline": "on", "size": "3x3",
+                 "mask": "rect"}
+
+
 def add_sweep_options(parser, *, jobs, programs=()):
     """The options ``roofline`` and ``explore`` share (``jobs``: the default of ``-j``;
     ``programs``: the positional may name one of these programs too)."""
     if programs:
         parser.add_argument("kernel", metavar="KERNEL|PROGRAM",
-                            help=f"dilation or erosion; or, with --fast, a program, one of: "
-                                 f"{', '.join(programs)}")
+                            help=f"dilation or erosion, or an image PE of your own as "
+                                 f"module:Name or file.py:Name; or, with --fast, a program, one "
+                                 f"of: {', '.join(programs)}, or a job of your own as "
+                                 f"module:Name or file.py:Name")
     else:
         parser.add_argument("kernel", metavar="KERNEL", help="dilation or erosion")
     grid = parser.add_argument_group("design points (lists are comma-separated)")
-    add_option(grid, "--unroll", default="1,2,4,8", metavar="LIST", help="outputs per cycle U")
-    add_option(grid, "--buffer", default="smart,line", metavar="LIST",
+    add_option(grid, "--unroll", default=GRID_DEFAULTS["unroll"], metavar="LIST", help="outputs per cycle U")
+    add_option(grid, "--buffer", default=GRID_DEFAULTS["buffer"], metavar="LIST",
                help=f"buffer strategies, of {', '.join(BUFFERS)}")
-    add_option(grid, "--pipeline", default="on", choices=list(_PIPELINE),
+    add_option(grid, "--pipeline", default=GRID_DEFAULTS["pipeline"], choices=list(_PIPELINE),
                help="pipelined PEs, unpipelined ones (for the pipelining ceiling) or both")
-    add_option(grid, "--size", default="3x3", metavar="NxM", help="window rows x columns")
-    add_option(grid, "--mask", default="rect", choices=list(MASK_SHAPES),
+    add_option(grid, "--size", default=GRID_DEFAULTS["size"], metavar="NxM", help="window rows x columns")
+    add_option(grid, "--mask", default=GRID_DEFAULTS["mask"], choices=list(MASK_SHAPES),
                help="structuring element")
     add_option(grid, "--image", default="512x512", metavar="WxH",
                help="frame width x height; the compiled engine simulates it whole, Amaranth's "
                     "simulator two short frames that are scaled to it")
+    add_user_kernel_options(grid, lists=True)
     board = parser.add_argument_group("board and model")
     add_board_option(board, default=DEFAULT_BOARD, help="the board whose roofline it is")
     add_option(board, "--devices", default=None, metavar="LIST",
@@ -153,6 +168,25 @@ def _clock(text):
         return text
 
 
+def _own_points(args, kind, width, height):
+    """The design points of an image PE of the user's: every combination of the lists its
+    options are given, each built once to check it."""
+    if getattr(args, "pes", None) is not None:
+        raise HwgenError(f"--pes simulates systems of window filters; {kind.name} is a PE of its "
+                         f"own: leave --pes out")
+    grid = user_kernel_grid(args, kind, width=width, height=height, sweep_defaults=GRID_DEFAULTS)
+    points = [KernelDesignPoint(args.kernel, tuple(zip(grid, values)))
+              for values in itertools.product(*grid.values())]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnusedElaboratable)   # built to check them only
+        for point in points:
+            try:
+                point.build()
+            except (TypeError, ValueError) as error:
+                raise option_error(error, kind) from None
+    return points
+
+
 def _parse(args):
     """Every option, checked before anything runs."""
     board = resolve_board(args.board)
@@ -160,14 +194,19 @@ def _parse(args):
     clock = check_clock(_clock(args.clock))
     if getattr(args, "top", 0) < 0:
         raise HwgenError(f"--top must be 0 (all) or a positive integer, not {args.top}")
-    out = Path(args.out) if args.out else Path(args.command) / f"{args.kernel}-{board.name}"
+    kind = KERNELS.get_or_error(args.kernel)
+    stem = args.kernel if isinstance(kind, KernelInfo) else kind.name
+    out = Path(args.out) if args.out else Path(args.command) / f"{stem}-{board.name}"
     check_folder_option("--out", out)
     check_report_option(args)
-    points = design_grid(
-        args.kernel, unrolls=_list("--unroll", args.unroll, _positive, "positive integers"),
-        buffers=_list("--buffer", args.buffer, _buffer, ", ".join(BUFFERS)),
-        pipelines=_PIPELINE[args.pipeline], size=parse_size(args.size), mask=args.mask,
-        width=width, height=height, tree_stages=board_tree_policy(board))
+    if not isinstance(kind, KernelInfo):
+        points = _own_points(args, kind, width, height)
+    else:
+        points = design_grid(
+            args.kernel, unrolls=_list("--unroll", args.unroll, _positive, "positive integers"),
+            buffers=_list("--buffer", args.buffer, _buffer, ", ".join(BUFFERS)),
+            pipelines=_PIPELINE[args.pipeline], size=parse_size(args.size), mask=args.mask,
+            width=width, height=height, tree_stages=board_tree_policy(board))
     return {
         "points": points, "board": board, "clock": clock, "out": out,
         "devices": None if args.devices is None else _list("--devices", args.devices, _positive,

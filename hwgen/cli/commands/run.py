@@ -19,7 +19,7 @@ from ..programs import add_program_options, job_from_args
 from ..report import add_report_option, check_report_option, report_file
 from ...progress import Progress
 from ...records import RunResult
-from ...programs import PROGRAMS, PiJob
+from ...programs import PROGRAMS
 from ...traces.timeline import Timeline
 from ..traces import add_drain_option, add_trace_options, check_trace_options, trace_files
 
@@ -36,7 +36,9 @@ DESCRIPTION = ("Simulate a program on the multithreaded stage-controlled pipelin
 
 
 def add_options(parser):
-    parser.add_argument("program", metavar="PROGRAM", help=f"one of: {', '.join(PROGRAMS)}")
+    parser.add_argument("program", metavar="PROGRAM",
+                        help=f"one of: {', '.join(PROGRAMS)}; or a job of your own as "
+                             f"module:Name or file.py:Name")
     add_program_options(parser)
     profile = parser.add_argument_group("profile")
     add_option(profile, "--probes", default="default", choices=PROBE_PRESETS,
@@ -55,7 +57,8 @@ def add_options(parser):
     add_json_option(parser, "the run's figures")
     add_report_option(parser)
     add_output_option(parser, "--vcd", "FILE", "a waveform")
-    add_memory_options(parser, seeded="gemm's random matrices")
+    add_memory_options(parser, seeded="the program's random data (gemm's matrices, any job's "
+                                      "seed option)")
     add_engine_option(parser)
     add_quiet_option(parser, "print nothing on success, show no progress")
 
@@ -112,7 +115,7 @@ def run(args):
         [f"HMM values saturated, their figures are lower bounds: {', '.join(result.saturated)}"]
         if result.saturated else [])
 
-    stem = f"{job.name}-{job.parameters()['variant']}"
+    stem = f"{job.name}-{job.parameters().get('variant', 'default')}"
     files = {}
     if tracing:
         timeline = Timeline.from_readout(job.describe(), result.readout, result.layout)
@@ -121,7 +124,7 @@ def run(args):
                        stages=tuple(design.design.stage_names),
                        result_matches_numpy_model=matches, suspect=tuple(suspect), run=result,
                        simulation_seconds=elapsed, trace_files=tuple(sorted(map(str, files))),
-                       pi=job.value(storage) if isinstance(job, PiJob) else None)
+                       summary=job.summary(storage))
     report = record.to_json()
     if args.json:
         files[Path(args.json)] = json.dumps(report, indent=2) + "\n"
@@ -139,7 +142,8 @@ def run(args):
 def summary(job, result, memory, matches, storage, elapsed):
     """The summary figures: cycles, ops and bytes per cycle, time per state per thread."""
     verdict = "matches" if matches else "DOES NOT MATCH"
-    value = f" (pi ~ {job.value(storage):.6f})" if isinstance(job, PiJob) else ""
+    value = "".join(f" ({key} ~ {figure(v, '.6f') if isinstance(v, float) else v})"
+                    for key, v in job.summary(storage).items())
     lines = [
         f"{job.describe()}, memory latency {memory.latency_cycles}: {result.cycles} cycles; "
         f"result {verdict} the numpy model{value}",

@@ -11,12 +11,12 @@ import numpy as np
 from amaranth.hdl import UnusedElaboratable
 
 from ...sim import (check_image, instrument_pe, run_window_filter, run_window_system,
-                    window_filter_model, window_system)
+                    window_system)
 
 from ...errors import HwgenError, SuspectMeasurement
 from ..figures import figure
 from ..imageio import IMAGE_SUFFIXES, encode_image, read_image
-from ...catalog import design_name, resolve_board
+from ...catalog import KERNELS, KernelInfo, design_name, design_title, resolve_board
 from ..options import (add_board_option, add_engine_option, add_instrument_option,
                        add_json_option, add_kernel_options, add_link_option, add_memory_options,
                        add_option, add_output_option, add_quiet_option, engine_from_args,
@@ -125,7 +125,7 @@ def _system(args, shape, board):
 def model_check(pe, images, outputs):
     """``None`` when every output image equals the numpy model's, else what differs."""
     for index, (image, output) in enumerate(zip(images, outputs)):
-        expected = window_filter_model(image, pe.mask, pe.op.name)
+        expected = pe.reference(image)
         wrong = np.argwhere(output != expected)
         if len(wrong):
             (row, col), where = wrong[0], f"PE {index}: " if len(images) > 1 else ""
@@ -157,6 +157,9 @@ def run(args):
     board = None if args.board is None else resolve_board(args.board)
     image = read_image(args.input) if args.input else None
     shape = None if image is None else image.shape
+    if args.pes > 1 and not isinstance(KERNELS.get_or_error(args.kernel), KernelInfo):
+        raise HwgenError(f"--pes builds systems of window filters; {args.kernel} is a PE of "
+                         f"its own: leave --pes out")
     system = None if args.pes == 1 else _system(args, shape, board)
     pe = window_filter_from_args(args, shape, board=board) if system is None else system.pes[0]
     if image is None:
@@ -172,7 +175,8 @@ def run(args):
     design, drain = pe, None
     if tracing:
         design, drain = instrument_pe(pe, timeline_depth=timeline_depth), drain_interval
-    with (Progress("simulating", total=pe.ideal_cycles(), unit="cycle",
+    ideal = pe.ideal_cycles() if hasattr(pe, "ideal_cycles") else None
+    with (Progress("simulating", total=ideal, unit="cycle",
                    enabled=not args.quiet) as bar,
           staged_file(args.vcd) as vcd):
         started = time.perf_counter()
@@ -199,9 +203,10 @@ def run(args):
     suspect = _suspect(per_pe, matches, mismatch)
     files = {}
     if tracing:
-        timeline = Timeline.from_readout(_title(args.kernel, pe), figures.hmm, design.layout)
+        timeline = Timeline.from_readout(design_title(args.kernel, pe), figures.hmm, design.layout)
         files.update(trace_files(args, timeline, design_name(args.kernel, pe)))
-    record = SimResult(kernel=args.kernel, parameters=pe.parameters(), memory=memory, link=link,
+    record = SimResult(kernel=args.kernel, title=design_title(args.kernel, pe),
+                       parameters=pe.parameters(), memory=memory, link=link,
                        input=args.input or f"random (seed {args.seed})", figures=figures,
                        fetch_model=model, fetch_model_matches=matches,
                        result_matches_numpy_model=mismatch is None, engine=engine_info,
@@ -216,7 +221,7 @@ def run(args):
         files[Path(args.output)] = encode_image(args.output, outputs[0], pe.pixel_bits)
     write_files(files)
     if not args.quiet:
-        title = _title(args.kernel, pe)
+        title = design_title(args.kernel, pe)
         verdict = "matches" if matches else "DOES NOT MATCH"
         result_verdict = "matches" if mismatch is None else "DOES NOT MATCH"
         if link is not None:
@@ -280,11 +285,6 @@ def _suspect(per_pe, matches, mismatch):
         reasons.append(f"HMM values saturated, their figures are lower bounds: "
                        f"{', '.join(saturated)}")
     return reasons
-
-
-def _title(kernel, pe):
-    return (f"{kernel} {pe.rows}x{pe.cols} {pe.mask_name}, buffer {pe.buffer}, unroll "
-            f"{pe.unroll}, {pe.width}x{pe.height}")
 
 
 def hmm_summary(figures):
