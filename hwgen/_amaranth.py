@@ -29,6 +29,7 @@ The accesses, and what Amaranth's main branch (0.6.0.dev) has already changed:
   :class:`PyMemoryState`; ``_mem``: :class:`MemoryInstance`), which
   :class:`hwgen.sim.CompiledSimulator` runs with the design's evaluation replaced by a compiled
   model. ``Simulator(engine=...)`` takes an engine class, but the engine interface is private.
+  ``_ast``: :class:`SignalDict`, a dictionary keyed by signals.
 * Amaranth's own netlist emitter (``Fragment.prepare``, ``_ir.NetlistEmitter`` without its
   debug information, the ``_nir`` cells): :func:`amaranth_netlist`. In 0.5 a switch becomes
   ``Matches`` cells (one bit per case: the value matches one of the case's patterns) and a
@@ -40,8 +41,8 @@ The accesses, and what Amaranth's main branch (0.6.0.dev) has already changed:
 
 from amaranth.hdl import Shape
 from amaranth.hdl import _nir
-from amaranth.hdl._ast import Assign, Concat, IOValue, Operator, Part, Property, Slice, Switch, \
-    SwitchValue
+from amaranth.hdl._ast import Assign, Concat, IOValue, Operator, Part, Property, SignalDict, \
+    Slice, Switch, SwitchValue
 from amaranth.hdl._ir import NetlistEmitter, PortDirection, RequirePosedge
 from amaranth.hdl._mem import MemoryInstance
 from amaranth.sim.pysim import PySimEngine
@@ -53,7 +54,7 @@ from .instrument._amaranth import check_amaranth, elaborate, lhs_signals, statem
 
 __all__ = ["Assign", "Concat", "IOValue", "MemoryInstance", "Operator", "Part", "PortDirection",
            "Property", "PyEngineState", "PyMemoryState", "PySignalState", "PySimEngine",
-           "RequirePosedge", "Slice", "Switch", "SwitchValue", "amaranth_netlist", "domains",
+           "RequirePosedge", "SignalDict", "Slice", "Switch", "SwitchValue", "amaranth_netlist", "domains",
            "elaborate", "instance_ports", "lhs_signals", "memory_ports", "statements",
            "subfragments"]
 

@@ -18,10 +18,11 @@ no counterpart for.
 import ctypes
 
 from amaranth.back.rtlil import convert_fragment
+from amaranth.hdl import Signal
 from amaranth.sim import Simulator
 
 from .._amaranth import (MemoryInstance, PyEngineState, PyMemoryState, PySignalState,
-                         PySimEngine)
+                         PySimEngine, SignalDict)
 from .compiled import CompiledModel, Source
 
 __all__ = ["CompiledSimulator"]
@@ -184,6 +185,10 @@ class _CompiledEngine(PySimEngine):
         self._design = design
         text, self._names = convert_fragment(design, name="top", emit_src=False,
                                              all_undef_to_ff=True)
+        # The top's ports (the clocks and resets of domains the design leaves to the simulator)
+        # by their port names; every other signal by its place in the hierarchy.
+        self._ports = SignalDict((signal, name) for name, signal, _ in design.ports
+                                 if isinstance(signal, Signal))
         self._memory_names = {
             fragment._data: " ".join(info.name[1:])
             for fragment, info in design.fragments.items() if isinstance(fragment, MemoryInstance)
@@ -211,6 +216,8 @@ class _CompiledEngine(PySimEngine):
             state.curr = state.next = _signed(self._items[state].get(), state.signal.shape())
 
     def _item_name(self, signal):
+        if signal in self._ports:
+            return self._ports[signal]
         try:
             path = self._names[signal]
         except KeyError:

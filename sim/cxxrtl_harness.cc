@@ -924,9 +924,22 @@ long hw_item(Simulation *sim, const char *name, long *width, long *depth, int *w
 	if (found == sim->items.table.end())
 		return -1;
 	const cxxrtl::debug_item *item = &found->second[0];
+	if (item->type == cxxrtl::debug_item::ALIAS) {
+		// Another name of a wire: write through the wire itself.
+		for (auto &entry : sim->items.table)
+			for (auto &other : entry.second)
+				if (other.curr == item->curr && other.type == cxxrtl::debug_item::WIRE &&
+				    other.width == item->width && other.lsb_at == item->lsb_at)
+					item = &other;
+	}
 	*width = long(item->width);
 	*depth = long(item->depth);
-	*writable = item->type == cxxrtl::debug_item::MEMORY || item->next != nullptr;
+	// An input, or a register (the design overwrites it at its next edge, as in Amaranth's
+	// simulator); not a wire the design's logic drives, which it would overwrite unseen.
+	*writable = item->type == cxxrtl::debug_item::MEMORY ||
+	            (item->flags & cxxrtl::debug_item::INPUT) ||
+	            (item->next && (item->flags & (cxxrtl::debug_item::DRIVEN_SYNC |
+	                                           cxxrtl::debug_item::UNDRIVEN)));
 	sim->items_by_index.push_back(item);
 	return long(sim->items_by_index.size() - 1);
 }
@@ -945,8 +958,10 @@ void hw_item_get(Simulation *sim, long index, size_t row, uint32_t *chunks) {
 void hw_item_set(Simulation *sim, long index, size_t row, const uint32_t *chunks) {
 	const cxxrtl::debug_item *item = sim->items_by_index[index];
 	size_t count = (item->width + 31) / 32;
+	// A memory's row, a wire's next value, or an input that is a plain value (read by the next
+	// evaluation as it is).
 	chunk_t *target = item->type == cxxrtl::debug_item::MEMORY ? item->curr + row * count
-	                                                             : item->next;
+	                  : item->next ? item->next : item->curr;
 	std::copy(chunks, chunks + count, target);
 	size_t top_bits = item->width % 32;
 	if (top_bits)
