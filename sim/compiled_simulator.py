@@ -137,11 +137,12 @@ class _MirrorState(PyEngineState):
         self.pulled = set()
 
     def get_signal(self, signal):
-        index = self.signals.get(signal)
-        if index is None:
+        try:
+            return self.signals[signal]
+        except KeyError:
             index = super().get_signal(signal)
             self._engine.mirror(self.slots[index])
-        return index
+            return index
 
     def get_memory(self, memory):
         index = self.memories.get(memory)
@@ -200,14 +201,18 @@ class _CompiledEngine(PySimEngine):
         self._active_triggers = set()
         self._sim = self._model.simulation()
         self._items = {}          # signal state -> _Item
+        self._narrow = _Pulled()  # the signals of up to 64 bits, pulled at once
+        self._wide = {}           # the wider ones
         self._state = _MirrorState(self)
         self.model_process = _ModelProcess(self)
         self._processes = {self.model_process}
 
     def reset(self):
         self._sim = self._model.simulation()
+        self._narrow = _Pulled()
+        self._wide = {}
         for state in list(self._items):
-            self._items[state] = _Item(self._sim, self._items[state].name)
+            self._track(state, _Item(self._sim, self._items[state].name))
         for state in self._state.slots:
             if isinstance(state, _MirroredMemory):
                 state.item = _Item(self._sim, state.item.name)
@@ -232,8 +237,15 @@ class _CompiledEngine(PySimEngine):
         if not item.found:
             raise ValueError(f"CompiledSimulator: the compiled model has no counterpart of "
                              f"signal {state.signal.name!r} (CXXRTL name {name!r})")
-        self._items[state] = item
+        self._track(state, item)
         state.curr = state.next = _signed(item.get(), state.signal.shape())
+
+    def _track(self, state, item):
+        self._items[state] = item
+        if item.width <= 64:
+            self._narrow.add(state, item)
+        else:
+            self._wide[state] = item
 
     def memory_item(self, memory):
         name = self._memory_names.get(memory)
@@ -254,11 +266,48 @@ class _CompiledEngine(PySimEngine):
         self.model_process.runnable = True
 
     def settle(self):
-        self._sim.lib.hw_settle(self._sim.handle)
+        lib, handle = self._sim.lib, self._sim.handle
+        lib.hw_settle(handle)
         pending, pulled = self._state.pending, self._state.pulled
-        for state, item in self._items.items():
-            value = _signed(item.get(), state.signal.shape())
+        changed = [(state, _signed(value, shape))
+                   for state, value, shape in self._narrow.changed(lib, handle)]
+        changed += [(state, _signed(item.get(), state.signal.shape()))
+                    for state, item in self._wide.items()]
+        for state, value in changed:
             if value != state.curr:
                 state.next = value
                 pending.add(state)
                 pulled.add(state)
+
+
+class _Pulled:
+    """Signals of up to 64 bits whose values one call brings back, the changed ones only."""
+
+    def __init__(self):
+        self._states, self._shapes = [], []
+        self._capacity = 0
+
+    def add(self, state, item):
+        if len(self._states) == self._capacity:
+            self._capacity = max(16, 2 * self._capacity)
+            indices = (ctypes.c_long * self._capacity)()
+            values = (ctypes.c_uint64 * self._capacity)()
+            for i in range(len(self._states)):
+                indices[i], values[i] = self._indices[i], self._values[i]
+            self._indices, self._values = indices, values
+            self._changed = (ctypes.c_size_t * self._capacity)()
+        count = len(self._states)
+        self._indices[count] = item.index
+        self._values[count] = item.get()
+        self._states.append(state)
+        self._shapes.append(state.signal.shape())
+
+    def changed(self, lib, handle):
+        """``(state, raw value, shape)`` of every signal whose value changed since the last
+        call."""
+        if not self._states:
+            return []
+        count = lib.hw_pull(handle, self._indices, len(self._states), self._values,
+                            self._changed)
+        states, shapes, values, changed = self._states, self._shapes, self._values, self._changed
+        return [(states[i], values[i], shapes[i]) for i in changed[:count]]

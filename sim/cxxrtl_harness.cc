@@ -968,6 +968,26 @@ void hw_item_set(Simulation *sim, long index, size_t row, const uint32_t *chunks
 		target[count - 1] &= (chunk_t(1) << top_bits) - 1;
 }
 
+// Of the signals `indices` (up to 64 bits wide each), the positions of those whose value
+// differs from `values` into `changed`, with their new value in `values`; how many changed.
+size_t hw_pull(Simulation *sim, const long *indices, size_t count, uint64_t *values,
+               size_t *changed) {
+	size_t n = 0;
+	for (size_t i = 0; i < count; i++) {
+		const cxxrtl::debug_item *item = sim->items_by_index[indices[i]];
+		if (item->type == cxxrtl::debug_item::OUTLINE)
+			item->outline->eval();
+		uint64_t v = item->curr[0];
+		if (item->width > 32)
+			v |= uint64_t(item->curr[1]) << 32;
+		if (v != values[i]) {
+			values[i] = v;
+			changed[n++] = i;
+		}
+	}
+	return n;
+}
+
 // Evaluate and commit until a commit changes nothing, so that the last evaluation saw the
 // committed state and every combinational value is current (step() stops after one evaluation
 // where the design has no feedback, leaving values computed before the commit); the number of

@@ -2,6 +2,8 @@
 a corpus of designs, must log the same values (the reference is Amaranth's simulator)."""
 
 import random
+import re
+from pathlib import Path
 
 import pytest
 from amaranth.hdl import ClockDomain, Module, Signal, signed, unsigned
@@ -443,3 +445,11 @@ def test_a_signal_outside_the_design_is_named():
     sim.add_testbench(bench)
     with pytest.raises(ValueError, match="no signal 'stray'"):
         sim.run()
+
+
+def test_the_documented_example_runs():
+    text = (Path(__file__).parent.parent / "docs" / "simulation.md").read_text()
+    block = re.search(r"```python\n(# test_counter\.py\n.*?)```", text, re.S).group(1)
+    namespace = {}
+    exec(compile(block, "docs/simulation.md", "exec"), namespace)
+    namespace["test_counter_wraps"]()
