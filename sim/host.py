@@ -300,7 +300,8 @@ def run_threads(pe, storage, *, params, host=HostModel(), memory=MemoryModel(), 
         readout, launches, info = compiled.run_threads(
             design, storage, params=params, threads=threads, launch_delay_cycles=delay,
             memory=memory, drain_interval_cycles=host.drain_interval_cycles,
-            max_cycles=max_cycles, vcd=vcd, progress=progress, source=source)
+            max_cycles=max_cycles, vcd=vcd, progress=progress, source=source,
+            expected_cycles=expected_cycles)
         return ThreadRun.from_readout(readout, design.layout,
                                       launch_cycles=launches + [None] * (threads - len(launches)),
                                       engine=info.to_json())

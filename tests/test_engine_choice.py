@@ -88,7 +88,7 @@ class _Source:
     """A stand-in for :class:`hwgen.sim.compiled.Source` with a given size and cache state."""
     made = 0
 
-    def __init__(self, design, *, waveforms=False):
+    def __init__(self, design, *, waveforms=False, cycles=None):
         type(self).made += 1
         self.cells, self.cached, self.seconds = 1000, False, 30.0
 
@@ -117,7 +117,7 @@ def test_auto_weighs_the_compile_against_pysim(monkeypatch, cached, cycles, chos
     made = []
 
     class Source(_Source):
-        def __init__(self, design, *, waveforms=False):
+        def __init__(self, design, *, waveforms=False, cycles=None):
             super().__init__(design)
             self.cached = cached
             made.append(self)
@@ -128,6 +128,25 @@ def test_auto_weighs_the_compile_against_pysim(monkeypatch, cached, cycles, chos
     assert engine == chosen
     # The source made to decide goes on to the compiled engine, so it is made once.
     assert source is (made[0] if chosen == "compiled" else None)
+
+
+def test_a_large_design_compiles_at_o1_for_a_short_job(monkeypatch, tmp_path):
+    monkeypatch.setenv("HWGEN_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(compiled, "_LARGE_RTLIL_BYTES", 0)
+    pe = make_window_filter("dilation", width=8, height=5)
+    short = compiled.Source(pe, cycles=1000)
+    assert "-O1" in short.flags and "-O3" not in short.flags
+    # A long job, or one of unknown length, gets -O3's faster clock loop.
+    assert "-O3" in compiled.Source(pe, cycles=10**9).flags
+    assert "-O3" in compiled.Source(pe).flags
+    # A model built at either level serves every job.
+    long = compiled.Source(pe)
+    long.path.parent.mkdir(parents=True)
+    long.path.write_bytes(b"")
+    again = compiled.Source(pe, cycles=1000)
+    assert "-O3" in again.flags and again.cached and again.path == long.path
+    monkeypatch.setattr(compiled, "_LARGE_RTLIL_BYTES", 10**9)
+    assert "-O3" in compiled.Source(pe, cycles=1000).flags
 
 
 def test_pysim_estimate_grows_with_cycles_and_cells():
