@@ -100,8 +100,9 @@ class Detector(wiring.Component):
                 with m.If(~self.bit):
                     m.next = "onezero"
             with m.State("onezero"):
-                m.next = "onezeroone" if True else "start"
-                with m.If(~self.bit):
+                with m.If(self.bit):
+                    m.next = "onezeroone"
+                with m.Else():
                     m.next = "start"
             with m.State("onezeroone"):
                 with m.If(self.bit):
@@ -110,9 +111,10 @@ class Detector(wiring.Component):
                     m.next = "onezero"
             with m.State("found"):
                 m.d.comb += self.found.eq(1)
-                m.next = "one" if True else "start"
-                with m.If(~self.bit):
-                    m.next = "start"
+                with m.If(self.bit):
+                    m.next = "one"
+                with m.Else():
+                    m.next = "onezero"
         m.d.sync += self.state.eq(self.State(self.bit + 1))
         return m
 
