@@ -52,11 +52,11 @@ from amaranth.sim.pysim import _PySignalState as PySignalState
 
 from .instrument._amaranth import check_amaranth, elaborate, lhs_signals, statements, subfragments
 
-__all__ = ["Assign", "Concat", "IOValue", "MemoryInstance", "Operator", "Part", "PortDirection",
-           "Property", "PyEngineState", "PyMemoryState", "PySignalState", "PySimEngine",
-           "RequirePosedge", "SignalDict", "Slice", "Switch", "SwitchValue", "amaranth_netlist", "domains",
-           "elaborate", "instance_ports", "lhs_signals", "memory_ports", "statements",
-           "subfragments"]
+__all__ = ["Assign", "Concat", "IOValue", "Operator", "Part", "PortDirection", "Property",
+           "PyEngineState", "PyMemoryState", "PySignalState", "PySimEngine", "RequirePosedge",
+           "SignalDict", "Slice", "Switch", "SwitchValue", "amaranth_netlist", "domains",
+           "elaborate", "instance_ports", "lhs_signals", "memory_names", "memory_ports",
+           "statements", "subfragments"]
 
 check_amaranth(__name__)
 
@@ -70,6 +70,14 @@ def instance_ports(instance):
     """``(type, [(value, direction)])`` of an ``Instance``; direction ``"i"``, ``"o"`` or
     ``"io"``."""
     return instance.type, list(instance.ports.values())
+
+
+def memory_names(design):
+    """``{MemoryData: name}`` of every memory in a prepared ``design`` (``Fragment.prepare``),
+    each named by its place in the hierarchy below the top, joined by spaces (as CXXRTL names
+    it)."""
+    return {fragment._data: " ".join(info.name[1:])
+            for fragment, info in design.fragments.items() if isinstance(fragment, MemoryInstance)}
 
 
 def memory_ports(instance):

@@ -21,8 +21,8 @@ from amaranth.back.rtlil import convert_fragment
 from amaranth.hdl import Signal
 from amaranth.sim import Simulator
 
-from .._amaranth import (MemoryInstance, PyEngineState, PyMemoryState, PySignalState,
-                         PySimEngine, SignalDict)
+from .._amaranth import (PyEngineState, PyMemoryState, PySignalState, PySimEngine, SignalDict,
+                         memory_names)
 from .compiled import CompiledModel, Source
 
 __all__ = ["CompiledSimulator"]
@@ -190,10 +190,7 @@ class _CompiledEngine(PySimEngine):
         # by their port names; every other signal by its place in the hierarchy.
         self._ports = SignalDict((signal, name) for name, signal, _ in design.ports
                                  if isinstance(signal, Signal))
-        self._memory_names = {
-            fragment._data: " ".join(info.name[1:])
-            for fragment, info in design.fragments.items() if isinstance(fragment, MemoryInstance)
-        }
+        self._memory_names = memory_names(design)
         self._model, self.build = CompiledModel.build(None, source=Source.from_rtlil(text))
         self._testbenches = []
         self._delta_cycles = 0

@@ -377,3 +377,30 @@ def test_amaranth_netlist_cells():
     assert ("memory", 16, 8) in cells
     assert len(outputs) == 1 + 8 and all(isinstance(net, int) for net in outputs)
     assert all(late < 0 for late in connections)
+
+
+def test_memory_names_follow_the_hierarchy():
+    design = Blinker()
+    prepared = Fragment.get(design, None).prepare()
+    names = hw.memory_names(prepared)
+    (data, name), = names.items()
+    assert name == "ram" and isinstance(data, memory.MemoryData) and data.depth == 16
+
+
+def test_simulation_engine_state_and_signal_states():
+    """The parts of Amaranth's simulation engine hwgen.sim.CompiledSimulator builds on."""
+    signal = Signal(4, init=3)
+    state = hw.PyEngineState()
+    index = state.get_signal(signal)
+    slot = state.slots[index]
+    assert isinstance(slot, hw.PySignalState) and slot.signal is signal
+    assert (slot.curr, slot.next) == (3, 3)
+    slot.update(5)
+    assert slot in state.pending and not state.commit() and slot.curr == 5
+    assert isinstance(state.signals, hw.SignalDict)
+    ram = memory.MemoryData(shape=8, depth=4, init=[1, 2, 3, 4])
+    mem = state.slots[state.get_memory(ram)]
+    assert isinstance(mem, hw.PyMemoryState) and mem.memory is ram and mem.read(2) == 3
+    mem.write(2, 9)
+    assert mem.write_queue == {2: 9} and mem.shape.width == 8
+    assert issubclass(hw.PySimEngine, object) and hasattr(hw.PySimEngine, "step_design")
