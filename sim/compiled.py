@@ -309,7 +309,8 @@ class Source:
 
     def __init__(self, design, *, waveforms=False, cycles=None):
         check_available()
-        text = rtlil.convert(design, name="top", ports=_ports(design), emit_src=False)
+        with stage("converting the design for the compiled engine"):
+            text = rtlil.convert(design, name="top", ports=_ports(design), emit_src=False)
         _check_clocks(text)
         self._prepare(text, _WRITE_CXXRTL[waveforms], cycles)
 

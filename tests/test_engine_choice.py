@@ -234,3 +234,30 @@ def test_simulation_seconds_leave_the_compile_out(monkeypatch, tmp_path, capsys)
     line = [line for line in capsys.readouterr().out.splitlines() if "simulated" in line][0]
     assert f"in {data['simulation_seconds']:.1f} s by the compiled engine" in line
     assert f"compiled in {reported[0]:.1f} s" in line
+
+
+@pytest.mark.parametrize("quiet", [True, False])
+def test_a_compile_in_a_command_is_its_own_stage_and_quiet_means_quiet(monkeypatch, capsys,
+                                                                       quiet):
+    monkeypatch.setattr(progress, "SLOW_SECONDS", 0.05)
+    real_build = CompiledModel.build.__func__
+
+    def build(cls, design, **options):
+        with progress.stage("compiling the simulation model"):
+            time.sleep(0.3)
+        return real_build(cls, design, **options)
+
+    monkeypatch.setattr(CompiledModel, "build", classmethod(build))
+    command = ["sim", "dilation", "--width", "8", "--height", "5", "--engine", "compiled"]
+    assert main(command + ["-q"] * quiet) == 0
+    out, err = capsys.readouterr()
+    if quiet:
+        assert (out, err) == ("", "")
+    else:
+        lines = err.splitlines()
+        compiling = [i for i, line in enumerate(lines)
+                     if line == "compiling the simulation model: still running after 0 s"]
+        assert len(compiling) >= 2
+        # While the model compiles, nothing counts simulated cycles.
+        assert not any(line.startswith("simulating:")
+                       for line in lines[compiling[0]:compiling[-1]])
