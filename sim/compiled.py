@@ -55,10 +55,11 @@ _CXXFLAGS = ("-std=c++17", "-O3", "-DCXXRTL_NDEBUG", "-fPIC", "-shared", "-fvisi
 _WRITE_CXXRTL = {False: "write_cxxrtl -O6 -g2", True: "write_cxxrtl -O6 -g4"}
 # Above this much RTLIL, -O1 for a job of at most _O1_MAX_CYCLES: on a window filter of U = 64
 # (590 kB of RTLIL) -O3 compiled for 154 s and -O1 for 51 s, while the clock loop of either
-# runs its 512 x 512 frame in about a second; a job of tens of millions of cycles (a GEMM of
-# dim 512) gains more from -O3's faster clock loop than its compile costs (docs/simulation.md).
+# runs its 512 x 512 frame in about a second. The clock loop of a GEMM pipeline (1 MB) runs
+# three times slower at -O1 (22,000 against 63,000 cycles/s on a loaded machine), about 30 s
+# lost per million cycles: a longer job keeps -O3 (docs/simulation.md).
 _LARGE_RTLIL_BYTES = 500_000
-_O1_MAX_CYCLES = 20_000_000
+_O1_MAX_CYCLES = 1_000_000
 # Compile time, measured on this project's window filters on a loaded 2-core machine: a fixed
 # part (Yosys in WebAssembly, the harness, linking) and a part per byte of RTLIL.
 _COMPILE_FIXED_SECONDS = 5.0
