@@ -10,12 +10,15 @@ Cycles per second count the job's busy cycles over the seconds of the clock loop
 engine's compile time and the conversion to RTLIL are shown apart). The three must agree on the
 job's cycles and memory contents; the table says so.
 
-Then the wall time of one full-HD dilation frame with the compiled engine, cold (an empty model
+Then ``hwgen sim`` end to end with the default engine (``auto``) and a warm cache, a
+testbench-driven UART in Amaranth's simulator and in :class:`hwgen.sim.CompiledSimulator`, and
+the wall time of one full-HD dilation frame with the compiled engine, cold (an empty model
 cache: RTLIL, write_cxxrtl and the C++ compiler included) and warm (the model cached), in this
 process and as the command ``python -m hwgen sim``.
 """
 
 import argparse
+import json
 import os
 import shutil
 import subprocess
@@ -231,6 +234,64 @@ def full_hd(unrolls):
                 os.environ["HWGEN_CACHE_DIR"] = saved
 
 
+def end_to_end(sizes, repeats=3):
+    """``hwgen sim dilation --buffer line --unroll 8`` with the default engine (``auto``) and a
+    warm model cache: the command's wall time and its ``simulation_seconds``, best of
+    ``repeats``."""
+    print("\nsim dilation --buffer line --unroll 8, --engine auto, warm (best of "
+          f"{repeats})")
+    print(f"{'frame':>9} {'engine':9} {'cycles':>8} {'simulation_seconds':>19} {'command s':>10}")
+    env = {key: value for key, value in os.environ.items() if key != "HWGEN_ENGINE"}
+    with tempfile.TemporaryDirectory(prefix="hwgen-e2e-") as folder:
+        report = Path(folder) / "sim.json"
+        for width, height in sizes:
+            command = [sys.executable, "-m", "hwgen", "sim", "dilation", "--buffer", "line",
+                       "--unroll", "8", "--width", str(width), "--height", str(height),
+                       "--engine", "auto", "-q", "--json", str(report)]
+            subprocess.run(command, check=True, env=env)     # warms the cache
+            best = None
+            for _ in range(repeats):
+                started = time.perf_counter()
+                subprocess.run(command, check=True, env=env)
+                wall = time.perf_counter() - started
+                data = json.loads(report.read_text())
+                if best is None or data["simulation_seconds"] < best[0]:
+                    best = (data["simulation_seconds"], wall, data["engine"]["name"],
+                            data["cycles"])
+            print(f"{width:>4}x{height:<4} {best[2]:9} {best[3]:8} {best[0]:19.3f} "
+                  f"{best[1]:10.2f}", flush=True)
+
+
+def uart(divisor=10, count=40):
+    """Amaranth's example UART, looped back, driven by async testbenches: the same testbench in
+    ``amaranth.sim.Simulator`` and in :class:`hwgen.sim.CompiledSimulator`."""
+    sys.path.insert(0, str(HERE.parent / "tests"))
+    from amaranth.sim import Simulator
+
+    from hwgen.sim import CompiledSimulator
+    from uart_design import UART, uart_testbench
+
+    print(f"\nUART (divisor {divisor}) looped back, {count} bytes, testbench-driven")
+    print(f"{'simulator':18} {'seconds':>8} {'cycles/s':>10} {'x pysim':>8}  same log")
+    logs, base = {}, None
+    for kind in (Simulator, CompiledSimulator):
+        dut, log = UART(divisor=divisor), []
+        loop, send, receive = uart_testbench(dut, [i * 37 % 256 for i in range(count)], log)
+        sim = kind(dut)
+        sim.add_clock(1e-6)
+        sim.add_testbench(loop, background=True)
+        sim.add_testbench(send)
+        sim.add_testbench(receive)
+        started = time.perf_counter()
+        sim.run()
+        seconds = time.perf_counter() - started
+        cycles = round(sim._engine.now / 1e9)    # femtoseconds at 1 MHz
+        base = base or seconds
+        logs[kind] = log
+        print(f"{kind.__name__:18} {seconds:8.2f} {cycles / seconds:10,.0f} "
+              f"{base / seconds:8.2f}  {'yes' if log == logs[Simulator] else 'NO'}", flush=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--skip-pysim", action="store_true",
@@ -239,6 +300,8 @@ def main():
     args = parser.parse_args()
     cases = [WindowCase(512, 512, 8), GemmCase("naive", 32, 8), GemmCase("naive", 32, 8, 64)]
     print_speed_table(speed_table(cases, skip_pysim=args.skip_pysim))
+    end_to_end([(512, 512), (64, 16)])
+    uart()
     if not args.skip_full_hd:
         full_hd((1, 8))
 

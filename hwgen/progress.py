@@ -1,16 +1,23 @@
 """Progress of long work, on stderr: a bar on a terminal; in a log file or a pipe, where a bar's
-frames would pile up, a line whenever a step has gone :data:`SLOW_SECONDS` without one."""
+frames would pile up, a line whenever a step has gone :data:`SLOW_SECONDS` without one.
+
+A step can pass through a :func:`stage` that counts nothing (compiling a simulation model before
+simulating): it is shown with its own clock, apart from the step's count and rate."""
 
 import sys
 import threading
 import time
+from contextlib import contextmanager
 
 from tqdm import tqdm
 
-__all__ = ["Progress", "note", "SLOW_SECONDS"]
+__all__ = ["Progress", "note", "stage", "SLOW_SECONDS"]
 
 #: How long a step runs before a log (stderr not a terminal) hears about it, and then how often.
 SLOW_SECONDS = 60.0
+
+# The Progress objects shown now, innermost last: what a stage speaks through.
+_shown = []
 
 
 def _duration(seconds):
@@ -21,6 +28,22 @@ def _duration(seconds):
 def note(text):
     """A line on stderr that does not tear a progress bar."""
     tqdm.write(text, file=sys.stderr)
+
+
+@contextmanager
+def stage(desc):
+    """Within the innermost shown :class:`Progress`, a stage that counts nothing, ``desc``
+    ("compiling the simulation model"): shown with its own clock, after which the step's count
+    and rate start anew. Without a shown Progress (none, or quiet), nothing is shown."""
+    if not _shown:
+        yield
+        return
+    progress = _shown[-1]
+    progress._enter_stage(desc)
+    try:
+        yield
+    finally:
+        progress._leave_stage()
 
 
 class Progress:
@@ -38,7 +61,7 @@ class Progress:
     desc : str
         What the step does ("simulating").
     total : int or None
-        The count at the end, when known.
+        The count at the end, when known (a count that passes it raises it).
     unit : str or None
         What is counted ("cycle", "task"); ``None``: nothing is.
     enabled : bool
@@ -49,41 +72,78 @@ class Progress:
         self._desc, self._total, self._unit = desc, total, unit
         self.n = 0
         self._bar = self._teller = None
+        self._stage = None
+        self._enabled = enabled
+        self._terminal = sys.stderr.isatty()
         self._done = threading.Event()
+        self._started = time.monotonic()
         if not enabled:
             return
-        if sys.stderr.isatty():
-            self._bar = tqdm(total=total, desc=desc, unit=unit or "it", unit_scale=True,
-                             leave=False, file=sys.stderr,
-                             bar_format=None if unit else "{desc}: {elapsed}")
-            if unit is None:
-                # Nothing updates the bar: keep its clock going.
-                self._teller = threading.Thread(target=self._tick, daemon=True)
+        _shown.append(self)
+        if self._terminal:
+            self._open_bar(desc, unit)
         else:
             self._teller = threading.Thread(target=self._tell, daemon=True)
-        if self._teller is not None:
             self._teller.start()
 
-    def _tick(self):
+    def _open_bar(self, desc, unit):
+        if unit is None:
+            self._bar = tqdm(desc=desc, leave=False, file=sys.stderr,
+                             bar_format="{desc}: {elapsed}")
+            # Nothing updates the bar: keep its clock going.
+            self._teller = threading.Thread(target=self._tick, args=(self._bar,), daemon=True)
+            self._teller.start()
+        else:
+            self._bar = tqdm(total=self._total, initial=self.n, desc=desc, unit=f" {unit}s",
+                             unit_scale=True, leave=False, file=sys.stderr)
+
+    def _close_bar(self):
+        if self._bar is not None:
+            bar, self._bar = self._bar, None
+            if self._unit is None or self._stage is not None:
+                self._done.set()
+                if self._teller is not None:
+                    self._teller.join()
+                    self._teller = None
+                self._done.clear()
+            bar.close()
+
+    def _tick(self, bar):
         while not self._done.wait(1.0):
-            self._bar.refresh()
+            bar.refresh()
 
     def _tell(self):
-        started = time.monotonic()
         while not self._done.wait(SLOW_SECONDS):
-            after = _duration(time.monotonic() - started)
-            if self._unit is None:
+            after = _duration(time.monotonic() - self._started)
+            if self._stage is not None:
+                note(f"{self._stage}: still running after {after}")
+            elif self._unit is None:
                 note(f"{self._desc}: still running after {after}")
             else:
                 of = f" of {self._total:,}" if self._total is not None else ""
                 note(f"{self._desc}: {self.n:,}{of} {self._unit}s after {after}")
+
+    def _enter_stage(self, desc):
+        self._stage = desc
+        self._started = time.monotonic()
+        if self._terminal:
+            self._close_bar()
+            self._open_bar(desc, None)
+
+    def _leave_stage(self):
+        if self._terminal:
+            self._close_bar()
+        self._stage = None
+        self._started = time.monotonic()
+        if self._terminal:
+            self._open_bar(self._desc, self._unit)
 
     def describe(self, desc):
         """Say ``desc`` for the step from now on (how many workers run it, say)."""
         if desc == self._desc:
             return
         self._desc = desc
-        if self._bar is not None:
+        if self._bar is not None and self._stage is None:
             self._bar.set_description_str(desc)
 
     def update(self, count=1):
@@ -91,10 +151,19 @@ class Progress:
 
     def update_to(self, count):
         self.n = count
-        if self._bar is not None:
+        if self._total is not None and count > self._total:
+            self._total = count
+            if self._bar is not None and self._stage is None:
+                self._bar.total = count
+        if self._bar is not None and self._stage is None:
             self._bar.update(count - self._bar.n)
 
     def close(self):
+        if not self._enabled:
+            return
+        self._enabled = False
+        _shown.remove(self)
+        self._stage = None
         self._done.set()
         if self._teller is not None:
             self._teller.join()

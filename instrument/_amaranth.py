@@ -67,6 +67,12 @@ The accesses, and what Amaranth's main branch (0.6.0.dev) has already changed:
   ``Match`` cell (enable, value, the patterns of every case; one bit per case, the first that
   matches). The netlist's ``matches`` and ``priority`` cells, and the estimator's reading of
   them, follow 0.5.
+* Amaranth's simulation engine (``sim.pysim``: :class:`PySimEngine`, its engine state
+  :class:`PyEngineState` with signal and memory states :class:`PySignalState` and
+  :class:`PyMemoryState`; ``_mem``: ``MemoryInstance``, whose memories :func:`memory_names`
+  names), which :class:`hwgen.sim.CompiledSimulator` runs with the design's evaluation replaced
+  by a compiled model. ``Simulator(engine=...)`` takes an engine class, but the engine
+  interface is private.
 * The clock domains a simulated design has (``Fragment.domains`` of every fragment, after
   ``Fragment.prepare``): :func:`clock_domains`, so that a profiler refuses a domain the design
   does not have before it runs.
@@ -85,13 +91,19 @@ from amaranth.hdl._ast import (Assign, Concat, IOValue, Operator, Part, Property
                                SignalSet, Slice, Switch, SwitchValue)
 from amaranth.hdl._dsl import FSM, FSMNextStatement
 from amaranth.hdl._ir import NetlistEmitter, PortDirection, RequirePosedge
+from amaranth.hdl._mem import MemoryInstance
+from amaranth.sim.pysim import PySimEngine
+from amaranth.sim.pysim import _PyEngineState as PyEngineState
+from amaranth.sim.pysim import _PyMemoryState as PyMemoryState
+from amaranth.sim.pysim import _PySignalState as PySignalState
 
 __all__ = ["AMARANTH_SERIES", "AmaranthVersionWarning", "Assign", "Concat", "IOValue", "Operator",
-           "Part", "PortDirection", "Property", "RequirePosedge", "SignalDict", "SignalSet",
+           "Part", "PortDirection", "Property", "PyEngineState", "PyMemoryState", "PySignalState",
+           "PySimEngine", "RequirePosedge", "SignalDict", "SignalSet",
            "Slice", "Switch", "SwitchValue", "amaranth_netlist", "assignment", "check_amaranth",
            "clock_domains", "domains", "elaborate", "elaborate_with_next_lines", "embed_parts",
            "fragment_origins", "fsm_state_names", "generated_fsms", "instance_ports",
-           "is_amaranth_source", "lhs_signals", "memory_ports", "rhs_signals",
+           "is_amaranth_source", "lhs_signals", "memory_names", "memory_ports", "rhs_signals",
            "simulated_fragment", "statements", "subfragments", "switch_cases", "value_node"]
 
 #: The Amaranth release series (major, minor) the layers of hwgen were written for.
@@ -388,6 +400,14 @@ def instance_ports(instance):
     """``(type, [(value, direction)])`` of an ``Instance``; direction ``"i"``, ``"o"`` or
     ``"io"``."""
     return instance.type, list(instance.ports.values())
+
+
+def memory_names(design):
+    """``{MemoryData: name}`` of every memory in a prepared ``design`` (``Fragment.prepare``),
+    each named by its place in the hierarchy below the top, joined by spaces (as CXXRTL names
+    it)."""
+    return {fragment._data: " ".join(info.name[1:])
+            for fragment, info in design.fragments.items() if isinstance(fragment, MemoryInstance)}
 
 
 def memory_ports(instance):

@@ -1,6 +1,7 @@
 """Simulation: memory/I-O models, running PEs in Amaranth's simulator, reading their HMMs like a
 host, and the cycle data that comes out."""
 
+from .compiled_simulator import CompiledSimulator
 from .cycle_data import CycleData
 from .harness import (PERun, WindowRun, check_image, instrument_pe, run_pe, run_pes,
                       run_window_filter)
@@ -17,7 +18,7 @@ from .system import (SystemRun, frame_layout, instrument_system, run_window_syst
                      window_system)
 
 __all__ = [
-    "CycleData", "HMMError", "HMMHost", "HMMReadout", "HostModel", "LineActivity", "LineProfile",
+    "CompiledSimulator", "CycleData", "HMMError", "HMMHost", "HMMReadout", "HostModel", "LineActivity", "LineProfile",
     "LineProfiler", "MemoryModel", "MemoryServer", "PERun", "PortTraffic", "STATE_NAMES",
     "StateTimeline", "StepActivity", "StepProfile", "StepProfiler", "ThreadRun", "WindowRun",
     "SystemRun", "check_image", "frame_layout", "instrument_pe", "instrument_pipeline",

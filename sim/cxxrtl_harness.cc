@@ -527,15 +527,22 @@ static auto clock_low(Top &top, int) -> decltype(top.prev_p_clk, void()) {
 }
 
 template<class Top>
-static void clock_low(Top &top, long) {
+static auto clock_low(Top &top, long) -> decltype(top.p_clk, void()) {
 	top.p_clk.set(false);
 	top.commit();
 }
+
+// A design without a `clk` input (driven by hwgen.sim.CompiledSimulator alone) has no clock
+// loop to run.
+template<class Top>
+static void clock_low(Top &, ...) {}
 
 struct Simulation {
 	HWGEN_TOP top;
 	cxxrtl::debug_items items;
 	Port clk, rst;
+	// Signals and memories that hwgen.sim.CompiledSimulator reads and writes, by index.
+	std::vector<const cxxrtl::debug_item *> items_by_index;
 	Memory memory;
 	JobHost host;
 	std::vector<HostPort> host_ports;
@@ -907,6 +914,98 @@ int hw_error(Simulation *sim, char *message, size_t capacity) {
 }
 
 uint64_t hw_cycle(Simulation *sim) { return sim->cycle; }
+
+// --- any design, driven from Python (hwgen.sim.CompiledSimulator) -----------------------------
+
+// The index of the signal or memory `name` (CXXRTL's space-separated hierarchical name), or -1;
+// its width, depth (1 for a signal) and whether it can be written (an input, or a register).
+long hw_item(Simulation *sim, const char *name, long *width, long *depth, int *writable) {
+	auto found = sim->items.table.find(name);
+	if (found == sim->items.table.end())
+		return -1;
+	const cxxrtl::debug_item *item = &found->second[0];
+	if (item->type == cxxrtl::debug_item::ALIAS) {
+		// Another name of a wire: write through the wire itself.
+		for (auto &entry : sim->items.table)
+			for (auto &other : entry.second)
+				if (other.curr == item->curr && other.type == cxxrtl::debug_item::WIRE &&
+				    other.width == item->width && other.lsb_at == item->lsb_at)
+					item = &other;
+	}
+	*width = long(item->width);
+	*depth = long(item->depth);
+	// An input, or a register (the design overwrites it at its next edge, as in Amaranth's
+	// simulator); not a wire the design's logic drives, which it would overwrite unseen.
+	*writable = item->type == cxxrtl::debug_item::MEMORY ||
+	            (item->flags & cxxrtl::debug_item::INPUT) ||
+	            (item->next && (item->flags & (cxxrtl::debug_item::DRIVEN_SYNC |
+	                                           cxxrtl::debug_item::UNDRIVEN)));
+	sim->items_by_index.push_back(item);
+	return long(sim->items_by_index.size() - 1);
+}
+
+// Read row `row` of item `index` (row 0 of a signal) into 32-bit chunks.
+void hw_item_get(Simulation *sim, long index, size_t row, uint32_t *chunks) {
+	const cxxrtl::debug_item *item = sim->items_by_index[index];
+	size_t count = (item->width + 31) / 32;
+	if (item->type == cxxrtl::debug_item::OUTLINE)
+		item->outline->eval();
+	std::copy(item->curr + row * count, item->curr + (row + 1) * count, chunks);
+}
+
+// Write row `row` of item `index`: a signal's next value (taken by the next hw_settle()), or a
+// memory's row at once.
+void hw_item_set(Simulation *sim, long index, size_t row, const uint32_t *chunks) {
+	const cxxrtl::debug_item *item = sim->items_by_index[index];
+	size_t count = (item->width + 31) / 32;
+	// A memory's row, a wire's next value, or an input that is a plain value (read by the next
+	// evaluation as it is).
+	chunk_t *target = item->type == cxxrtl::debug_item::MEMORY ? item->curr + row * count
+	                  : item->next ? item->next : item->curr;
+	std::copy(chunks, chunks + count, target);
+	size_t top_bits = item->width % 32;
+	if (top_bits)
+		target[count - 1] &= (chunk_t(1) << top_bits) - 1;
+}
+
+// Of the signals `indices` (up to 64 bits wide each), the positions of those whose value
+// differs from `values` into `changed`, with their new value in `values`; how many changed.
+size_t hw_pull(Simulation *sim, const long *indices, size_t count, uint64_t *values,
+               size_t *changed) {
+	size_t n = 0;
+	for (size_t i = 0; i < count; i++) {
+		const cxxrtl::debug_item *item = sim->items_by_index[indices[i]];
+		if (item->type == cxxrtl::debug_item::OUTLINE)
+			item->outline->eval();
+		uint64_t v = item->curr[0];
+		if (item->width > 32)
+			v |= uint64_t(item->curr[1]) << 32;
+		if (v != values[i]) {
+			values[i] = v;
+			changed[n++] = i;
+		}
+	}
+	return n;
+}
+
+// Evaluate and commit until a commit changes nothing, so that the last evaluation saw the
+// committed state and every combinational value is current (step() stops after one evaluation
+// where the design has no feedback, leaving values computed before the commit); the number of
+// evaluations.
+size_t hw_settle(Simulation *sim) {
+	size_t deltas = 0;
+	do {
+		sim->top.eval();
+		deltas++;
+	} while (sim->top.commit());
+	return deltas;
+}
+
+// Sample every signal of the waveform at `time_ps`.
+void hw_sample_vcd(Simulation *sim, uint64_t time_ps) {
+	if (sim->vcd_file)
+		sim->sample_vcd(time_ps);
+}
 
 int hw_open_vcd(Simulation *sim, const char *path) {
 	sim->vcd_file = fopen(path, "wb");

@@ -20,10 +20,11 @@ from amaranth.sim import Simulator
 from ..instrument import (PROBE_PRESETS, Instrumented, attach, job_probe, ops_probe, pe_probes,
                           traffic_probes)
 
+from ..model.window import predict_window
 from . import compiled
 from ..kernels.pe import check_pe
 from .cycle_data import CycleData
-from .engine import resolve_engine
+from .engine import choose_engine, pysim_only, resolve_engine
 from .hmm_host import HMMHost
 from .memory import MemoryModel, MemoryServer
 
@@ -98,7 +99,7 @@ def _recursion_limit(limit):
 
 def run_pe(pe, storage, *, params, memory=MemoryModel(), vcd=None, max_cycles=None,
            record_addresses=False, monitors=(), progress=None, drain_interval_cycles=None,
-           engine=None, on_simulator=None):
+           engine=None, on_simulator=None, expected_cycles=None):
     """Run one job on a PE.
 
     Parameters
@@ -125,23 +126,26 @@ def run_pe(pe, storage, *, params, memory=MemoryModel(), vcd=None, max_cycles=No
         While the job runs, the host drains the HMM's ``stop``-mode traces through its port and
         then waits this many cycles, again and again (``None``: it reads them after the job).
     engine : str or None
-        ``"pysim"``, ``"compiled"`` or ``None`` for the default (:mod:`hwgen.sim.engine`).
-        ``monitors`` run in Amaranth's simulator only.
+        ``"auto"``, ``"pysim"``, ``"compiled"`` or ``None`` for the default
+        (:mod:`hwgen.sim.engine`). ``monitors`` run in Amaranth's simulator only (``auto``
+        chooses it for them).
     on_simulator : callable or None
         Called with Amaranth's ``Simulator`` before it runs, for example to attach a
         :class:`hwgen.sim.LineProfiler` (Amaranth's simulator only).
+    expected_cycles : int or None
+        The job's cycles as predicted (:mod:`hwgen.model`), for ``engine="auto"`` to choose by.
     """
     (run,) = run_pes([pe], storage, params=[params], memory=memory, vcd=vcd,
                      max_cycles=max_cycles, record_addresses=record_addresses,
                      monitors=monitors, progress=progress,
                      drain_interval_cycles=drain_interval_cycles, engine=engine,
-                     on_simulator=on_simulator)
+                     on_simulator=on_simulator, expected_cycles=expected_cycles)
     return run
 
 
 def run_pes(pes, storage, *, params, memory=MemoryModel(), vcd=None, max_cycles=None,
             record_addresses=False, monitors=(), progress=None, drain_interval_cycles=None,
-            engine=None, on_simulator=None):
+            engine=None, on_simulator=None, expected_cycles=None):
     """Run one job on each of several PEs at once; they share one memory and its bandwidth.
 
     Every PE is started in the same cycle; the simulation ends when all are done (and their
@@ -155,15 +159,27 @@ def run_pes(pes, storage, *, params, memory=MemoryModel(), vcd=None, max_cycles=
     """
     if len(pes) != len(params):
         raise ValueError(f"give one params dict per PE: {len(pes)} PEs, {len(params)} dicts")
-    if resolve_engine(engine) == "compiled":
-        if monitors or on_simulator is not None:
-            raise ValueError("monitors and on_simulator need Amaranth's simulator: run them with "
-                             "engine='pysim'")
+    engine = pysim_only(engine, monitors or on_simulator is not None,
+                        "monitors and on_simulator")
+    engine, source = choose_engine(engine, pes, cycles=expected_cycles, waveforms=vcd is not None)
+    if engine == "compiled":
         results, info = compiled.run_pes(
             list(pes), storage, params=params, memory=memory, vcd=vcd, max_cycles=max_cycles,
             record_addresses=record_addresses, progress=progress,
-            drain_interval_cycles=drain_interval_cycles)
+            drain_interval_cycles=drain_interval_cycles, source=source,
+            expected_cycles=expected_cycles)
         return [PERun(r.cycles, storage, r.traffic, r.readout, info.to_json()) for r in results]
+    if isinstance(storage, np.ndarray):
+        # Amaranth's simulator serves Python ints faster.
+        served = storage.tolist()
+        runs = run_pes(pes, served, params=params, memory=memory, vcd=vcd, max_cycles=max_cycles,
+                       record_addresses=record_addresses, monitors=monitors, progress=progress,
+                       drain_interval_cycles=drain_interval_cycles, engine="pysim",
+                       on_simulator=on_simulator)
+        storage[:] = served
+        for run in runs:
+            run.storage = storage
+        return runs
     designs = list(pes)
     bare = [d.design if isinstance(d, Instrumented) else d for d in designs]
     server = MemoryServer(memory, storage, bare, record_addresses=record_addresses)
@@ -268,6 +284,7 @@ def run_window_filter(pe, image, *, memory=MemoryModel(), vcd=None, record_addre
     -------
     WindowRun
     """
+    resolve_engine(engine)
     design = pe
     if isinstance(pe, Instrumented):
         pe = design.design
@@ -280,9 +297,6 @@ def run_window_filter(pe, image, *, memory=MemoryModel(), vcd=None, record_addre
     dst_base = h * w
     storage = np.zeros(h * w + out_h * out_w, dtype=np.uint64)
     storage[:h * w] = image.ravel()
-    engine = resolve_engine(engine)
-    if engine == "pysim":
-        storage = storage.tolist()    # Amaranth's simulator serves Python ints faster
     traffic_model = pe.traffic()
     if traffic_model is None:
         # No closed form: allow every output pixel a whole 8x8 window of reads.
@@ -295,7 +309,8 @@ def run_window_filter(pe, image, *, memory=MemoryModel(), vcd=None, record_addre
     run = run_pe(design, storage, params={"src_base": 0, "dst_base": dst_base}, memory=memory,
                  vcd=vcd, max_cycles=budget, record_addresses=record_addresses,
                  monitors=monitors, progress=progress, drain_interval_cycles=drain_interval_cycles,
-                 engine=engine, on_simulator=on_simulator)
+                 engine=engine, on_simulator=on_simulator,
+                 expected_cycles=predict_window(pe, memory).cycles)
     out = np.array(storage[dst_base:], dtype=np.int64).reshape(out_h, out_w)
     t = run.traffic
     if run.readout is not None:

@@ -20,7 +20,7 @@ from ..instrument import (THREAD_STATES, HMMLayout, Instrumented, attach,
 
 from . import compiled
 from .cycle_data import Rates
-from .engine import resolve_engine
+from .engine import choose_engine, pysim_only
 from .hmm_host import HMMHost
 from .memory import MemoryModel, MemoryServer
 from .readout import HMMReadout
@@ -285,7 +285,8 @@ def instrument_pipeline(pe, *, probes="default", sample_period=64, state_depth=1
 
 
 def run_threads(pe, storage, *, params, host=HostModel(), memory=MemoryModel(), max_cycles=None,
-                vcd=None, progress=None, monitors=(), engine=None, on_simulator=None):
+                vcd=None, progress=None, monitors=(), engine=None, on_simulator=None,
+                expected_cycles=None):
     """Run one job on a :class:`hwgen.kernels.pipeline.Pipeline` with every one of its threads.
 
     Parameters
@@ -309,15 +310,21 @@ def run_threads(pe, storage, *, params, host=HostModel(), memory=MemoryModel(), 
         Background testbenches (each takes the simulator context) that run alongside from the
         first cycle: observers, for example (Amaranth's simulator only).
     engine : str or None
-        ``"pysim"``, ``"compiled"`` or ``None`` for the default (:mod:`hwgen.sim.engine`).
+        ``"auto"``, ``"pysim"``, ``"compiled"`` or ``None`` for the default
+        (:mod:`hwgen.sim.engine`).
     on_simulator : callable or None
         Called with Amaranth's ``Simulator`` before it runs, for example to attach a
         :class:`hwgen.sim.StepProfiler` (Amaranth's simulator only).
+    expected_cycles : int or None
+        The job's cycles as predicted (:func:`hwgen.model.predict_program`), for
+        ``engine="auto"`` to choose by.
 
     Returns
     -------
     ThreadRun
     """
+    engine = pysim_only(engine, monitors or on_simulator is not None,
+                        "monitors and on_simulator")
     design = pe if isinstance(pe, Instrumented) else instrument_pipeline(pe)
     pe = design.design
     try:
@@ -327,14 +334,14 @@ def run_threads(pe, storage, *, params, host=HostModel(), memory=MemoryModel(), 
         raise ValueError("the pipeline's HMM must carry hwgen.instrument.pipeline_probes()") from None
     threads = pe.threads
     delay = host.launch_delay_cycles
-    if resolve_engine(engine) == "compiled":
-        if monitors or on_simulator is not None:
-            raise ValueError("monitors and on_simulator need Amaranth's simulator: run them with "
-                             "engine='pysim'")
+    engine, source = choose_engine(engine, [design], cycles=expected_cycles,
+                                   waveforms=vcd is not None)
+    if engine == "compiled":
         readout, launches, info = compiled.run_threads(
             design, storage, params=params, threads=threads, launch_delay_cycles=delay,
             memory=memory, drain_interval_cycles=host.drain_interval_cycles,
-            max_cycles=max_cycles, vcd=vcd, progress=progress)
+            max_cycles=max_cycles, vcd=vcd, progress=progress, source=source,
+            expected_cycles=expected_cycles)
         return ThreadRun.from_readout(readout, design.layout,
                                       launch_cycles=launches + [None] * (threads - len(launches)),
                                       engine=info.to_json())

@@ -13,7 +13,9 @@ import numpy as np
 from ..instrument import Instrumented, attach, preset_attach_options, system_probes
 from ..kernels import PESystem, frame_elements, window_system
 
+from ..model.window import predict_window
 from .cycle_data import CycleData, Rates
+from .engine import resolve_engine
 from .harness import check_image, run_pe
 from .memory import MemoryModel
 
@@ -101,6 +103,7 @@ def run_window_system(system, images, *, memory=MemoryModel(), instrument=True,
     engine : str or None
         See :func:`hwgen.sim.harness.run_pe`.
     """
+    resolve_engine(engine)
     design = system
     if isinstance(design, Instrumented):
         system = design.design
@@ -129,7 +132,8 @@ def run_window_system(system, images, *, memory=MemoryModel(), instrument=True,
     params = {"src_base": layout[0][0], "dst_base": layout[0][1],
               "frame_stride": layout[1][0] if count > 1 else 0}
     run = run_pe(design, storage, params=params, memory=memory, vcd=vcd, max_cycles=budget,
-                 progress=progress, engine=engine)
+                 progress=progress, engine=engine,
+                 expected_cycles=system.launch_cycles + predict_window(first, memory).cycles)
     outputs = [np.array(storage[dst:dst + out_size], dtype=np.int64)
                .reshape(first.out_height, first.out_width) for _, dst in layout]
     element_bytes = first.wr_beat.element_bytes

@@ -498,3 +498,30 @@ def test_the_import_check_sees_each_way_to_reach_in():
             "from amaranth.hdl import _nir, Signal\nimport amaranth\nx = amaranth.hdl._dsl.FSM\n"
             "from amaranth.hdl import Signal\ny = amaranth.__version__\n")
     assert [line for line, _ in _private_imports(ast.parse(code))] == [1, 2, 3, 5]
+
+
+def test_memory_names_follow_the_hierarchy():
+    design = Blinker()
+    prepared = Fragment.get(design, None).prepare()
+    names = layer.memory_names(prepared)
+    (data, name), = names.items()
+    assert name == "ram" and isinstance(data, memory.MemoryData) and data.depth == 16
+
+
+def test_simulation_engine_state_and_signal_states():
+    """The parts of Amaranth's simulation engine hwgen.sim.CompiledSimulator builds on."""
+    signal = Signal(4, init=3)
+    state = layer.PyEngineState()
+    index = state.get_signal(signal)
+    slot = state.slots[index]
+    assert isinstance(slot, layer.PySignalState) and slot.signal is signal
+    assert (slot.curr, slot.next) == (3, 3)
+    slot.update(5)
+    assert slot in state.pending and not state.commit() and slot.curr == 5
+    assert isinstance(state.signals, layer.SignalDict)
+    ram = memory.MemoryData(shape=8, depth=4, init=[1, 2, 3, 4])
+    mem = state.slots[state.get_memory(ram)]
+    assert isinstance(mem, layer.PyMemoryState) and mem.memory is ram and mem.read(2) == 3
+    mem.write(2, 9)
+    assert mem.write_queue == {2: 9} and mem.shape.width == 8
+    assert issubclass(layer.PySimEngine, object) and hasattr(layer.PySimEngine, "step_design")

@@ -212,9 +212,9 @@ def test_without_a_compiler_the_default_falls_back_with_a_notice(monkeypatch):
         resolve_engine("compiled")
 
 
-def test_the_default_engine_is_compiled_where_a_compiler_is(monkeypatch):
+def test_the_default_engine_is_auto_where_a_compiler_is(monkeypatch):
     monkeypatch.delenv("HWGEN_ENGINE", raising=False)
-    assert resolve_engine(None) == "compiled"
+    assert resolve_engine(None) == "auto"
     monkeypatch.setenv("HWGEN_ENGINE", "pysim")
     assert resolve_engine(None) == "pysim"
 

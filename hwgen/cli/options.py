@@ -26,7 +26,7 @@ __all__ = ["add_option", "add_engine_option", "add_kernel_options", "add_board_o
            "add_instrument_option", "add_memory_options", "add_output_option", "add_json_option",
            "add_quiet_option", "add_system_build_options", "pes_from_args",
            "parse_size", "window_filter_from_args", "design_from_args", "engine_from_args",
-           "engine_line",
+           "engine_line", "simulation_seconds",
            "memory_from_args",
            "hmm_label", "DEFAULT_SIZE", "DEFAULT_IMAGE_SIDE"]
 
@@ -287,33 +287,41 @@ def add_engine_option(parser):
     """Add ``--engine`` to a command that simulates."""
     add_option(parser, "--engine", default=None, choices=ENGINES,
                help="pysim: Amaranth's simulator; compiled: the design compiled to C++ with "
-                    "Yosys's CXXRTL, the same results a hundred to a few hundred times faster",
-               shown="compiled when a C++ compiler is found, else pysim; $HWGEN_ENGINE "
-                     "overrides")
+                    "Yosys's CXXRTL, the same results hundreds of times faster once compiled; "
+                    "auto: compiled when its model is cached or compiling costs less than it "
+                    "saves for the job's predicted cycles, else pysim",
+               shown="auto; $HWGEN_ENGINE overrides")
 
 
 def engine_from_args(args, *, quiet=False):
-    """The engine ``--engine`` asks for, checked before anything runs; a fallback to
-    Amaranth's simulator is said in one line unless ``quiet``."""
+    """The engine ``--engine`` (or ``$HWGEN_ENGINE``) asks for, checked before anything runs; a
+    fallback to Amaranth's simulator is said in one line unless ``quiet``."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", EngineNotice)
         try:
-            engine = resolve_engine(args.engine)
+            engine = resolve_engine(args.engine, name="--engine")
         except (EngineUnavailable, ValueError) as error:
-            raise HwgenError(f"--engine: {error}") from None
+            raise HwgenError(str(error)) from None
     for notice in caught:
         if issubclass(notice.category, EngineNotice) and not quiet:
             print(f"hwgen: {notice.message}", file=sys.stderr)
     return engine
 
 
+def simulation_seconds(info, elapsed):
+    """Of ``elapsed`` seconds a simulation took, those not spent compiling its model (``info``:
+    the run's ``engine``)."""
+    return max(elapsed - info.get("compile_seconds", 0.0), 0.0)
+
+
 def engine_line(info, elapsed, cycles):
-    """How long simulating ``cycles`` cycles took and by which engine: ``simulated 2,073,620
-    cycles in 0.9 s by the compiled engine (2,300,000 cycles/s; compiled in 8.1 s)``."""
+    """How long simulating ``cycles`` cycles took (``elapsed``: the compile excluded, see
+    :func:`simulation_seconds`) and by which engine: ``simulated 2,073,620 cycles in 0.9 s by
+    the compiled engine (2,300,000 cycles/s; compiled in 8.1 s)``."""
     if info["name"] == "pysim":
         return (f"simulated {cycles:,} cycles in {elapsed:.1f} s by Amaranth's simulator "
                 f"({cycles / elapsed:,.0f} cycles/s)")
-    running = max(elapsed - info["compile_seconds"], 1e-9)
+    running = max(elapsed, 1e-9)
     built = ("model from the cache" if info["cached"]
              else f"compiled in {info['compile_seconds']:.1f} s")
     return (f"simulated {cycles:,} cycles in {running:.1f} s by the compiled engine "

@@ -153,7 +153,8 @@ class ProgramPoint(_Performance):
         storage, params = self.job.memory()
         run = run_threads(instrument_pipeline(Pipeline(self.job.program)), storage,
                           params=params, host=self.host, memory=memory,
-                          max_cycles=self.job.cycle_budget(memory, self.host), engine=engine)
+                          max_cycles=self.job.cycle_budget(memory, self.host), engine=engine,
+                          expected_cycles=predict_program(self.job, memory, self.host).cycles)
         return run.cycles
 
     def row(self):

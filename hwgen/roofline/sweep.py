@@ -482,8 +482,9 @@ def check_resources_method(board, resources, fmax):
 
 def _frame_heights(point, engine):
     """Rows of the frames that give a point's figures: the full frame with the compiled engine,
-    which simulates it in seconds; with Amaranth's simulator, two short frames to scale from
-    when the full frame is taller."""
+    which simulates it in seconds once compiled; with Amaranth's simulator or ``auto``, two
+    short frames to scale from when the full frame is taller (``auto`` then runs each on the
+    engine that is faster for it)."""
     if engine == "compiled" or isinstance(point, KernelDesignPoint):
         return (point.height,)
     return short_heights(point.rows, point.height, point.buffer, point.unroll) or (point.height,)
@@ -491,9 +492,9 @@ def _frame_heights(point, engine):
 
 def _engine(engine):
     try:
-        return resolve_engine(engine)
+        return resolve_engine(engine, name="--engine")
     except (EngineUnavailable, ValueError) as error:
-        raise HwgenError(f"--engine: {error}") from None
+        raise HwgenError(str(error)) from None
 
 
 def measure(points, board, *, resources="estimate", fmax=False, jobs=1, progress=False,

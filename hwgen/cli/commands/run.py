@@ -6,6 +6,7 @@ import time
 from pathlib import Path
 
 from ...kernels.pipeline import Pipeline
+from ...model import predict_program
 from ...instrument import PROBE_PRESETS
 from ...sim import STATE_NAMES, HostModel, instrument_pipeline, run_threads
 
@@ -13,7 +14,7 @@ from ...errors import HwgenError, SuspectMeasurement
 from ..figures import figure
 from ..options import (add_engine_option, add_json_option, add_memory_options, add_option,
                        add_output_option, add_quiet_option, engine_from_args, engine_line,
-                       memory_from_args)
+                       memory_from_args, simulation_seconds)
 from ..outputs import check_file_option, staged_file, write_files
 from ..programs import add_program_options, job_from_args
 from ..report import add_report_option, check_report_option, report_file
@@ -90,7 +91,8 @@ def _simulate(job, design, memory, host, vcd, quiet, engine):
           staged_file(vcd) as staged):
         return storage, run_threads(design, storage, params=params, host=host, memory=memory,
                                     max_cycles=budget, vcd=staged, progress=bar.update_to,
-                                    engine=engine)
+                                    engine=engine,
+                                    expected_cycles=predict_program(job, memory, host).cycles)
 
 
 def run(args):
@@ -109,7 +111,7 @@ def run(args):
         storage, result = _simulate(job, design, memory, host, args.vcd, args.quiet, engine)
     except RuntimeError as error:
         raise HwgenError(f"{job.describe()}: {error}") from None
-    elapsed = time.perf_counter() - started
+    elapsed = simulation_seconds(result.engine, time.perf_counter() - started)
     matches = job.matches(storage)
     suspect = ([] if matches else ["the result does not match the numpy model"]) + (
         [f"HMM values saturated, their figures are lower bounds: {', '.join(result.saturated)}"]

@@ -20,7 +20,8 @@ from ...catalog import KERNELS, KernelInfo, design_name, design_title, resolve_b
 from ..options import (add_board_option, add_engine_option, add_instrument_option,
                        add_json_option, add_kernel_options, add_link_option, add_memory_options,
                        add_option, add_output_option, add_quiet_option, engine_from_args,
-                       engine_line, memory_from_args, window_filter_from_args)
+                       engine_line, memory_from_args, simulation_seconds,
+                       window_filter_from_args)
 from ..outputs import check_file_option, staged_file, write_files
 from ..report import add_report_option, check_report_option, report_file
 from ...progress import Progress
@@ -190,7 +191,7 @@ def run(args):
                                        instrument=args.instrument, progress=bar.update_to,
                                        engine=engine)
             per_pe, outputs, engine_info = system.per_pe or [], system.images, system.engine
-        elapsed = time.perf_counter() - started
+        elapsed = simulation_seconds(engine_info, time.perf_counter() - started)
 
     figures = per_pe[0] if per_pe else system.figures
     model = pe.traffic()

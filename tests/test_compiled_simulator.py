@@ -1,0 +1,457 @@
+"""hwgen.sim.CompiledSimulator against Amaranth's own simulator: the same testbench on both, over
+a corpus of designs, must log the same values (the reference is Amaranth's simulator)."""
+
+import random
+import re
+from pathlib import Path
+
+import pytest
+from amaranth.hdl import ClockDomain, Module, Signal, signed, unsigned
+from amaranth.lib import data, enum, fifo, wiring
+from amaranth.lib.cdc import AsyncFFSynchronizer
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+from amaranth.sim import Simulator
+
+from hwgen.sim import CompiledSimulator
+
+from uart_design import UART, uart_testbench
+
+
+def _both(build, *, clocks=(("sync", 1e-6),), until=None, vcd=None):
+    """Run ``build(sim_kind) -> (dut, [testbench...], log)`` on both simulators; the two logs."""
+    logs = []
+    for kind in (Simulator, CompiledSimulator):
+        dut, benches, log = build()
+        sim = kind(dut)
+        for domain, period in clocks:
+            sim.add_clock(period, domain=domain)
+        for bench in benches:
+            sim.add_testbench(bench)
+        if until is None:
+            sim.run()
+        else:
+            sim.run_until(until)
+        logs.append(log)
+    return logs
+
+
+class Counter(wiring.Component):
+    en: In(1)
+    count: Out(16)
+    wrapped: Out(1)
+    next: Out(16)
+
+    def elaborate(self, platform):
+        m = Module()
+        with m.If(self.en):
+            m.d.sync += self.count.eq(self.count + 1)
+        m.d.comb += [self.wrapped.eq(self.count == 0xFFFF), self.next.eq(self.count + self.en)]
+        return m
+
+
+def test_a_counter_with_its_combinational_outputs_settled_after_every_tick():
+    def build():
+        dut, log = Counter(), []
+        top = Module()
+        top.domains.sync = domain = ClockDomain()
+        top.submodules.dut = dut
+
+        async def bench(ctx):
+            rng = random.Random(1)
+            for _ in range(40):
+                ctx.set(dut.en, rng.random() < 0.7)
+                log.append(("before", ctx.get(dut.count), ctx.get(dut.next)))
+                _, _, count, nxt = await ctx.tick().sample(dut.count, dut.next)
+                log.append((count, nxt, ctx.get(dut.count), ctx.get(dut.next),
+                            ctx.get(dut.wrapped)))
+            # A synchronous reset from the testbench.
+            ctx.set(domain.rst, 1)
+            await ctx.tick()
+            ctx.set(domain.rst, 0)
+            log.append(("reset", ctx.get(dut.count), ctx.get(dut.next)))
+        return top, [bench], log
+
+    pysim, compiled = _both(build)
+    assert compiled == pysim
+    assert pysim[-1][1] == 0
+
+
+class Detector(wiring.Component):
+    """A state machine that finds 1, 0, 1, 1 in its input."""
+
+    class State(enum.Enum, shape=2):
+        A = 0
+        B = 1
+        C = 2
+        D = 3
+
+    bit: In(1)
+    found: Out(1)
+    state: Out(State)
+
+    def elaborate(self, platform):
+        m = Module()
+        with m.FSM():
+            with m.State("start"):
+                with m.If(self.bit):
+                    m.next = "one"
+            with m.State("one"):
+                with m.If(~self.bit):
+                    m.next = "onezero"
+            with m.State("onezero"):
+                with m.If(self.bit):
+                    m.next = "onezeroone"
+                with m.Else():
+                    m.next = "start"
+            with m.State("onezeroone"):
+                with m.If(self.bit):
+                    m.next = "found"
+                with m.Else():
+                    m.next = "onezero"
+            with m.State("found"):
+                m.d.comb += self.found.eq(1)
+                with m.If(self.bit):
+                    m.next = "one"
+                with m.Else():
+                    m.next = "onezero"
+        m.d.sync += self.state.eq(self.State(self.bit + 1))
+        return m
+
+
+def test_a_state_machine_and_an_enum_output():
+    def build():
+        dut, log = Detector(), []
+
+        async def bench(ctx):
+            rng = random.Random(2)
+            for _ in range(200):
+                ctx.set(dut.bit, rng.getrandbits(1))
+                await ctx.tick()
+                log.append((ctx.get(dut.found), ctx.get(dut.state)))
+        return dut, [bench], log
+
+    pysim, compiled = _both(build)
+    assert compiled == pysim
+    assert any(found for found, _ in pysim)
+
+
+def test_a_synchronous_fifo_with_tick_until():
+    def build():
+        dut, log = fifo.SyncFIFO(width=12, depth=5), []
+
+        async def writer(ctx):
+            rng = random.Random(3)
+            for value in range(60):
+                ctx.set(dut.w_data, value * 37 % 4096)
+                ctx.set(dut.w_en, 1)
+                await ctx.tick().until(dut.w_rdy)
+                ctx.set(dut.w_en, 0)
+                for _ in range(rng.randrange(3)):
+                    await ctx.tick()
+
+        async def reader(ctx):
+            rng = random.Random(4)
+            for _ in range(60):
+                ctx.set(dut.r_en, 1)
+                value, = await ctx.tick().sample(dut.r_data).until(dut.r_rdy)
+                ctx.set(dut.r_en, 0)
+                log.append((value, ctx.get(dut.r_level), ctx.get(dut.level)))
+                for _ in range(rng.randrange(3)):
+                    await ctx.tick()
+                log.append(ctx.get(dut.r_data))
+        return dut, [writer, reader], log
+
+    pysim, compiled = _both(build)
+    assert compiled == pysim
+
+
+def test_an_asynchronous_fifo_across_two_clocks():
+    def build():
+        dut, log = fifo.AsyncFIFO(width=16, depth=8, r_domain="read", w_domain="write"), []
+
+        async def writer(ctx):
+            for value in range(50):
+                ctx.set(dut.w_data, value * 1009 % 65536)
+                ctx.set(dut.w_en, 1)
+                await ctx.tick("write").until(dut.w_rdy)
+                ctx.set(dut.w_en, 0)
+                log.append(("w", ctx.get(dut.w_level)))
+
+        async def reader(ctx):
+            for _ in range(50):
+                ctx.set(dut.r_en, 1)
+                value, = await ctx.tick("read").sample(dut.r_data).until(dut.r_rdy)
+                log.append(("r", value, ctx.get(dut.r_level)))
+            ctx.set(dut.r_en, 0)
+        return dut, [writer, reader], log
+
+    pysim, compiled = _both(build, clocks=(("read", 1.3e-6), ("write", 1e-6)))
+    assert compiled == pysim
+    assert [entry[1] for entry in pysim if entry[0] == "r"] == [v * 1009 % 65536
+                                                                for v in range(50)]
+
+
+class Memories(wiring.Component):
+    addr: In(5)
+    wdata: In(32)
+    we: In(1)
+    rdata: Out(32)
+    async_rdata: Out(32)
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.mem = self.mem = Memory(shape=unsigned(32), depth=32,
+                                             init=[i * 3 for i in range(32)])
+        wr = self.mem.write_port()
+        rd = self.mem.read_port()
+        comb = self.mem.read_port(domain="comb")
+        m.d.comb += [wr.addr.eq(self.addr), wr.data.eq(self.wdata), wr.en.eq(self.we),
+                     rd.addr.eq(self.addr), self.rdata.eq(rd.data),
+                     comb.addr.eq(self.addr + 1), self.async_rdata.eq(comb.data)]
+        return m
+
+
+def test_memories_read_and_written_by_the_design_and_the_testbench():
+    def build():
+        dut, log = Memories(), []
+
+        async def bench(ctx):
+            rng = random.Random(5)
+            for step in range(80):
+                ctx.set(dut.addr, rng.randrange(32))
+                ctx.set(dut.wdata, rng.getrandbits(32))
+                ctx.set(dut.we, rng.random() < 0.4)
+                if step % 7 == 0:
+                    ctx.set(dut.mem.data[rng.randrange(32)], rng.getrandbits(32))
+                log.append(ctx.get(dut.async_rdata))
+                await ctx.tick()
+                log.append((ctx.get(dut.rdata), ctx.get(dut.async_rdata),
+                            ctx.get(dut.mem.data[step % 32])))
+        return dut, [bench], log
+
+    pysim, compiled = _both(build)
+    assert compiled == pysim
+
+
+class Arithmetic(wiring.Component):
+    a: In(signed(24))
+    b: In(signed(13))
+    wide: In(100)
+    product: Out(signed(37))
+    quotient: Out(signed(24))
+    shifted: Out(signed(24))
+    less: Out(1)
+    wide_product: Out(200)
+    wide_sum: Out(signed(101))
+    record: Out(data.StructLayout({"low": 7, "high": signed(9)}))
+    accumulated: Out(signed(40))
+
+    def elaborate(self, platform):
+        m = Module()
+        m.d.comb += [self.product.eq(self.a * self.b),
+                     self.quotient.eq(self.a // (self.b | 1)),
+                     self.shifted.eq(self.a >> 3),
+                     self.less.eq(self.a < self.b),
+                     self.wide_product.eq(self.wide * self.wide),
+                     self.wide_sum.eq(self.wide.as_signed() - self.a),
+                     self.record.low.eq(self.a[:7]),
+                     self.record.high.eq(self.b[:9])]
+        m.d.sync += self.accumulated.eq(self.accumulated + self.product)
+        return m
+
+
+def test_signed_arithmetic_wide_values_and_structures():
+    def build():
+        dut, log = Arithmetic(), []
+
+        async def bench(ctx):
+            rng = random.Random(6)
+            for _ in range(100):
+                ctx.set(dut.a, rng.randrange(-(1 << 23), 1 << 23))
+                ctx.set(dut.b, rng.randrange(-(1 << 12), 1 << 12))
+                ctx.set(dut.wide, rng.getrandbits(100))
+                log.append((ctx.get(dut.product), ctx.get(dut.quotient), ctx.get(dut.shifted),
+                            ctx.get(dut.less), ctx.get(dut.wide_product), ctx.get(dut.wide_sum),
+                            ctx.get(dut.record.low), ctx.get(dut.record.high),
+                            ctx.get(dut.record)))
+                await ctx.tick()
+                log.append(ctx.get(dut.accumulated))
+        return dut, [bench], log
+
+    pysim, compiled = _both(build)
+    assert compiled == pysim
+    assert any(entry[0] < 0 for entry in pysim if isinstance(entry, tuple))
+
+
+def test_amaranths_example_uart_looped_back():
+    data_bytes = [0x55, 0x00, 0xFF, 0xA7, 0x3C]
+
+    def build_with_loop():
+        log = []
+        dut = UART(divisor=5)
+        loop, send, receive = uart_testbench(dut, data_bytes, log)
+        return dut, [send, receive], log, loop
+
+    logs = []
+    for kind in (Simulator, CompiledSimulator):
+        dut, benches, log, loop = build_with_loop()
+        sim = kind(dut)
+        sim.add_clock(1e-6)
+        sim.add_testbench(loop, background=True)
+        for bench in benches:
+            sim.add_testbench(bench)
+        sim.run()
+        logs.append(log)
+    assert logs[1] == logs[0]
+    assert [entry[1:] for entry in logs[0] if entry[0] == "received"] == [
+        (byte, 0, 0) for byte in data_bytes]
+
+
+class Synchronized(wiring.Component):
+    """An asynchronous reset, synchronized into ``sync`` (AsyncFFSynchronizer with
+    ``o_domain="sync"``), holding a counter in reset."""
+
+    arst: In(1)
+    count: Out(8)
+    held: Out(1)
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.sync_reset = AsyncFFSynchronizer(self.arst, self.held, o_domain="sync")
+        with m.If(self.held):
+            m.d.sync += self.count.eq(0)
+        with m.Else():
+            m.d.sync += self.count.eq(self.count + 1)
+        return m
+
+
+def test_an_asynchronous_reset_synchronized_into_the_only_clock():
+    def build():
+        dut, log = Synchronized(), []
+
+        async def bench(ctx):
+            for step in range(30):
+                if step in (5, 17):
+                    await ctx.delay(0.3e-6)     # between edges
+                    ctx.set(dut.arst, 1)
+                    log.append(("held at once", ctx.get(dut.held)))
+                if step in (9, 20):
+                    ctx.set(dut.arst, 0)
+                await ctx.tick()
+                log.append((ctx.get(dut.held), ctx.get(dut.count)))
+        return dut, [bench], log
+
+    pysim, compiled = _both(build)
+    assert compiled == pysim
+    assert ("held at once", 1) in pysim
+
+
+class AsyncResetCounter(wiring.Component):
+    count: Out(8)
+
+    def __init__(self):
+        self.domain = ClockDomain("sync", async_reset=True)
+        super().__init__()
+
+    def elaborate(self, platform):
+        m = Module()
+        m.domains.sync = self.domain
+        m.d.sync += self.count.eq(self.count + 1)
+        return m
+
+
+def test_an_asynchronous_reset_domain_with_delays_and_changes():
+    def build():
+        dut, log = AsyncResetCounter(), []
+
+        async def bench(ctx):
+            await ctx.tick().repeat(7)
+            log.append(ctx.get(dut.count))
+            await ctx.delay(0.25e-6)
+            ctx.set(dut.domain.rst, 1)
+            log.append(("in reset", ctx.get(dut.count)))
+            await ctx.delay(2e-6)
+            ctx.set(dut.domain.rst, 0)
+            for _ in range(5):
+                await ctx.tick()
+                log.append(ctx.get(dut.count))
+
+        async def watcher(ctx):
+            async for count, in ctx.changed(dut.count):
+                log.append(("changed", count))
+                if count == 3:
+                    return
+        return dut, [bench, watcher], log
+
+    pysim, compiled = _both(build)
+    assert compiled == pysim
+    assert ("in reset", 0) in pysim
+
+
+def test_run_until_and_a_waveform(tmp_path):
+    dut = Counter()
+    sim = CompiledSimulator(dut)
+    sim.add_clock(1e-6)
+
+    async def bench(ctx):
+        ctx.set(dut.en, 1)
+
+    sim.add_testbench(bench)
+    with sim.write_vcd(str(tmp_path / "counter.vcd")):
+        sim.run_until(10.5e-6)
+    text = (tmp_path / "counter.vcd").read_text()
+    assert "count" in text and "$enddefinitions" in text
+    # Ten rising edges, at 0.5, 1.5, ... 9.5 us.
+    assert sim._engine.get_value(dut.count) == 10
+
+
+def test_overriding_a_signal_the_design_drives_is_refused():
+    dut = Counter()
+    sim = CompiledSimulator(dut)
+    sim.add_clock(1e-6)
+
+    async def bench(ctx):
+        ctx.set(dut.next, 5)
+
+    sim.add_testbench(bench)
+    with pytest.raises(ValueError, match="signal 'next' is driven by the design"):
+        sim.run()
+
+
+def test_a_register_set_by_the_testbench_holds_until_the_next_edge():
+    def build():
+        dut, log = Counter(), []
+
+        async def bench(ctx):
+            ctx.set(dut.en, 1)
+            await ctx.tick().repeat(3)
+            ctx.set(dut.count, 100)
+            log.append((ctx.get(dut.count), ctx.get(dut.next)))
+            await ctx.tick()
+            log.append((ctx.get(dut.count), ctx.get(dut.next)))
+        return dut, [bench], log
+
+    pysim, compiled = _both(build)
+    assert compiled == pysim == [(100, 101), (101, 102)]
+
+
+def test_a_signal_outside_the_design_is_named():
+    dut = Counter()
+    stray = Signal(4, name="stray")
+    sim = CompiledSimulator(dut)
+
+    async def bench(ctx):
+        ctx.get(stray)
+
+    sim.add_testbench(bench)
+    with pytest.raises(ValueError, match="no signal 'stray'"):
+        sim.run()
+
+
+def test_the_documented_example_runs():
+    text = (Path(__file__).parent.parent / "docs" / "simulation.md").read_text()
+    block = re.search(r"```python\n(# test_counter\.py\n.*?)```", text, re.S).group(1)
+    namespace = {}
+    exec(compile(block, "docs/simulation.md", "exec"), namespace)
+    namespace["test_counter_wraps"]()

@@ -1,0 +1,97 @@
+"""A UART like the one in Amaranth's examples (a transmitter and a receiver with a clock divisor,
+8 data bits, one stop bit), for the compiled simulator's tests and benchmark."""
+
+from amaranth.hdl import Module, Signal
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+
+class UART(wiring.Component):
+    """``tx_*``: a byte offered with ``tx_ack`` while ``tx_rdy`` leaves on ``tx_o``;
+    ``rx_*``: a byte that arrived on ``rx_i`` waits in ``rx_data`` with ``rx_rdy`` until
+    ``rx_ack``, ``rx_err`` on a bad stop bit, ``rx_ovf`` when a byte came before the last was
+    taken."""
+
+    tx_o: Out(1, init=1)
+    tx_data: In(8)
+    tx_rdy: Out(1)
+    tx_ack: In(1)
+    rx_i: In(1, init=1)
+    rx_data: Out(8)
+    rx_rdy: Out(1)
+    rx_ack: In(1)
+    rx_err: Out(1)
+    rx_ovf: Out(1)
+
+    def __init__(self, divisor):
+        self.divisor = divisor
+        super().__init__()
+
+    def elaborate(self, platform):
+        m = Module()
+        div = self.divisor
+
+        tx_phase = Signal(range(div))
+        tx_shreg = Signal(10, init=1)
+        tx_count = Signal(range(11))
+        m.d.comb += [self.tx_o.eq(tx_shreg[0]), self.tx_rdy.eq(tx_count == 0)]
+        with m.If(tx_count == 0):
+            with m.If(self.tx_ack):
+                m.d.sync += [tx_shreg.eq(1 << 9 | self.tx_data << 1), tx_count.eq(10),
+                             tx_phase.eq(div - 1)]
+        with m.Else():
+            with m.If(tx_phase != 0):
+                m.d.sync += tx_phase.eq(tx_phase - 1)
+            with m.Else():
+                m.d.sync += [tx_shreg.eq(1 << 9 | tx_shreg >> 1), tx_count.eq(tx_count - 1),
+                             tx_phase.eq(div - 1)]
+
+        rx_phase = Signal(range(div))
+        rx_shreg = Signal(10, init=1)
+        rx_count = Signal(range(11))
+        with m.If(self.rx_ack):
+            m.d.sync += [self.rx_rdy.eq(0), self.rx_ovf.eq(0)]
+        with m.If(rx_count == 0):
+            with m.If(~self.rx_i):
+                # A start bit: sample every bit in its middle.
+                m.d.sync += [rx_count.eq(10), rx_phase.eq(div // 2)]
+        with m.Else():
+            with m.If(rx_phase != 0):
+                m.d.sync += rx_phase.eq(rx_phase - 1)
+            with m.Else():
+                m.d.sync += [rx_shreg.eq(self.rx_i << 9 | rx_shreg >> 1),
+                             rx_count.eq(rx_count - 1), rx_phase.eq(div - 1)]
+                with m.If(rx_count == 1):
+                    m.d.sync += [self.rx_data.eq(rx_shreg[2:10]), self.rx_rdy.eq(1),
+                                 self.rx_err.eq(~self.rx_i | rx_shreg[1]),
+                                 self.rx_ovf.eq(self.rx_rdy & ~self.rx_ack)]
+        return m
+
+
+def uart_testbench(dut, data, log):
+    """A testbench that sends ``data`` through ``dut`` with its output looped to its input,
+    taking every byte received and logging what it sees: the same steps on any simulator."""
+
+    async def loop(ctx):
+        async for _, _, tx in ctx.tick().sample(dut.tx_o):
+            ctx.set(dut.rx_i, tx)
+
+    async def send(ctx):
+        for byte in data:
+            await ctx.tick().until(dut.tx_rdy)
+            ctx.set(dut.tx_data, byte)
+            ctx.set(dut.tx_ack, 1)
+            await ctx.tick()
+            ctx.set(dut.tx_ack, 0)
+            log.append(("sent", byte, ctx.get(dut.tx_rdy), ctx.get(dut.tx_o)))
+
+    async def receive(ctx):
+        for _ in data:
+            await ctx.tick().until(dut.rx_rdy)
+            log.append(("received", ctx.get(dut.rx_data), ctx.get(dut.rx_err),
+                        ctx.get(dut.rx_ovf)))
+            ctx.set(dut.rx_ack, 1)
+            await ctx.tick()
+            ctx.set(dut.rx_ack, 0)
+
+    return loop, send, receive
