@@ -142,8 +142,8 @@ def build_count(m, counter, amount, *, clear, when=None, low_bits=LOW_BITS):
     with m.Else():
         m.d.sync += [low.eq(adding), high.eq(high + carry)]
     saturated = (1 << (bits + 1)) - 1
-    now = Mux(clearing, adding,
-              Mux(overflow | (carry & high.all()), saturated, Cat(adding, (high + carry)[:len(high)], 0)))
+    added = Cat(adding, (high + carry)[:len(high)], 0)
+    now = Mux(clearing, adding, Mux(overflow | (carry & high.all()), saturated, added))
     return counter.shape()(now), ~overflow | counter.count.all()
 
 

