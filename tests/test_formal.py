@@ -115,13 +115,14 @@ def test_count_equals_the_events_since_reset(tmp_path, amount_bits, mode):
 
 # --- parts of counters -------------------------------------------------------------------------
 
-@pytest.mark.parametrize("bits", [3, 10])
+@pytest.mark.parametrize("bits", [3, pytest.param(10, marks=pytest.mark.slow)])
 @pytest.mark.parametrize("kind", ["cycles", "events", "sum", "stream"])
 def test_part_counts_equal_their_events(tmp_path, kind, bits):
     """The cycle counter, a Count of two events, an Accumulate of two sums and a Stream
     monitor's categories equal what was counted here since reset or the last clear (a cycle
     later for sums), or are saturated with their flags set: 3-bit counts saturate within the
-    bound, 10-bit ones are split in a low and a high part."""
+    bound, 10-bit ones are split in a low and a high part (slow: the split alone is proven by
+    the test above, and in an HMM below)."""
     from hwgen.instrument import CycleCounter, EventCounter, StreamMonitor
 
     m = Module()
@@ -180,12 +181,12 @@ def _read_when_settled(m, part, enable, clear, raddr, references, bits):
 
 
 def test_state_profile_counts_the_cycles_in_each_state(tmp_path):
-    """A state profiler's table (three states, 3-bit counts, in distributed RAM through its
+    """A state profiler's table (three states, 2-bit counts, in distributed RAM through its
     four-stage pipeline with forwarding) holds, for every state, the cycles spent in it since
     reset or the last clear, or is saturated with its flag set."""
     from hwgen.instrument import StateProfiler
 
-    bits = 3
+    bits = 2
     m = Module()
     m.submodules.part = part = StateProfiler(("a", "b", "c"), bits)
     state, enable, clear, raddr = Signal(2), Signal(), Signal(), Signal(2)
@@ -196,16 +197,16 @@ def test_state_profile_counts_the_cycles_in_each_state(tmp_path):
     for k, reference in enumerate(references):
         reference.add(enable & (state == k), clear=clear)
     _read_when_settled(m, part, enable, clear, raddr, references, bits)
-    prove(tmp_path, m, [state, enable, clear, raddr], depth=16, mode="bmc")
+    prove(tmp_path, m, [state, enable, clear, raddr], depth=12, mode="bmc")
 
 
 def test_histogram_bins_sum_to_its_samples(tmp_path):
-    """A histogram's bins (3 bins of width 2 and the overflow bin, 3-bit counts) each hold the
+    """A histogram's bins (3 bins of width 2 and the overflow bin, 2-bit counts) each hold the
     samples that fell in them, and its sample count is their sum: so the bins sum to the
     samples (or a count is saturated with its flag set)."""
     from hwgen.instrument import Histogram
 
-    bits = 3
+    bits = 2
     m = Module()
     m.submodules.part = part = Histogram(3, bins=3, bin_width=2, bits=bits)
     value, valid, enable, clear, raddr = Signal(3), Signal(), Signal(), Signal(), Signal(2)
@@ -222,7 +223,7 @@ def test_histogram_bins_sum_to_its_samples(tmp_path):
     m.d.comb += [Assert(samples.agrees(part.count)),
                  Assert((samples.value == 1 << bits) | (binned == samples.value))]
     _read_when_settled(m, part, enable, clear, raddr, references, bits)
-    prove(tmp_path, m, [value, valid, enable, clear, raddr], depth=16, mode="bmc")
+    prove(tmp_path, m, [value, valid, enable, clear, raddr], depth=12, mode="bmc")
 
 
 # --- trace buffers ------------------------------------------------------------------------------
