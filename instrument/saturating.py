@@ -5,10 +5,10 @@ Every counter of the HMM is a :func:`count_layout` value: ``count`` in the low b
 maximum and sets ``overflow``, so the host can tell an exact value (``overflow == 0``) from a lower
 bound (``overflow == 1``).
 
-:func:`build_count` keeps such a count without a carry chain as long as the count on any path:
-the count is split into a low part of :data:`LOW_BITS` that adds the amount and a high part that
-takes the low part's carry one edge later, from a register, and whether the count saturates is
-decided from registers as well. Counting one at a time, flags registered a cycle ahead tell
+:func:`build_count` keeps such a count without a carry chain as long as the count behind its
+input: the count is split into a low part of :data:`LOW_BITS` that adds the amount and a high
+part that takes the low part's carry from a register, and whether the count saturates is decided
+from registers as well. Counting one at a time, flags registered a cycle ahead tell
 when the low part and the whole count are full, so the count is exact at every edge. Adding
 amounts, the low part is shown a cycle late, beside the high part that has taken its carry: the
 count then reaches its register :func:`count_lag` cycles after the edge that took the amount.
@@ -20,7 +20,8 @@ from amaranth.lib.wiring import In
 
 __all__ = ["Counters", "LOW_BITS", "build_count", "count_lag", "count_layout", "saturating_sum"]
 
-#: Width of the low part of a count, the widest adder a count has (more if amounts are wider).
+#: Width of the low part of a count, the one adder its input feeds (wider for wider amounts);
+#: the high part's increment starts from registers.
 LOW_BITS = 8
 
 
