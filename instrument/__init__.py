@@ -30,7 +30,7 @@ from .periodic_sampler import PeriodicSampler
 from .pipeline_probes import pipeline_attach_options, pipeline_probes
 from .port import PROTOCOL, PortSignature
 from .probe import THREAD_STATES
-from .saturating import Counters, add_saturating, count_layout, saturating_sum
+from .saturating import Counters, build_count, count_lag, count_layout, saturating_sum
 from .state_profiler import StateProfiler
 from .system_probes import PROBE_PRESETS, preset_attach_options, system_probes
 from .stream_monitor import STREAM_CATEGORIES, StreamMonitor, stream_category
@@ -42,8 +42,8 @@ __all__ = [
     "FSMInfo", "HMM", "HMMLayout", "Histogram", "Instrumented", "LatencyHistogram", "LineProbes",
     "PROBE_PRESETS", "PROTOCOL", "PeriodicSampler", "PortSignature", "READ_LATENCY_CYCLES",
     "REGISTERS", "SNAPSHOT_CHOICES", "STATUS_BITS", "STREAM_CATEGORIES", "StateProfiler", "StreamInfo",
-    "StreamMonitor", "THREAD_STATES", "TRACE_MODES", "TraceBuffer", "add_saturating", "attach",
-    "count_layout", "job_probe", "line_probes", "ops_probe", "pe_probes",
+    "StreamMonitor", "THREAD_STATES", "TRACE_MODES", "TraceBuffer", "attach", "build_count",
+    "count_lag", "count_layout", "job_probe", "line_probes", "ops_probe", "pe_probes",
     "pipeline_attach_options", "pipeline_probes",
     "preset_attach_options", "probe", "saturating_sum", "stream_category", "stream_probes",
     "system_probes", "traffic_probes",

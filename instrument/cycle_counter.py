@@ -3,7 +3,7 @@
 from amaranth.hdl import Module
 from amaranth.lib.wiring import Out
 
-from .saturating import Counters, add_saturating, count_layout
+from .saturating import Counters, build_count, count_layout
 
 __all__ = ["CycleCounter"]
 
@@ -25,8 +25,5 @@ class CycleCounter(Counters):
 
     def elaborate(self, platform):
         m = Module()
-        with m.If(self.clear):
-            m.d.sync += self.value.as_value().eq(0)
-        with m.Else():
-            add_saturating(m, self.value, self.enable)
+        build_count(m, self.value, self.enable, clear=self.clear)
         return m

@@ -1,10 +1,10 @@
 """Event counters: cycles in which events happen, or amounts accumulated when they are valid."""
 
-from amaranth.hdl import Module, Mux, unsigned
+from amaranth.hdl import Module, Mux, Signal, unsigned
 from amaranth.lib import data
 from amaranth.lib.wiring import In, Out
 
-from .saturating import Counters, add_saturating, count_layout
+from .saturating import Counters, build_count, count_lag, count_layout
 
 __all__ = ["EventCounter"]
 
@@ -44,6 +44,7 @@ class EventCounter(Counters):
             raise ValueError(f"amount_bits must be a positive integer or None, not {amount_bits!r}")
         self._sources = sources
         self._amount_bits = amount_bits
+        self._now = None
         members = {"valid": In(sources), "value": Out(count_layout(bits))}
         if amount_bits is not None:
             members["amount"] = In(data.ArrayLayout(unsigned(amount_bits), sources))
@@ -57,15 +58,32 @@ class EventCounter(Counters):
     def amount_bits(self):
         return self._amount_bits
 
+    @property
+    def lag(self):
+        """Cycles ``value`` lags the count (:func:`~hwgen.instrument.saturating.count_lag`)."""
+        return count_lag(self.bits, len(self._increment()))
+
+    @property
+    def now(self):
+        """``value`` as it would be without its lag (see
+        :func:`~hwgen.instrument.saturating.build_count`): ``value`` itself if it does not lag."""
+        if not self.lag:
+            return self.value
+        if self._now is None:
+            self._now = Signal(count_layout(self.bits), name="now")
+        return self._now
+
+    def _increment(self):
+        """What a cycle adds."""
+        if self._amount_bits is None:
+            return sum(self.valid) if self._sources > 1 else self.valid
+        terms = [Mux(self.valid[i], self.amount[i], 0) for i in range(self._sources)]
+        return sum(terms[1:], terms[0])
+
     def elaborate(self, platform):
         m = Module()
-        if self._amount_bits is None:
-            increment = sum(self.valid) if self._sources > 1 else self.valid
-        else:
-            terms = [Mux(self.valid[i], self.amount[i], 0) for i in range(self._sources)]
-            increment = sum(terms[1:], terms[0])
-        with m.If(self.clear):
-            m.d.sync += self.value.as_value().eq(0)
-        with m.Else():
-            add_saturating(m, self.value, increment, when=self.enable)
+        now, _ = build_count(m, self.value, self._increment(), clear=self.clear,
+                             when=self.enable)
+        if self._now is not None:
+            m.d.comb += self._now.eq(now)
         return m

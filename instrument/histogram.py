@@ -8,7 +8,7 @@ from amaranth.hdl import Module, Mux
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from .saturating import add_saturating, count_layout
+from .saturating import build_count, count_layout
 from .state_profiler import build_count_table
 
 __all__ = ["Histogram", "build_histogram", "check_histogram", "histogram_labels",
@@ -54,16 +54,12 @@ def build_histogram(m, h, *, value, sample, bins, bin_width):
     build_count_table(m, index=Mux(high < bins, high, bins), count=sample, clear=h.clear,
                       raddr=h.raddr, rdata=h.rdata, busy=h.busy, depth=bins + 1,
                       bits=len(h.count.count))
+    build_count(m, h.count, sample, clear=h.clear)
+    now, _ = build_count(m, h.sum, value, clear=h.clear, when=sample)
+    m.d.comb += h.sum_now.eq(now)
     with m.If(h.clear):
-        m.d.sync += [
-            h.count.as_value().eq(0),
-            h.sum.as_value().eq(0),
-            h.min.eq(h.min.init),
-            h.max.eq(0),
-        ]
+        m.d.sync += [h.min.eq(h.min.init), h.max.eq(0)]
     with m.Elif(sample):
-        add_saturating(m, h.count, 1)
-        add_saturating(m, h.sum, value)
         with m.If(value < h.min):
             m.d.sync += h.min.eq(value)
         with m.If(value > h.max):
@@ -71,7 +67,8 @@ def build_histogram(m, h, *, value, sample, bins, bin_width):
 
 
 def histogram_members(value_bits, bins, bits):
-    """The signature members a histogram's host and summary need."""
+    """The signature members a histogram's host and summary need (``sum_now``: the sum without
+    the lag of ``sum``, see :func:`~hwgen.instrument.saturating.build_count`)."""
     return {
         "clear": In(1),
         "busy": Out(1),
@@ -79,6 +76,7 @@ def histogram_members(value_bits, bins, bits):
         "rdata": Out(count_layout(bits)),
         "count": Out(count_layout(bits)),
         "sum": Out(count_layout(bits + value_bits)),
+        "sum_now": Out(count_layout(bits + value_bits)),
         "min": Out(value_bits, init=(1 << value_bits) - 1),
         "max": Out(value_bits),
     }
@@ -119,7 +117,10 @@ class Histogram(wiring.Component):
     count : Out(count_layout(bits))
         Samples taken.
     sum : Out(count_layout(bits + value_bits))
-        Sum of the samples.
+        Sum of the samples, a cycle after ``count`` when it lags
+        (:func:`~hwgen.instrument.saturating.count_lag`).
+    sum_now : Out(count_layout(bits + value_bits))
+        The sum in step with ``count``.
     min, max : Out(value_bits)
         Smallest and largest sample (all ones and zero before the first).
     """

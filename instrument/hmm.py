@@ -66,6 +66,8 @@ class _Builder:
         self.samples = []        # (part port, design value): registered at every edge
         self.links = []          # (part port, value of another part): combinational
         self.fields = []         # (name, value, has overflow flag)
+        self.lags = []           # per field: cycles it lags the other values (0 or 1)
+        self.now = {}            # name -> value in the cycle, of a field that lags
         self.tables = []         # (name, kind, part, labels, values)
         self.traces = []         # (name, kind, part, events, payload [(name, bits, overflow)],
         #                           labels [(payload name, names by code)], period)
@@ -110,20 +112,26 @@ class _Builder:
         """Drive a part's input with another part's output (already aligned with the samples)."""
         self.links.append((port, value))
 
-    def count(self, name, counter):
-        """A saturating count (``count_layout`` view) readable as ``name``."""
+    def count(self, name, counter, *, now=None):
+        """A saturating count (``count_layout`` view) readable as ``name``; with ``now``, it
+        lags the other values a cycle and ``now`` is its value in the cycle (see
+        :func:`~hwgen.instrument.saturating.build_count`)."""
         self._claim(name)
         self.fields.append((name, counter.as_value(), True))
+        self.lags.append(int(now is not None))
+        if now is not None:
+            self.now[name] = now.as_value()
 
     def plain(self, name, value):
         self._claim(name)
         self.fields.append((name, Value.cast(value), False))
+        self.lags.append(0)
 
     def counter_value(self, name, probe):
-        """``(value, has overflow flag)`` of a value added earlier."""
+        """``(value, has overflow flag)`` of a value added earlier, in the cycle."""
         for field_name, value, overflow in self.fields:
             if field_name == name:
-                return value, overflow
+                return self.now.get(name, value), overflow
         raise ValueError(f"{probe}: no value named {name!r} was added before it "
                          f"(known: {', '.join(n for n, _, _ in self.fields)})")
 
@@ -261,7 +269,7 @@ class HMM(wiring.Component):
         m.submodules.control = fan_out = Module()
         control = _control(m, fan_out, self.port, b.parts.values(),
                            [part for _, _, part, *_ in b.traces], self._consumed_base,
-                           [value for _, value, _ in b.fields], self._snapshotted)
+                           [value for _, value, _ in b.fields], self._snapshotted, b.lags)
 
         registers = {
             REGISTERS["control"]: control.status,
@@ -286,14 +294,16 @@ class _Control:
     consumed: list          # per trace, the register the host writes the records it read to
 
 
-def _control(m, fan_out, port, parts, traces, consumed_base, values, snapshotted):
+def _control(m, fan_out, port, parts, traces, consumed_base, values, snapshotted, lags):
     """Execute the host's commands; tell every part whether this cycle counts and when to clear.
 
     A command written in cycle c: run/freeze decide whether cycle c + 1 is sampled for counting;
     snapshot and clear act at the edge that ends cycle c + 2, when the sample of cycle c has been
     counted; snapshot copies the ``values`` marked ``snapshotted`` into a register, the others
-    are read as they are. The parts'
-    ``enable``, ``clear`` and the traces' ``consumed`` are driven from ``fan_out``.
+    are read as they are; a value that ``lags`` (a wide sum, see
+    :func:`~hwgen.instrument.saturating.count_lag`) is copied an edge later, and cleared an edge
+    later too. The parts' ``enable``, ``clear`` and the traces' ``consumed`` are driven from
+    ``fan_out``.
     """
     run = Signal(init=1)
     clear = Signal()            # clear strobe for the parts, at the end of cycle c + 2
@@ -331,21 +341,28 @@ def _control(m, fan_out, port, parts, traces, consumed_base, values, snapshotted
     with m.If(clear):
         m.d.sync += [register.eq(0) for register in consumed]
 
-    kept = [value for value, copied in zip(values, snapshotted) if copied]
-    register = Signal(sum(len(value) for value in kept), name="snapshot")
-    with m.If(snap):
-        m.d.sync += register.eq(Cat(*kept))
+    register = Signal(sum(len(value) for value, copied in zip(values, snapshotted) if copied),
+                      name="snapshot")
+    late = Signal()             # the snapshot strobe of the values that lag
+    m.d.sync += late.eq(snap)
+    copies = ([], [])           # by lag: (part of the register, value)
     readable, offset = [], 0
-    for value, copied in zip(values, snapshotted):
+    for value, copied, lag in zip(values, snapshotted, lags):
+        if copied:
+            copies[lag].append(register[offset:offset + len(value)].eq(value))
         readable.append(register[offset:offset + len(value)] if copied else value)
         offset += len(value) if copied else 0
+    for strobe, assignments in zip((snap, late), copies):
+        if assignments:
+            with m.If(strobe):
+                m.d.sync += assignments
     snapshot = Cat(*readable)
 
     # Busy: a command has not fully taken effect, a sweep is running, or, once frozen, the last
     # samples are still being counted (a table holds a count TABLE_LATENCY cycles after it).
     settling = Signal(TABLE_LATENCY)
     m.d.sync += settling.eq(Cat(enable, settling[:-1]))
-    busy = Cat(pending, clear, snap, sweeping, (enable | settling.any()) & ~run).any()
+    busy = Cat(pending, clear, snap, late, sweeping, (enable | settling.any()) & ~run).any()
     status_bits = {"running": run, "busy": busy}
     status = Cat(*(status_bits[name] for name in sorted(STATUS_BITS, key=STATUS_BITS.get)))
     return _Control(status, snapshot, consumed)

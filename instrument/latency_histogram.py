@@ -18,7 +18,7 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from .histogram import build_histogram, check_histogram, histogram_labels, histogram_members
-from .saturating import add_saturating, count_layout
+from .saturating import build_count, count_layout
 
 __all__ = ["LatencyHistogram"]
 
@@ -46,7 +46,7 @@ class LatencyHistogram(wiring.Component):
         response in the cycle after its request.
     enable : In(1)
         Count this cycle.
-    clear, busy, raddr, rdata, count, sum, min, max
+    clear, busy, raddr, rdata, count, sum, sum_now, min, max
         The histogram's, as for :class:`~hwgen.instrument.histogram.Histogram`.
     wait_cycles : Out(count_layout(bits))
         Cycles with requests from earlier cycles outstanding and no response.
@@ -148,10 +148,7 @@ class LatencyHistogram(wiring.Component):
 
         build_histogram(m, self, value=age,
                         sample=self.enable & pop, bins=self._bins, bin_width=self._bin_width)
-        with m.If(self.clear):
-            m.d.sync += [self.wait_cycles.as_value().eq(0), self.untracked.as_value().eq(0)]
-        with m.Else():
-            add_saturating(m, self.wait_cycles, (queued | skipping) & ~self.response,
-                           when=self.enable)
-            add_saturating(m, self.untracked, lost, when=self.enable)
+        build_count(m, self.wait_cycles, (queued | skipping) & ~self.response, clear=self.clear,
+                    when=self.enable)
+        build_count(m, self.untracked, lost, clear=self.clear, when=self.enable)
         return m

@@ -18,6 +18,7 @@ from amaranth.hdl import Cat
 
 from .accumulator_table import AccumulatorTable
 from .event_counter import EventCounter
+from .saturating import count_lag
 from .histogram import Histogram as HistogramPart
 from .latency_histogram import LatencyHistogram
 from .periodic_sampler import PeriodicSampler
@@ -79,7 +80,7 @@ class Count(Probe):
         events = [b.resolve(e, self.name, width=1) for e in self._events]
         part = b.add(self.name, EventCounter(b.counter_bits, sources=len(events)))
         b.sample(part.valid, Cat(*events))
-        b.count(self.name, part.value)
+        b.count(self.name, part.value, now=part.now if part.lag else None)
         b.group("counter", self.name, value=self.name)
 
 
@@ -108,7 +109,7 @@ class Accumulate(Probe):
         for i, (value, valid) in enumerate(pairs):
             b.sample(part.amount[i], value)
             b.sample(part.valid[i], valid)
-        b.count(self.name, part.value)
+        b.count(self.name, part.value, now=part.now if part.lag else None)
         b.group("counter", self.name, value=self.name)
 
 
@@ -210,7 +211,9 @@ class Stream(Probe):
 def _add_histogram(b, name, part):
     """Make a histogram part's values readable."""
     b.count(f"{name}.count", part.count)
-    b.count(f"{name}.sum", part.sum)
+    value_bits = len(part.sum.count) - len(part.count.count)
+    lags = count_lag(len(part.sum.count), value_bits)
+    b.count(f"{name}.sum", part.sum, now=part.sum_now if lags else None)
     b.plain(f"{name}.min", part.min)
     b.plain(f"{name}.max", part.max)
     b.table(f"{name}.bins", "histogram", part, part.labels())

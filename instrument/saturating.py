@@ -4,13 +4,25 @@ Every counter of the HMM is a :func:`count_layout` value: ``count`` in the low b
 ``overflow`` bit above it, in one register. A count that would pass its maximum stays at the
 maximum and sets ``overflow``, so the host can tell an exact value (``overflow == 0``) from a lower
 bound (``overflow == 1``).
+
+:func:`build_count` keeps such a count without a carry chain as long as the count behind its
+input: the count is split into a low part of :data:`LOW_BITS` that adds the amount and a high
+part that takes the low part's carry from a register, and whether the count saturates is decided
+from registers as well. Counting one at a time, flags registered a cycle ahead tell
+when the low part and the whole count are full, so the count is exact at every edge. Adding
+amounts, the low part is shown a cycle late, beside the high part that has taken its carry: the
+count then reaches its register :func:`count_lag` cycles after the edge that took the amount.
 """
 
-from amaranth.hdl import Cat, Mux, Value, unsigned
+from amaranth.hdl import Cat, Const, Mux, Signal, Value, unsigned
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In
 
-__all__ = ["Counters", "count_layout", "saturating_sum", "add_saturating"]
+__all__ = ["Counters", "LOW_BITS", "build_count", "count_lag", "count_layout", "saturating_sum"]
+
+#: Width of the low part of a count, the one adder its input feeds (wider for wider amounts);
+#: the high part's increment starts from registers.
+LOW_BITS = 8
 
 
 def count_layout(bits):
@@ -39,24 +51,101 @@ def saturating_sum(counter, amount):
     return Mux(total[bits:].any(), (1 << (bits + 1)) - 1, Cat(total[:bits], overflow))
 
 
-def add_saturating(m, counter, amount, *, when=None):
-    """Add ``amount`` to the saturating register ``counter`` at the next ``sync`` edge.
+def _low_bits(bits, amount_bits, low_bits):
+    # An amount narrower than the low part carries into the high part at most once per edge.
+    return min(bits, max(low_bits, amount_bits))
+
+
+def count_lag(bits, amount_bits, *, low_bits=LOW_BITS):
+    """Cycles a :func:`build_count` count of ``bits`` bits, adding amounts of ``amount_bits``,
+    takes to reach its register after the edge that takes the amount: 0 or 1."""
+    return int(amount_bits > 1 and _low_bits(bits, amount_bits, low_bits) < bits)
+
+
+def build_count(m, counter, amount, *, clear, when=None, low_bits=LOW_BITS):
+    """Add ``amount`` to the saturating register ``counter`` at every ``sync`` edge.
 
     Parameters
     ----------
     m : Module
     counter : View of count_layout
-        The register to update.
+        The register; it holds the count :func:`count_lag` cycles after the amount is taken.
     amount : Value or int
+    clear : Value
+        Zero the count (and its flag) at this edge instead; the amount of this cycle is lost.
+        A count that lags takes its clear a cycle later too, so the values it showed before the
+        clear remain readable for as long as those of a count that does not.
     when : Value or None
         Add only in cycles where this is high.
+    low_bits : int
+        Width of the low part (widened to the amount's).
+
+    Returns
+    -------
+    now : Value of count_layout
+        The count as a count that does not lag shows it: ``counter`` itself, or for a count that
+        lags, its registers added up (an adder as wide as the high part, for the few readers
+        that need it in the cycle, such as a sampler's records).
+    invariant : Value
+        A relation between the count's registers that holds in every state reachable from
+        reset: a formal proof assumes less when it asserts it too (k-induction closes).
     """
     amount = Value.cast(amount)
-    condition = amount if len(amount) == 1 else amount.any()
+    take = amount if len(amount) == 1 else Const(1)
     if when is not None:
-        condition = when & condition
-    with m.If(condition):
-        m.d.sync += counter.as_value().eq(saturating_sum(counter, amount if len(amount) > 1 else 1))
+        take = take & when
+    bits = len(counter.count)
+    low_width = _low_bits(bits, len(amount), low_bits)
+    low, high = counter.count[:low_width], counter.count[low_width:]
+    overflow, name = counter.overflow, counter.as_value().name
+    ones = (1 << low_width) - 1
+    if len(amount) == 1:
+        # Counting one at a time: the low part wraps, and the count saturates, in cycles
+        # flagged by registers set the cycle before.
+        low_full = Signal(name=f"{name}_low_full")
+        high_full = Signal(name=f"{name}_high_full") if len(high) else Const(1)
+        with m.If(clear):
+            m.d.sync += [counter.as_value().eq(0), low_full.eq(0)]
+            if len(high):
+                m.d.sync += high_full.eq(0)
+        with m.Elif(take & ~overflow):
+            with m.If(low_full & high_full):
+                m.d.sync += overflow.eq(1)
+            with m.Else():
+                m.d.sync += [low.eq(low + 1), low_full.eq(low == ones - 1)]
+                if len(high):
+                    with m.If(low_full):
+                        m.d.sync += [high.eq(high + 1),
+                                     high_full.eq(high == (1 << len(high)) - 2)]
+        return counter, (low_full == low.all()) & (high_full == high.all())
+    if not len(high):
+        # No wider than the amount: one adder, as wide as the count.
+        with m.If(clear):
+            m.d.sync += counter.as_value().eq(0)
+        with m.Elif(take):
+            m.d.sync += counter.as_value().eq(saturating_sum(counter, amount))
+        return counter, ~overflow | counter.count.all()
+    # Adding amounts: the low part adds in a register of its own and is shown a cycle later,
+    # beside the high part that has then taken the low part's carry. A clear empties the adder
+    # at once and what is shown a cycle later.
+    adding, carry = Signal(low_width, name=f"{name}_low"), Signal(name=f"{name}_carry")
+    clearing = Signal(name=f"{name}_clear")
+    total = adding + amount
+    m.d.sync += [clearing.eq(clear), carry.eq(0)]
+    with m.If(clear):
+        m.d.sync += adding.eq(0)
+    with m.Elif(take):
+        m.d.sync += [adding.eq(total[:low_width]), carry.eq(total[low_width])]
+    with m.If(clearing):
+        m.d.sync += counter.as_value().eq(0)
+    with m.Elif(overflow | (carry & high.all())):
+        m.d.sync += [low.eq(ones), overflow.eq(1)]
+    with m.Else():
+        m.d.sync += [low.eq(adding), high.eq(high + carry)]
+    saturated = (1 << (bits + 1)) - 1
+    added = Cat(adding, (high + carry)[:len(high)], 0)
+    now = Mux(clearing, adding, Mux(overflow | (carry & high.all()), saturated, added))
+    return counter.shape()(now), ~overflow | counter.count.all()
 
 
 class Counters(wiring.Component):

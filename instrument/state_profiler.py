@@ -15,7 +15,7 @@ amount to add instead of one, so do accumulator tables
 (:mod:`hwgen.instrument.accumulator_table`).
 """
 
-from amaranth.hdl import Const, Module, Mux, Signal, Value
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value
 from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -83,27 +83,45 @@ def build_count_table(m, *, index, count, clear, raddr, rdata, busy, depth, bits
     amount = Value.cast(amount)
     if isinstance(amount, Const):
         word_amount = amount
+        counting_one = amount.value == 1
     else:
+        counting_one = False
         # The amount follows its index through the registers to the adder.
         count_amount, read_amount, word_amount = (Signal(amount.shape(), name=f"{stage}_amount")
                                                   for stage in ("count", "read", "word"))
         m.d.sync += [count_amount.eq(amount), read_amount.eq(count_amount),
                      word_amount.eq(read_amount)]
+    source = layout(Mux(newest, last_word, word))
     m.d.comb += [
         rd.addr.eq(Mux(counting, count_index, raddr)),
         rdata.eq(rd.data),
         busy.eq(sweep != depth),
         writing.eq(word_valid & ~busy & ~clear),
-        update.eq(saturating_sum(layout(Mux(newest, last_word, word)), word_amount)),
     ]
     # The word read for an entry misses the updates written at the read's edge and at the next
     # one, and the one computed while the word is registered. The first two are folded into the
     # word as it is registered (the later wins); for the third a registered flag selects it.
-    forwarded = Mux(older_valid & (older_addr == read_addr), older_word, rd.data)
+    from_older = older_valid & (older_addr == read_addr)
+    from_last = last_valid & (last_addr == read_addr)
+    forwarded = Mux(from_older, older_word, rd.data)
+    if counting_one:
+        # Whether each word is all ones travels beside it in a register, so the increment's
+        # saturation needs no all-ones test after the choice of its word.
+        word_full, last_full, older_full = Signal(), Signal(), Signal()
+        source_full = Mux(newest, last_full, word_full)
+        m.d.comb += update.eq(Mux(source_full, Cat(source.count, 1), source.as_value() + 1))
+        m.d.sync += [
+            word_full.eq(Mux(from_last, last_full,
+                             Mux(from_older, older_full, rd.data.count.all()))),
+            last_full.eq(source_full | (source.count == (1 << bits) - 2)),
+            older_full.eq(last_full),
+        ]
+    else:
+        m.d.comb += update.eq(saturating_sum(source, word_amount))
     m.d.sync += [
         read_addr.eq(rd.addr), read_valid.eq(counting & ~clear),
         word_addr.eq(read_addr), word_valid.eq(read_valid & ~clear),
-        word.eq(Mux(last_valid & (last_addr == read_addr), last_word, forwarded)),
+        word.eq(Mux(from_last, last_word, forwarded)),
         newest.eq(writing & (word_addr == read_addr)),
         last_addr.eq(word_addr), last_valid.eq(writing), last_word.eq(update),
         older_addr.eq(last_addr), older_valid.eq(last_valid & ~clear), older_word.eq(last_word),

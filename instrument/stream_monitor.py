@@ -3,7 +3,7 @@
 from amaranth.hdl import Module, Mux
 from amaranth.lib.wiring import In, Out
 
-from .saturating import Counters, add_saturating, count_layout
+from .saturating import Counters, build_count, count_layout
 
 __all__ = ["StreamMonitor", "STREAM_CATEGORIES", "stream_category"]
 
@@ -43,13 +43,9 @@ class StreamMonitor(Counters):
 
     def elaborate(self, platform):
         m = Module()
-        with m.If(self.clear):
-            m.d.sync += [getattr(self, category).as_value().eq(0) for category in STREAM_CATEGORIES]
-        with m.Elif(self.enable):
-            with m.If(~self.valid):
-                add_saturating(m, self.idle, 1)
-            with m.Elif(self.ready):
-                add_saturating(m, self.transferring, 1)
-            with m.Else():
-                add_saturating(m, self.blocking, 1)
+        events = {"transferring": self.valid & self.ready, "blocking": self.valid & ~self.ready,
+                  "idle": ~self.valid}
+        for category in STREAM_CATEGORIES:
+            build_count(m, getattr(self, category), events[category], clear=self.clear,
+                        when=self.enable)
         return m

@@ -22,7 +22,7 @@ from amaranth.lib import data, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from .saturating import add_saturating, count_layout
+from .saturating import build_count, count_layout
 
 __all__ = ["TraceBuffer", "TRACE_MODES"]
 
@@ -149,9 +149,8 @@ class TraceBuffer(wiring.Component):
         ]
 
         with m.If(self.clear):
-            m.d.sync += [self.written.eq(0), self.dropped.as_value().eq(0)]
-        with m.Else():
-            with m.If(store):
-                m.d.sync += self.written.eq(self.written + 1)
-            add_saturating(m, self.dropped, fire & full)
+            m.d.sync += self.written.eq(0)
+        with m.Elif(store):
+            m.d.sync += self.written.eq(self.written + 1)
+        build_count(m, self.dropped, fire & full, clear=self.clear)
         return m

@@ -62,7 +62,8 @@ class WindowRun:
 def instrument_pe(pe, *, timeline_depth=None, probes="default", **options):
     """``pe`` with the HMM every build gets: PE figures (:func:`hwgen.instrument.pe_probes`), a state
     profile per state machine and counters per stream. With ``probes="minimal"`` only
-    ``busy_cycles``, ``bytes_read``, ``bytes_written`` and ``ops`` (``"full"`` is the default's).
+    ``busy_cycles``, ``bytes_read``, ``bytes_written`` and ``ops``, read once the HMM is frozen
+    (no snapshot register: ``snapshot="traces"``; ``"full"`` is the default's).
 
     With ``timeline_depth``, also the ``timeline`` of every state machine's state and stream's
     category over time (see :func:`hwgen.instrument.attach`) and the ``job`` trace
@@ -72,7 +73,7 @@ def instrument_pe(pe, *, timeline_depth=None, probes="default", **options):
     if probes not in PROBE_PRESETS:
         raise ValueError(f"probes must be one of {', '.join(PROBE_PRESETS)}, not {probes!r}")
     if probes == "minimal":
-        options = {"fsms": False, "streams": False, **options}
+        options = {"fsms": False, "streams": False, "snapshot": "traces", **options}
         chosen = [*traffic_probes(pe), ops_probe(pe, pe.ops_per_element)]
     else:
         chosen = pe_probes(pe)

@@ -93,6 +93,38 @@ def test_event_counter_accumulates_valid_amounts_with_exact_overflow(seed, bits)
     assert out[-1] == (min(true_sum, (1 << bits) - 1), true_sum > (1 << bits) - 1)
 
 
+@pytest.mark.parametrize("sources,amount_bits", [(1, None), (3, None), (2, 6)])
+def test_counts_wider_than_their_low_part_are_exact_through_clears_and_saturation(
+        sources, amount_bits):
+    """10-bit counts, wider than the 8-bit low part that counts while the high part takes its
+    carry a cycle later: the value equals the model in every cycle (``lag`` cycles later, one
+    for sums; ``now`` at once), through a clear, until it saturates with its flag set."""
+    rng = random.Random(sources)
+    dut = EventCounter(10, sources=sources, amount_bits=amount_bits)
+    now = dut.now.as_value()
+    assert dut.lag == (sources > 1)
+    cycles = 1800 if sources == 1 else 700
+    steps = [(sum(int(rng.random() < 0.9) << i for i in range(sources)),
+              [rng.randrange(64) for _ in range(sources)],
+              int(rng.random() < 0.95), int(cycle == cycles // 5)) for cycle in range(cycles)]
+    inputs = [[(dut.valid, v), (dut.enable, e), (dut.clear, c),
+               *((dut.amount[i], a[i]) for i in range(sources) if amount_bits)]
+              for v, a, e, c in steps]
+    out = run_cycles(dut, inputs, [dut.value.as_value(), now])
+    model, words = Count(10), []
+    for valid, amounts, e, c in steps:
+        words.append(model.word)
+        if c:
+            model.clear()
+        elif e:
+            model.add(sum(amounts[i] if amount_bits else 1
+                          for i in range(sources) if valid >> i & 1))
+    assert model.overflow                       # the bound was reached
+    for cycle, (value, value_now) in enumerate(out):
+        assert value == (words[cycle - dut.lag] if cycle >= dut.lag else 0), f"cycle {cycle}"
+        assert value_now == words[cycle], f"cycle {cycle}"
+
+
 def test_stream_monitor_puts_each_cycle_in_one_category():
     rng = random.Random(1)
     dut = StreamMonitor(6)

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
-from probe_cost import ROWS, Reference, attach, bits_of  # noqa: E402
+from probe_cost import GOALS, ROWS, Reference, attach, bits_of, goal_rows, main  # noqa: E402
 
 W = 32          # the HMM's default counter_bits
 COUNT = W + 1   # a count and its overflow flag
@@ -57,3 +57,35 @@ def test_probe_bits_match_the_closed_form(name, probes, baseline):
 
 def test_hmm_without_probes_keeps_the_cycle_count_alone():
     assert _bits(lambda d: []) == (COUNT, 0)
+
+
+def test_goals_compare_each_measured_figure_with_its_limit(tmp_path):
+    """A goal's row gives the change in percent of the bare figure and says whether it is within
+    its limit; goals without their JSON files are shown as not measured, with the commands that
+    measure them."""
+    import json
+    figures = {"lut": (1000, 1200), "ff": (500, 800), "fmax_mhz": (200.0, 195.0)}
+    (tmp_path / "pe-u8-minimal.json").write_text(json.dumps({"figures": {
+        name: {"bare": bare, "with_hmm": with_hmm} for name, (bare, with_hmm) in figures.items()}}))
+    (tmp_path / "gemm-minimal-bare.json").write_text(json.dumps({"lut": 10_000, "ff": 20_000}))
+    (tmp_path / "gemm-minimal.json").write_text(json.dumps({"lut": 10_300, "ff": 20_500}))
+    rows, missing = goal_rows(tmp_path)
+    by_key = {(r[0], r[1], r[2]): r for r in rows}
+    lut = by_key["dilation line U8 PE", "minimal", "LUT"]
+    assert lut[3:] == ["1,000", "1,200", "+20.0%", "<= +25%", "met"]          # 200 / 1000
+    ff = by_key["dilation line U8 PE", "minimal", "FF"]
+    assert ff[5:] == ["+60.0%", "<= +50%", "missed by 10.0 points"]
+    fmax = by_key["dilation line U8 PE", "minimal", "Fmax (MHz)"]
+    assert fmax[5:] == ["-2.5%", ">= -3%", "met"]
+    gemm = by_key["GEMM vector, 8 threads, synth", "minimal", "LUT"]
+    assert gemm[5:] == ["+3.0%", "<= +3.42%", "met"]
+    assert by_key["dilation line U8 PE", "default", "LUT"][3:] == [
+        "n/a", "n/a", "n/a", "<= +100%", "not measured"]
+    assert len(rows) == sum(len(limits) for _, _, _, limits, _ in GOALS)
+    assert any("--unroll 1" in command and "--probes default" in command for command in missing)
+    assert not any("gemm" in command for command in missing)
+
+
+def test_goals_need_a_directory(tmp_path, capsys):
+    assert main(["--goals", str(tmp_path / "nowhere")]) == 2
+    assert "--goals" in capsys.readouterr().err

