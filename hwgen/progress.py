@@ -7,17 +7,18 @@ simulating): it is shown with its own clock, apart from the step's count and rat
 import sys
 import threading
 import time
-from contextlib import contextmanager
 
 from tqdm import tqdm
+
+from .sim.stage import listeners, stage
 
 __all__ = ["Progress", "note", "stage", "SLOW_SECONDS"]
 
 #: How long a step runs before a log (stderr not a terminal) hears about it, and then how often.
 SLOW_SECONDS = 60.0
 
-# The Progress objects shown now, innermost last: what a stage speaks through.
-_shown = []
+# The Progress objects shown now, innermost last: what a simulation's stage speaks through.
+_shown = listeners
 
 
 def _duration(seconds):
@@ -28,22 +29,6 @@ def _duration(seconds):
 def note(text):
     """A line on stderr that does not tear a progress bar."""
     tqdm.write(text, file=sys.stderr)
-
-
-@contextmanager
-def stage(desc):
-    """Within the innermost shown :class:`Progress`, a stage that counts nothing, ``desc``
-    ("compiling the simulation model"): shown with its own clock, after which the step's count
-    and rate start anew. Without a shown Progress (none, or quiet), nothing is shown."""
-    if not _shown:
-        yield
-        return
-    progress = _shown[-1]
-    progress._enter_stage(desc)
-    try:
-        yield
-    finally:
-        progress._leave_stage()
 
 
 class Progress:

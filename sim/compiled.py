@@ -41,7 +41,7 @@ from amaranth.lib.wiring import Out
 
 from ..instrument import READ_LATENCY_CYCLES, Instrumented
 from ..kernels.pe import check_pe
-from ..progress import stage
+from .stage import stage
 
 from .hmm_host import HMMError, HMMHost, PortBus, not_finished
 from .memory import PortTraffic

@@ -30,7 +30,6 @@ from amaranth.hdl import UnusedElaboratable
 from ..catalog import KERNELS, design_name
 from ..kernels.pipeline import Pipeline
 from ..model import predict_program, predict_window
-from ..errors import HwgenError
 from ..programs import MAX_THREADS, program_name
 from ..resources.estimate import estimate
 from ..resources.synth import synthesize
