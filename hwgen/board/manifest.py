@@ -1,0 +1,105 @@
+"""What ``hwgen deploy`` records of a deployment, and how ``hwgen board run`` rebuilds its job.
+
+The manifest names the job (kernel and every parameter), the board, the UART, the memory's frame
+layout, the protocol, the bridge's identity and the HMM's layout; from it a host rebuilds the
+same PE and HMM (checked by the layout id) to decode what the board answers, and the same
+:class:`~hwgen.board.top.BoardTop` to simulate the board.
+"""
+
+import numpy as np
+
+from ..instrument import HMMLayout
+from ..kernels import WindowFilter
+from ..sim import instrument_pe
+from ..versions import tool_versions
+
+from .top import BoardTop
+
+__all__ = ["MANIFEST_VERSION", "ManifestError", "Deployment", "deployment_top", "make_manifest"]
+
+MANIFEST_VERSION = 1
+
+
+class ManifestError(ValueError):
+    """A manifest that is not one ``hwgen deploy`` wrote, or that describes another job."""
+
+
+def deployment_top(design, memory_elements, divisor):
+    """The deployed top of ``design`` (an instrumented PE) with ``memory_elements``."""
+    return BoardTop(design, memory_elements, divisor=divisor)
+
+
+def make_manifest(*, kernel, pe, design, top, board, probes, baud, memory_blocks, bitstream,
+                  protocol):
+    """The manifest of a deployment (plain data); ``bitstream`` ``None`` when only the build
+    plan was written."""
+    name = None if bitstream is None else next(iter(bitstream.files))
+    return {
+        "manifest_version": MANIFEST_VERSION,
+        "tool_versions": tool_versions(),
+        "kernel": kernel,
+        "board": board.name,
+        "parameters": pe.parameters(),
+        "probes": probes,
+        "clock_mhz": board.clock_mhz,
+        "uart": {"baud": baud, "divisor": top.divisor, "format": "8N1"},
+        "frame": {"src_base": 0, "dst_base": pe.width * pe.height},
+        "memory": {"elements": top.memory.size, "banks": top.memory.banks,
+                   "block_rams": memory_blocks,
+                   "timing": "as the ideal memory model: latency 1 cycle, no bandwidth limit"},
+        "params": top.params,
+        "identity": top.identity.to_json(),
+        "protocol": protocol,
+        "bitstream": None if bitstream is None else {**bitstream.to_json(), "path": name},
+        "files": ({"build_plan": "build_plan.zip"} if bitstream is None else
+                  {"bitstream": name, "yosys_log": "top.rpt", "nextpnr_log": "top.tim"}),
+        "hmm_layout": design.layout.to_json(),
+    }
+
+
+class Deployment:
+    """A deployment read back from its manifest: the PE, its HMM and the job's layout.
+
+    Parameters
+    ----------
+    manifest : dict
+        As :func:`make_manifest` wrote it.
+    """
+
+    def __init__(self, manifest):
+        try:
+            if manifest.get("manifest_version") != MANIFEST_VERSION:
+                raise ManifestError(f"manifest_version {manifest.get('manifest_version')!r} is "
+                                    f"not {MANIFEST_VERSION}")
+            p = manifest["parameters"]
+            mask = np.array(p["mask_array"]) if p["mask"] == "custom" else p["mask"]
+            self.pe = WindowFilter(p["op"], (p["rows"], p["cols"]), mask=mask,
+                                   pixel_bits=p["pixel_bits"], width=p["width"],
+                                   height=p["height"], unroll=p["unroll"], buffer=p["buffer"],
+                                   pipeline=p["pipeline"], tree_stages=p["tree_stages"],
+                                   credits=p["credits"])
+            self.design = instrument_pe(self.pe, probes=manifest["probes"])
+            self.layout = HMMLayout.from_json(manifest["hmm_layout"])
+            self.kernel = manifest["kernel"]
+            self.board = manifest["board"]
+            self.baud = manifest["uart"]["baud"]
+            self.src_base = manifest["frame"]["src_base"]
+            self.dst_base = manifest["frame"]["dst_base"]
+            self.memory_elements = manifest["memory"]["elements"]
+            self.params = manifest["params"]
+        except (KeyError, TypeError, AttributeError) as error:
+            raise ManifestError(f"it lacks {error}") from None
+        if self.design.layout.layout_id != self.layout.layout_id:
+            raise ManifestError(f"its HMM layout id {self.layout.layout_id:#010x} is not the "
+                                f"rebuilt job's {self.design.layout.layout_id:#010x}: written by "
+                                f"another hwgen version")
+        self.manifest = manifest
+
+    def param_values(self):
+        """The run-time parameters in the protocol's order."""
+        values = {"src_base": self.src_base, "dst_base": self.dst_base}
+        return [values[name] for name in self.params]
+
+    def top(self, divisor):
+        """The deployed top, with ``divisor`` cycles per UART bit."""
+        return deployment_top(self.design, self.memory_elements, divisor)

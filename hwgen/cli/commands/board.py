@@ -1,0 +1,188 @@
+"""``hwgen board run``: run the job of a deployment on a board (or on its simulation) and read its
+HMM as a host does."""
+
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ...board.cosim import simulated_board
+from ...board.host import BoardError, BoardHost, open_port, run_window_job
+from ...board.manifest import Deployment, ManifestError
+from ...errors import HwgenError, SuspectMeasurement
+from ...sim import CycleData, MemoryModel, check_image
+from ...versions import tool_versions
+from ..figures import figure
+from ..imageio import IMAGE_SUFFIXES, encode_image, read_image
+from ..options import add_json_option, add_option, add_output_option, add_quiet_option
+from ..outputs import check_file_option, write_files
+from ..report import add_report_option, check_report_option, report_file
+from .sim import hmm_summary, model_check
+
+__all__ = ["add_options", "job_report", "run"]
+
+NAME = "board"
+HELP = "run a deployed kernel on a board (or its simulation) and read its HMM"
+DESCRIPTION = ("Work with what `hwgen deploy` wrote. `board run DIR` loads the input over the "
+               "board's UART, runs the job, reads the output and every value of the HMM, checks "
+               "the output against the numpy model and writes the JSON and report `sim` writes, "
+               "with measured_on.")
+
+#: Cycles per UART bit of the simulated board: the deployed top with a shorter bit period.
+SIMULATED_DIVISOR = 2
+
+
+def add_options(parser):
+    actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True,
+                                    parser_class=type(parser), title="actions")
+    sub = actions.add_parser("run", help="run the deployment's job and read its HMM",
+                             description="Run the job of the deployment in DIR on a board "
+                                         "through --serial PORT, or on the deployed top in "
+                                         "simulation behind a pseudo-terminal (--simulate).")
+    sub.add_argument("dir", metavar="DIR", help="a folder `hwgen deploy` wrote")
+    where = sub.add_mutually_exclusive_group(required=True)
+    where.add_argument("--serial", metavar="PORT", default=None,
+                       help="the board's serial port (/dev/ttyUSB0, /dev/ttyACM0...)")
+    where.add_argument("--simulate", action="store_true",
+                       help=f"simulate the deployed top instead, UART bits included "
+                            f"({SIMULATED_DIVISOR} cycles per bit), with this very host "
+                            f"talking to it through a pseudo-terminal")
+    add_option(sub, "--input", metavar="IMG", default=None,
+               help="input image: a .npy 2-D integer array, or an 8- or 16-bit greyscale PNG or "
+                    "PGM", shown="a seeded random image of the deployed size")
+    add_option(sub, "--seed", type=int, default=0, metavar="S", help="seed of the random image")
+    add_output_option(sub, "--output", "IMG", "the output image (.npy, .png or .pgm)")
+    add_json_option(sub, "the run's figures")
+    add_report_option(sub)
+    add_option(sub, "--timeout", type=float, default=None, metavar="SECONDS",
+               help="how long the host waits for each answer of the board",
+               shown="5 on a board, 120 simulated")
+    add_quiet_option(sub)
+
+
+def _deployment(folder):
+    path = Path(folder) / "manifest.json"
+    if not path.is_file():
+        raise HwgenError(f"DIR: no manifest.json in {str(folder)!r}: give a folder `hwgen "
+                         f"deploy` wrote")
+    try:
+        return Deployment(json.loads(path.read_text()))
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise HwgenError(f"DIR: {path} is not JSON ({error})") from None
+    except ManifestError as error:
+        raise HwgenError(f"DIR: {path} is not a deployment's manifest: {error}") from None
+
+
+def job_report(deployment, *, image_source, figures, mismatch, measured_on, engine, seconds):
+    """The JSON of a board run: the keys ``sim`` writes (the figures as the library's
+    :class:`~hwgen.sim.CycleData` gives them) and ``measured_on``."""
+    pe = deployment.pe
+    model = pe.traffic()
+    matches = (figures.bytes_read, figures.bytes_written) == (model.bytes_read,
+                                                              model.bytes_written)
+    suspect = [] if matches else ["the traffic measured does not match the fetch model"]
+    if mismatch is not None:
+        suspect.append(mismatch)
+    if figures.saturated:
+        suspect.append(f"HMM values saturated, their figures are lower bounds: "
+                       f"{', '.join(figures.saturated)}")
+    report = {
+        "tool_versions": tool_versions(),
+        "kernel": deployment.kernel,
+        "parameters": pe.parameters(),
+        "memory": MemoryModel().to_json(),
+        "link": None,
+        "input": image_source,
+        **figures.to_json(),
+        "fetch_model": model.to_json(),
+        "fetch_model_matches": matches,
+        "result_matches_numpy_model": mismatch is None,
+        "engine": engine,
+        "suspect": suspect,
+        "measured_on": measured_on,
+        "board": deployment.board,
+        "board_seconds": seconds,
+    }
+    if figures.total_cycles is not None:
+        report["cycles_outside_job"] = figures.total_cycles - figures.cycles
+    return report
+
+
+def run(args):
+    for option, path in (("--output", args.output), ("--json", args.json)):
+        check_file_option(option, path)
+    check_report_option(args)
+    if args.output and Path(args.output).suffix.lower() not in IMAGE_SUFFIXES:
+        raise HwgenError(f"--output must end in {', '.join(IMAGE_SUFFIXES)}, not "
+                         f"{Path(args.output).name!r}")
+    if args.timeout is not None and not args.timeout > 0:
+        raise HwgenError(f"--timeout must be a positive number of seconds, not {args.timeout:g}")
+    deployment = _deployment(args.dir)
+    pe = deployment.pe
+    if args.input:
+        image = read_image(args.input)
+        source = args.input
+    else:
+        image = np.random.default_rng(args.seed).integers(0, 1 << pe.pixel_bits,
+                                                          size=(pe.height, pe.width))
+        source = f"random (seed {args.seed})"
+    try:
+        image = check_image(image, pe)
+    except ValueError as error:
+        raise HwgenError(f"--input: {error} (deployed in {args.dir})") from None
+
+    timeout = args.timeout or (120.0 if args.simulate else 5.0)
+    progress = None if args.quiet else (lambda step: print(f"  {step}...", flush=True))
+    started = time.perf_counter()
+    try:
+        if args.simulate:
+            measured_on, engine = "simulated board", {"name": "pysim"}
+            with simulated_board(deployment.top(SIMULATED_DIVISOR)) as path:
+                job = _job(deployment, path, image, timeout, progress)
+        else:
+            measured_on, engine = "board", None
+            job = _job(deployment, args.serial, image, timeout, progress)
+    except BoardError as error:
+        raise HwgenError(str(error)) from None
+    seconds = time.perf_counter() - started
+
+    figures = CycleData.from_readout(job.readout, element_bytes=pe.wr_beat.element_bytes)
+    mismatch = model_check(pe, [image], [job.image])
+    report = job_report(deployment, image_source=source, figures=figures, mismatch=mismatch,
+                        measured_on=measured_on, engine=engine, seconds=seconds)
+    files = {}
+    if args.json:
+        files[Path(args.json)] = json.dumps(report, indent=2) + "\n"
+    files.update(report_file(args, report, args.json or "this hwgen board run"))
+    if args.output:
+        files[Path(args.output)] = encode_image(args.output, job.image, pe.pixel_bits)
+    write_files(files)
+    if not args.quiet:
+        verdict = "matches" if mismatch is None else "DOES NOT MATCH"
+        print(f"{deployment.kernel} on the {measured_on} ({deployment.board}): "
+              f"{figures.cycles} cycles ({figure(figures.ops_per_cycle)} ops/cycle); "
+              f"result {verdict} the numpy model")
+        print(f"  read {figures.bytes_read} B, wrote {figures.bytes_written} B, ops "
+              f"{figures.ops}, CI {figure(figures.ci)} ops/byte")
+        for line in hmm_summary(figures):
+            print(f"  {line}")
+        for path in files:
+            print(f"  wrote {path}")
+        print(f"  {seconds:.1f} s on the {measured_on}")
+    if report["suspect"]:
+        raise SuspectMeasurement("; ".join(report["suspect"]))
+    return 0
+
+
+def _job(deployment, port_name, image, timeout, progress):
+    port = open_port(port_name, baud=deployment.baud, timeout_seconds=timeout)
+    try:
+        host = BoardHost(port, port_name)
+        return run_window_job(host, deployment.layout, image, params=deployment.param_values(),
+                              src_base=deployment.src_base, dst_base=deployment.dst_base,
+                              out_shape=(deployment.pe.out_height, deployment.pe.out_width),
+                              element_bytes=deployment.pe.rd_beat.element_bytes,
+                              timeout_seconds=timeout, progress=progress)
+    finally:
+        port.close()
