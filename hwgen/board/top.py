@@ -10,7 +10,7 @@ A window filter's job takes its input frame at element 0 and its output frame ri
 """
 
 from amaranth.hdl import Elaboratable, Module
-from amaranth.lib import wiring
+from amaranth.lib import io, wiring
 from amaranth.lib.wiring import In, Out
 
 from ..instrument import Instrumented
@@ -173,6 +173,8 @@ class PlatformTop(Elaboratable):
     def elaborate(self, platform):
         m = Module()
         m.submodules.top = top = self._top
-        uart = platform.request("uart", 0)
-        m.d.comb += [top.rx.eq(uart.rx.i), uart.tx.o.eq(top.tx)]
+        uart = platform.request("uart", 0, dir="-")
+        m.submodules.rx = rx = io.Buffer("i", uart.rx)
+        m.submodules.tx = tx = io.Buffer("o", uart.tx)
+        m.d.comb += [top.rx.eq(rx.i), tx.o.eq(top.tx)]
         return m
