@@ -3,14 +3,13 @@
 :class:`BoardHost` speaks :mod:`hwgen.board.protocol` to a deployed top; :class:`SerialBus` makes
 its HMM commands the bus of :class:`hwgen.sim.HMMHost`, so the HMM of a board is read and decoded
 by the very code that reads it in simulation. :func:`run_window_job` runs one window-filter job
-as ``hwgen board run`` does. The same code runs against a board and against the simulated top
+or of a pipeline program (:func:`run_job`) as ``hwgen board run`` does. The same code runs against a board and against the simulated top
 (:mod:`hwgen.board.cosim`): only the serial port differs.
 """
 
 import time
 from dataclasses import dataclass
 
-import numpy as np
 import serial
 
 from ..sim.hmm_host import HMMError, HMMHost, PortBus
@@ -18,7 +17,7 @@ from ..sim.hmm_host import HMMError, HMMHost, PortBus
 from .protocol import (ACK, IDENTITY_BYTES, NAK, STATUS_BUSY, STATUS_DONE, Identity,
                        command_frame)
 
-__all__ = ["BoardError", "BoardHost", "BoardJob", "SerialBus", "open_port", "run_window_job"]
+__all__ = ["BoardError", "BoardHost", "BoardJob", "SerialBus", "open_port", "run_job"]
 
 # Elements or words per memory or HMM command: a reply stays short enough to time out early.
 _CHUNK = 1024
@@ -166,30 +165,34 @@ class SerialBus(PortBus):
 
 @dataclass(frozen=True)
 class BoardJob:
-    """What one job on a board gave: the output frame, the HMM's readout, the identity."""
-    image: np.ndarray
+    """What one job on a board gave: the memory read back after it, the HMM's readout, the
+    bridge's identity and the seconds it all took."""
+    values: list
     readout: object    # hwgen.sim.HMMReadout
     identity: Identity
     seconds: float
 
 
-def run_window_job(host, layout, image, *, params, src_base, dst_base, out_shape,
-                   element_bytes, timeout_seconds, progress=None):
-    """Run one window-filter job on a board and read everything back.
+def run_job(host, layout, *, load, params, read_back, element_bytes, timeout_seconds,
+            progress=None):
+    """Run one job on a board and read everything back.
 
-    Loads ``image`` at ``src_base``, clears the HMM and sets it running, sets the parameters,
+    Writes ``load`` into the memory, clears the HMM and sets it running, sets the parameters,
     starts the job, polls until it is done, reads every HMM value (frozen, with a snapshot, by
-    :meth:`hwgen.sim.HMMHost.read_all`) and the output frame at ``dst_base``.
+    :meth:`hwgen.sim.HMMHost.read_all`) and the memory ``read_back`` names.
 
     Parameters
     ----------
     host : BoardHost
     layout : HMMLayout
         The HMM's layout (the bridge's identity must carry its id).
-    image : 2-D array of int
+    load : (int, sequence of int)
+        First element and the elements to write there.
     params : list of int
         The run-time parameters, in the protocol's order.
-    out_shape : (int, int)
+    read_back : (int, int)
+        First element and count of the memory to read after the job.
+    element_bytes : int
     timeout_seconds : float
         How long the job may take before the host gives up.
     progress : callable or None
@@ -210,12 +213,13 @@ def run_window_job(host, layout, image, *, params, src_base, dst_base, out_shape
     if identity.element_bytes != element_bytes:
         raise BoardError(f"the board's elements are {identity.element_bytes} bytes, the "
                          f"manifest's {element_bytes}: the board holds another bitstream")
-    needed = dst_base + out_shape[0] * out_shape[1]
+    first, values = load
+    needed = max(first + len(values), sum(read_back))
     if needed > identity.memory_elements:
         raise BoardError(f"the job needs {needed} elements of memory, the board has "
                          f"{identity.memory_elements}: the board holds another bitstream")
     step("load the input")
-    host.write_memory(src_base, np.asarray(image).ravel(), element_bytes)
+    host.write_memory(first, values, element_bytes)
     hmm = HMMHost(SerialBus(host, identity.word_bytes), None, layout)
     try:
         _run(hmm.check_layout())
@@ -233,6 +237,5 @@ def run_window_job(host, layout, image, *, params, src_base, dst_base, out_shape
     except HMMError as error:
         raise BoardError(f"the board's HMM: {error}") from None
     step("read the output")
-    values = host.read_memory(dst_base, out_shape[0] * out_shape[1], element_bytes)
-    return BoardJob(np.array(values, dtype=np.int64).reshape(out_shape), readout, identity,
-                    time.perf_counter() - started)
+    values = host.read_memory(*read_back, element_bytes)
+    return BoardJob(values, readout, identity, time.perf_counter() - started)

@@ -8,14 +8,18 @@ same PE and HMM (checked by the layout id) to decode what the board answers, and
 
 import numpy as np
 
+from ..errors import HwgenError
 from ..instrument import HMMLayout
 from ..kernels import WindowFilter
-from ..sim import instrument_pe
+from ..kernels.pipeline import Pipeline
+from ..programs import PROGRAMS
+from ..sim import instrument_pe, instrument_pipeline
 from ..versions import tool_versions
 
 from .top import BoardTop
 
-__all__ = ["MANIFEST_VERSION", "ManifestError", "Deployment", "deployment_top", "make_manifest"]
+__all__ = ["MANIFEST_VERSION", "ManifestError", "Deployment", "deployment_top", "job_arguments",
+           "make_manifest"]
 
 MANIFEST_VERSION = 1
 
@@ -24,26 +28,46 @@ class ManifestError(ValueError):
     """A manifest that is not one ``hwgen deploy`` wrote, or that describes another job."""
 
 
-def deployment_top(design, memory_elements, divisor):
-    """The deployed top of ``design`` (an instrumented PE) with ``memory_elements``."""
+def deployment_top(design, memory_elements, divisor, launch_delay_cycles=None):
+    """The deployed top of ``design`` (an instrumented window filter or pipeline) with
+    ``memory_elements``; a pipeline's threads start ``launch_delay_cycles`` apart."""
+    if isinstance(design.design, Pipeline):
+        # A pipeline has at most one read in flight per thread (its response tags' queue).
+        return BoardTop(design, memory_elements, divisor=divisor,
+                        max_outstanding_reads=design.design.threads,
+                        launch_delay_cycles=launch_delay_cycles)
     return BoardTop(design, memory_elements, divisor=divisor)
 
 
+def job_arguments(job):
+    """What rebuilds a program's job: ``type(job)(**job_arguments(job))``."""
+    if job.name == "gemm":
+        return {"variant": job.variant, "dim": job.dim, "threads": job.threads,
+                "element_bits": job.element_bits, "frac_bits": job.frac_bits,
+                "lanes": job.lanes, "seed": job.seed}
+    return {"steps": job.steps, "threads": job.threads, "frac_bits": job.frac_bits}
+
+
 def make_manifest(*, kernel, pe, design, top, board, probes, baud, memory_blocks, bitstream,
-                  protocol):
+                  protocol, job=None, launch_delay_cycles=None):
     """The manifest of a deployment (plain data); ``bitstream`` ``None`` when only the build
-    plan was written."""
+    plan was written. For a program, ``job`` is its job and ``pe`` its pipeline."""
     name = None if bitstream is None else next(iter(bitstream.files))
+    if job is None:
+        what = {"kernel": kernel, "parameters": pe.parameters(),
+                "frame": {"src_base": 0, "dst_base": pe.width * pe.height}}
+    else:
+        what = {"program": kernel, "parameters": job.parameters(),
+                "job_arguments": job_arguments(job), "launch_delay_cycles": launch_delay_cycles,
+                "stages": list(pe.stage_names)}
     return {
         "manifest_version": MANIFEST_VERSION,
         "tool_versions": tool_versions(),
-        "kernel": kernel,
+        **what,
         "board": board.name,
-        "parameters": pe.parameters(),
         "probes": probes,
         "clock_mhz": board.clock_mhz,
         "uart": {"baud": baud, "divisor": top.divisor, "format": "8N1"},
-        "frame": {"src_base": 0, "dst_base": pe.width * pe.height},
         "memory": {"elements": top.memory.size, "banks": top.memory.banks,
                    "block_rams": memory_blocks,
                    "timing": "as the ideal memory model: latency 1 cycle, no bandwidth limit"},
@@ -58,7 +82,8 @@ def make_manifest(*, kernel, pe, design, top, board, probes, baud, memory_blocks
 
 
 class Deployment:
-    """A deployment read back from its manifest: the PE, its HMM and the job's layout.
+    """A deployment read back from its manifest: the PE (a window filter, or a program's
+    pipeline and its ``job``), its HMM and the job's layout.
 
     Parameters
     ----------
@@ -71,24 +96,38 @@ class Deployment:
             if manifest.get("manifest_version") != MANIFEST_VERSION:
                 raise ManifestError(f"manifest_version {manifest.get('manifest_version')!r} is "
                                     f"not {MANIFEST_VERSION}")
-            p = manifest["parameters"]
-            mask = np.array(p["mask_array"]) if p["mask"] == "custom" else p["mask"]
-            self.pe = WindowFilter(p["op"], (p["rows"], p["cols"]), mask=mask,
-                                   pixel_bits=p["pixel_bits"], width=p["width"],
-                                   height=p["height"], unroll=p["unroll"], buffer=p["buffer"],
-                                   pipeline=p["pipeline"], tree_stages=p["tree_stages"],
-                                   credits=p["credits"])
-            self.design = instrument_pe(self.pe, probes=manifest["probes"])
+            self.program = manifest.get("program")
+            if self.program is None:
+                p = manifest["parameters"]
+                mask = np.array(p["mask_array"]) if p["mask"] == "custom" else p["mask"]
+                self.job = None
+                self.pe = WindowFilter(p["op"], (p["rows"], p["cols"]), mask=mask,
+                                       pixel_bits=p["pixel_bits"], width=p["width"],
+                                       height=p["height"], unroll=p["unroll"],
+                                       buffer=p["buffer"], pipeline=p["pipeline"],
+                                       tree_stages=p["tree_stages"], credits=p["credits"])
+                self.design = instrument_pe(self.pe, probes=manifest["probes"])
+                self.kernel = manifest["kernel"]
+                self.src_base = manifest["frame"]["src_base"]
+                self.dst_base = manifest["frame"]["dst_base"]
+            else:
+                if self.program not in PROGRAMS:
+                    raise ManifestError(f"program {self.program!r} is not one of "
+                                        f"{', '.join(PROGRAMS)}")
+                self.job = PROGRAMS[self.program](**manifest["job_arguments"])
+                self.pe = Pipeline(self.job.program)
+                self.design = instrument_pipeline(self.pe, probes=manifest["probes"])
+                self.kernel = self.program
+                self.launch_delay_cycles = manifest["launch_delay_cycles"]
             self.layout = HMMLayout.from_json(manifest["hmm_layout"])
-            self.kernel = manifest["kernel"]
             self.board = manifest["board"]
             self.baud = manifest["uart"]["baud"]
-            self.src_base = manifest["frame"]["src_base"]
-            self.dst_base = manifest["frame"]["dst_base"]
             self.memory_elements = manifest["memory"]["elements"]
             self.params = manifest["params"]
         except (KeyError, TypeError, AttributeError) as error:
             raise ManifestError(f"it lacks {error}") from None
+        except HwgenError as error:
+            raise ManifestError(str(error)) from None
         if self.design.layout.layout_id != self.layout.layout_id:
             raise ManifestError(f"its HMM layout id {self.layout.layout_id:#010x} is not the "
                                 f"rebuilt job's {self.design.layout.layout_id:#010x}: written by "
@@ -97,9 +136,13 @@ class Deployment:
 
     def param_values(self):
         """The run-time parameters in the protocol's order."""
-        values = {"src_base": self.src_base, "dst_base": self.dst_base}
+        if self.job is not None:
+            values = self.job.memory()[1]
+        else:
+            values = {"src_base": self.src_base, "dst_base": self.dst_base}
         return [values[name] for name in self.params]
 
     def top(self, divisor):
         """The deployed top, with ``divisor`` cycles per UART bit."""
-        return deployment_top(self.design, self.memory_elements, divisor)
+        return deployment_top(self.design, self.memory_elements, divisor,
+                              getattr(self, "launch_delay_cycles", None))

@@ -16,10 +16,12 @@ from amaranth.lib.wiring import In, Out
 from ..instrument import Instrumented
 
 from .bridge import Bridge
+from .launcher import Launcher
 from .memory import BoardMemory, bank_count
 from .uart import UARTReceiver, UARTTransmitter, check_divisor
 
-__all__ = ["BoardTop", "PlatformTop", "block_count", "frame_elements", "largest_frame"]
+__all__ = ["BoardTop", "PlatformTop", "block_count", "frame_elements", "largest_frame",
+           "largest_memory", "memory_blocks"]
 
 
 def frame_elements(pe):
@@ -50,6 +52,22 @@ def block_count(family, depth, bits):
 def memory_blocks(family, elements, banks, bits):
     """Block RAMs of a :class:`BoardMemory` of ``elements`` in ``banks``."""
     return banks * block_count(family, -(-elements // banks), bits)
+
+
+def largest_memory(family, free_blocks, banks, bits):
+    """The most elements a :class:`BoardMemory` of ``banks`` holds in ``free_blocks``."""
+    per_bank = free_blocks // banks
+    if per_bank < 1:
+        return 0
+    depth = 1
+    while block_count(family, 2 * depth, bits) <= per_bank:
+        depth *= 2
+    step = depth
+    while step > 1:
+        step //= 2
+        if block_count(family, depth + step, bits) <= per_bank:
+            depth += step
+    return depth * banks
 
 
 def largest_frame(family, free_blocks, pe):
@@ -84,13 +102,18 @@ class BoardTop(wiring.Component):
     Parameters
     ----------
     design : Instrumented
-        The PE with its HMM.
+        The PE with its HMM: a window filter, or a multithreaded pipeline.
     memory_elements : int
         Elements of the job's memory.
     divisor : int
         Clock cycles per UART bit (the clock over the baud rate on a board).
     idle_bits : int
         Bit periods without a byte after which the bridge drops an unfinished command.
+    max_outstanding_reads : int or None
+        Read beats the PE can have in flight; ``None``: its ``max_outstanding_reads``.
+    launch_delay_cycles : int or None
+        For a pipeline (a PE with a ``launch`` stream): a :class:`~hwgen.board.launcher.Launcher`
+        starts its threads, one every this many cycles, as the simulated host does.
 
     Members
     -------
@@ -100,15 +123,24 @@ class BoardTop(wiring.Component):
         The UART line to the host.
     """
 
-    def __init__(self, design, memory_elements, *, divisor, idle_bits=1000):
+    def __init__(self, design, memory_elements, *, divisor, idle_bits=1000,
+                 max_outstanding_reads=None, launch_delay_cycles=None):
         if not isinstance(design, Instrumented):
             raise TypeError(f"design must be an Instrumented PE (with its HMM), not {design!r}")
         self._design = design
         self._divisor = check_divisor(divisor)
         pe = design.design
+        self._launcher = None
+        if "launch" in pe.signature.members:
+            if launch_delay_cycles is None:
+                raise ValueError("a pipeline's top needs launch_delay_cycles")
+            self._launcher = Launcher(pe.threads, launch_delay_cycles,
+                                      len(pe.launch.payload))
+        if max_outstanding_reads is None:
+            max_outstanding_reads = pe.max_outstanding_reads
         self._memory = BoardMemory(memory_elements, addr_width=pe.addr_width,
                                    rd_beat=pe.rd_beat, wr_beat=pe.wr_beat,
-                                   max_outstanding_reads=pe.max_outstanding_reads)
+                                   max_outstanding_reads=max_outstanding_reads)
         self._params = [name for name in pe.signature.members["ctrl"].signature.members
                         if name not in ("start", "busy", "done")]
         self._bridge = Bridge(memory_elements=memory_elements,
@@ -160,6 +192,10 @@ class BoardTop(wiring.Component):
         ]
         for index, name in enumerate(self._params):
             m.d.comb += getattr(design.ctrl, name).eq(bridge.params[index])
+        if self._launcher is not None:
+            launcher = m.submodules.launcher = self._launcher
+            m.d.comb += [launcher.start.eq(bridge.start), launcher.done.eq(design.ctrl.done)]
+            wiring.connect(m, launcher.launch, design.launch)
         return m
 
 

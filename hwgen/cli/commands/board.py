@@ -8,10 +8,11 @@ from pathlib import Path
 import numpy as np
 
 from ...board.cosim import simulated_board
-from ...board.host import BoardError, BoardHost, open_port, run_window_job
+from ...board.host import BoardError, BoardHost, open_port, run_job
 from ...board.manifest import Deployment, ManifestError
 from ...errors import HwgenError, SuspectMeasurement
-from ...sim import CycleData, MemoryModel, check_image
+from ...programs import PiJob
+from ...sim import STATE_NAMES, CycleData, HostModel, MemoryModel, ThreadRun, check_image
 from ...versions import tool_versions
 from ..figures import figure
 from ..imageio import IMAGE_SUFFIXES, encode_image, read_image
@@ -20,7 +21,7 @@ from ..outputs import check_file_option, write_files
 from ..report import add_report_option, check_report_option, report_file
 from .sim import hmm_summary, model_check
 
-__all__ = ["add_options", "job_report", "run"]
+__all__ = ["add_options", "job_report", "program_report", "run"]
 
 NAME = "board"
 HELP = "run a deployed kernel on a board (or its simulation) and read its HMM"
@@ -49,8 +50,9 @@ def add_options(parser):
                             f"({SIMULATED_DIVISOR} cycles per bit), with this very host "
                             f"talking to it through a pseudo-terminal")
     add_option(sub, "--input", metavar="IMG", default=None,
-               help="input image: a .npy 2-D integer array, or an 8- or 16-bit greyscale PNG or "
-                    "PGM", shown="a seeded random image of the deployed size")
+               help="a window filter's input image: a .npy 2-D integer array, or an 8- or "
+                    "16-bit greyscale PNG or PGM (a program's data are its job's, seeded)",
+               shown="a seeded random image of the deployed size")
     add_option(sub, "--seed", type=int, default=0, metavar="S", help="seed of the random image")
     add_output_option(sub, "--output", "IMG", "the output image (.npy, .png or .pgm)")
     add_json_option(sub, "the run's figures")
@@ -109,6 +111,35 @@ def job_report(deployment, *, image_source, figures, mismatch, measured_on, engi
     return report
 
 
+def program_report(deployment, *, result, matches, measured_on, engine, seconds, values):
+    """The JSON of a program's board run: the keys ``run`` writes (the figures as the library's
+    :class:`~hwgen.sim.ThreadRun` gives them) and ``measured_on``. The board's launcher starts
+    the threads; the host does not see when, so ``launch_cycle`` is ``null``."""
+    job = deployment.job
+    suspect = ([] if matches else ["the result does not match the numpy model"]) + (
+        [f"HMM values saturated, their figures are lower bounds: {', '.join(result.saturated)}"]
+        if result.saturated else [])
+    report = {
+        "tool_versions": tool_versions(),
+        "program": job.name,
+        "parameters": job.parameters(),
+        "memory": MemoryModel().to_json(),
+        "host": HostModel(deployment.launch_delay_cycles, None).to_json(),
+        "stages": list(deployment.pe.stage_names),
+        "result_matches_numpy_model": matches,
+        "suspect": suspect,
+        **result.to_json(),
+        "trace_time_unit": "clock cycle, counted by the HMM from the host's clear",
+        "engine": engine,
+        "measured_on": measured_on,
+        "board": deployment.board,
+        "board_seconds": seconds,
+    }
+    if isinstance(job, PiJob):
+        report["pi"] = job.value(values)
+    return report
+
+
 def run(args):
     for option, path in (("--output", args.output), ("--json", args.json)):
         check_file_option(option, path)
@@ -120,6 +151,12 @@ def run(args):
         raise HwgenError(f"--timeout must be a positive number of seconds, not {args.timeout:g}")
     deployment = _deployment(args.dir)
     pe = deployment.pe
+    if deployment.job is not None:
+        for option, value in (("--input", args.input), ("--output", args.output)):
+            if value is not None:
+                raise HwgenError(f"{option} is a window filter's image; the {deployment.program} "
+                                 f"job in {args.dir} brings its own data")
+        return _run_program(args, deployment)
     if args.input:
         image = read_image(args.input)
         source = args.input
@@ -132,23 +169,13 @@ def run(args):
     except ValueError as error:
         raise HwgenError(f"--input: {error} (deployed in {args.dir})") from None
 
-    timeout = args.timeout or (120.0 if args.simulate else 5.0)
-    progress = None if args.quiet else (lambda step: print(f"  {step}...", flush=True))
-    started = time.perf_counter()
-    try:
-        if args.simulate:
-            measured_on, engine = "simulated board", {"name": "pysim"}
-            with simulated_board(deployment.top(SIMULATED_DIVISOR)) as path:
-                job = _job(deployment, path, image, timeout, progress)
-        else:
-            measured_on, engine = "board", None
-            job = _job(deployment, args.serial, image, timeout, progress)
-    except BoardError as error:
-        raise HwgenError(str(error)) from None
-    seconds = time.perf_counter() - started
-
+    out_shape = (pe.out_height, pe.out_width)
+    job, measured_on, engine, seconds = _on_board(
+        args, deployment, load=(deployment.src_base, image.ravel()),
+        read_back=(deployment.dst_base, out_shape[0] * out_shape[1]))
+    output = np.array(job.values, dtype=np.int64).reshape(out_shape)
     figures = CycleData.from_readout(job.readout, element_bytes=pe.wr_beat.element_bytes)
-    mismatch = model_check(pe, [image], [job.image])
+    mismatch = model_check(pe, [image], [output])
     report = job_report(deployment, image_source=source, figures=figures, mismatch=mismatch,
                         measured_on=measured_on, engine=engine, seconds=seconds)
     files = {}
@@ -156,7 +183,7 @@ def run(args):
         files[Path(args.json)] = json.dumps(report, indent=2) + "\n"
     files.update(report_file(args, report, args.json or "this hwgen board run"))
     if args.output:
-        files[Path(args.output)] = encode_image(args.output, job.image, pe.pixel_bits)
+        files[Path(args.output)] = encode_image(args.output, output, pe.pixel_bits)
     write_files(files)
     if not args.quiet:
         verdict = "matches" if mismatch is None else "DOES NOT MATCH"
@@ -175,14 +202,64 @@ def run(args):
     return 0
 
 
-def _job(deployment, port_name, image, timeout, progress):
+def _run_program(args, deployment):
+    storage = deployment.job.memory()[0]
+    job, measured_on, engine, seconds = _on_board(args, deployment, load=(0, storage),
+                                                  read_back=(0, len(storage)))
+    threads = deployment.pe.threads
+    result = ThreadRun.from_readout(job.readout, deployment.layout,
+                                    launch_cycles=[None] * threads)
+    matches = deployment.job.matches(job.values)
+    report = program_report(deployment, result=result, matches=matches, measured_on=measured_on,
+                            engine=engine, seconds=seconds, values=job.values)
+    files = {}
+    if args.json:
+        files[Path(args.json)] = json.dumps(report, indent=2) + "\n"
+    files.update(report_file(args, report, args.json or "this hwgen board run"))
+    write_files(files)
+    if not args.quiet:
+        verdict = "matches" if matches else "DOES NOT MATCH"
+        print(f"{deployment.job.describe()} on the {measured_on} ({deployment.board}): "
+              f"{result.cycles} cycles; result {verdict} the numpy model")
+        if result.ops is not None:
+            print(f"  ops {result.ops} ({figure(result.ops_per_cycle)} ops/cycle); read "
+                  f"{result.bytes_read} B, wrote {result.bytes_written} B")
+        for thread, counts in enumerate(result.state_cycles):
+            print(f"  thread {thread}: " + (", ".join(
+                f"{name} {n}" for name, n in zip(STATE_NAMES, counts)) if counts is not None else "n/a"))
+        for path in files:
+            print(f"  wrote {path}")
+        print(f"  {seconds:.1f} s on the {measured_on}")
+    if report["suspect"]:
+        raise SuspectMeasurement("; ".join(report["suspect"]))
+    return 0
+
+
+def _on_board(args, deployment, *, load, read_back):
+    """Run the job on the board or its simulation: ``(BoardJob, measured_on, engine,
+    seconds)``."""
+    timeout = args.timeout or (120.0 if args.simulate else 5.0)
+    progress = None if args.quiet else (lambda step: print(f"  {step}...", flush=True))
+    started = time.perf_counter()
+    try:
+        if args.simulate:
+            with simulated_board(deployment.top(SIMULATED_DIVISOR)) as path:
+                job = _job(deployment, path, load, read_back, timeout, progress)
+            measured_on, engine = "simulated board", {"name": "pysim"}
+        else:
+            job = _job(deployment, args.serial, load, read_back, timeout, progress)
+            measured_on, engine = "board", None
+    except BoardError as error:
+        raise HwgenError(str(error)) from None
+    return job, measured_on, engine, time.perf_counter() - started
+
+
+def _job(deployment, port_name, load, read_back, timeout, progress):
     port = open_port(port_name, baud=deployment.baud, timeout_seconds=timeout)
     try:
-        host = BoardHost(port, port_name)
-        return run_window_job(host, deployment.layout, image, params=deployment.param_values(),
-                              src_base=deployment.src_base, dst_base=deployment.dst_base,
-                              out_shape=(deployment.pe.out_height, deployment.pe.out_width),
-                              element_bytes=deployment.pe.rd_beat.element_bytes,
-                              timeout_seconds=timeout, progress=progress)
+        return run_job(BoardHost(port, port_name), deployment.layout, load=load,
+                       params=deployment.param_values(), read_back=read_back,
+                       element_bytes=deployment.pe.rd_beat.element_bytes,
+                       timeout_seconds=timeout, progress=progress)
     finally:
         port.close()

@@ -8,20 +8,25 @@ from ...board.build import PLATFORMS, BuildFailed, build_bitstream, build_plan
 from ...board.manifest import deployment_top, make_manifest
 from ...board.memory import bank_count
 from ...board.protocol import __doc__ as PROTOCOL_DOC
-from ...board.top import frame_elements, largest_frame, memory_blocks
+from ...board.top import frame_elements, largest_frame, largest_memory, memory_blocks
 from ...catalog import design_name, resolve_board
 from ...errors import HwgenError
+from ...kernels.pipeline import Pipeline
+from ...programs import PROGRAMS
 from ...resources.estimate import estimate
-from ...sim import instrument_pe
+from ...sim import instrument_pe, instrument_pipeline
 from ..options import add_kernel_options, add_option, add_quiet_option, window_filter_from_args
 from ..outputs import check_folder_option, write_files
+from ..programs import add_program_options, job_from_args
 
 __all__ = ["add_options", "run"]
 
 NAME = "deploy"
 HELP = "build a bitstream with a UART bridge to run a kernel on a board"
 DESCRIPTION = ("Build a bitstream for a board through Amaranth's platform flow (amaranth-boards, "
-               "YoWASP Yosys and nextpnr): the kernel's PE with its HMM, the job's memory in "
+               "YoWASP Yosys and nextpnr): the kernel's PE (or the program's pipeline, its "
+               "threads started by a launcher as `run`'s host starts them) with its HMM, the "
+               "job's memory in "
                "block RAM and a UART bridge that `hwgen board run` talks to. Prints the "
                "bitstream's path, its resources and the timing margin at the board's clock, and "
                "writes the bitstream, the tools' logs and manifest.json into --out. Builds are "
@@ -32,7 +37,8 @@ PROTOCOL = " ".join(PROTOCOL_DOC.split("\n\n")[1].split())
 
 
 def add_options(parser):
-    add_kernel_options(parser)
+    add_kernel_options(parser, programs=PROGRAMS)
+    add_program_options(parser, host=True)
     add_option(parser, "--board", required=True, metavar="|".join(PLATFORMS),
                help="the board to build for", shown=None)
     add_option(parser, "--probes", default="default", choices=("minimal", "default"),
@@ -62,24 +68,28 @@ def divisor_for(clock_mhz, baud):
     return divisor
 
 
-def check_fits(board, pe, design):
-    """``(memory elements, block RAMs)`` of the job; raises HwgenError when they do not fit
-    beside the PE and its HMM, naming the largest frame that does."""
-    elements = frame_elements(pe)
+def check_fits(board, pe, design, elements, program=False):
+    """Block RAMs of a job of ``elements``; raises HwgenError when they do not fit beside the
+    PE and its HMM, naming the largest frame (or job memory, for a ``program``) that does."""
     banks = bank_count(pe.rd_beat, pe.wr_beat)
     bits = pe.rd_beat.element_bits
     blocks = memory_blocks(board.family, elements, banks, bits)
     used = estimate(design, board).bram
     free = board.resources.bram_blocks - used
     if blocks > free:
+        fits = f"{board.name} has {free} left beside the PE and its HMM ({used})"
+        if program:
+            largest = largest_memory(board.family, free, banks, bits)
+            raise HwgenError(f"--dim/--steps: the job needs {elements} elements of memory, "
+                             f"{blocks} block RAMs, and {fits}; the largest job memory that "
+                             f"fits is {largest} elements")
         (width, height), (side, _) = largest_frame(board.family, free, pe)
         at_width = (f"{width}x{height} at this width, " if height else
                     f"none at width {width}, ")
         raise HwgenError(f"--width/--height: the {pe.width}x{pe.height} frame's job needs "
-                         f"{elements} elements of memory, {blocks} block RAMs, and {board.name} "
-                         f"has {free} left beside the PE and its HMM ({used}); the largest frame "
-                         f"that fits is {at_width}{side}x{side} square")
-    return elements, blocks
+                         f"{elements} elements of memory, {blocks} block RAMs, and {fits}; the "
+                         f"largest frame that fits is {at_width}{side}x{side} square")
+    return blocks
 
 
 def run(args):
@@ -87,23 +97,38 @@ def run(args):
         raise HwgenError(f"--board must be one of {', '.join(PLATFORMS)}, not {args.board!r}")
     board = resolve_board(args.board)
     divisor = divisor_for(board.clock_mhz, args.baud)
-    pe = window_filter_from_args(args, board=board)
-    name = design_name(args.kernel, pe)
+    platform = board.elaboration_platform()
+    job = None
+    if args.kernel in PROGRAMS:
+        if args.launch_delay < 0:
+            raise HwgenError(f"--launch-delay must be an integer >= 0, not {args.launch_delay}")
+        job = job_from_args(args, args.kernel)
+        pe = Pipeline(job.program)
+        name = f"{job.program.name}_t{job.threads}"
+        elements = len(job.memory()[0])
+    else:
+        pe = window_filter_from_args(args, board=board)
+        name = design_name(args.kernel, pe)
+        elements = frame_elements(pe)
     out = Path(args.out or Path("deploy") / f"{name}-{board.name}")
     check_folder_option("--out", out)
     try:
         bank_count(pe.rd_beat, pe.wr_beat)
     except ValueError as error:
         raise HwgenError(f"--buffer {pe.buffer}: {error}; deploy buffer line or none") from None
-    design = instrument_pe(pe, platform=board.elaboration_platform(), probes=args.probes)
-    elements, blocks = check_fits(board, pe, design)
-    top = deployment_top(design, elements, divisor)
+    if job is None:
+        design = instrument_pe(pe, platform=platform, probes=args.probes)
+    else:
+        design = instrument_pipeline(pe, probes=args.probes, platform=platform)
+    blocks = check_fits(board, pe, design, elements, program=job is not None)
+    top = deployment_top(design, elements, divisor, args.launch_delay)
     if not args.build:
         archive = io.BytesIO()
         build_plan(top, board).archive(archive)
         manifest = make_manifest(kernel=args.kernel, pe=pe, design=design, top=top, board=board,
                                  probes=args.probes, baud=args.baud, memory_blocks=blocks,
-                                 bitstream=None, protocol=PROTOCOL)
+                                 bitstream=None, protocol=PROTOCOL, job=job,
+                                 launch_delay_cycles=args.launch_delay)
         write_files({out / "build_plan.zip": archive.getvalue(),
                      out / "manifest.json": json.dumps(manifest, indent=2) + "\n"})
         if not args.quiet:
@@ -120,7 +145,8 @@ def run(args):
         raise HwgenError(f"the {board.name} build failed: {error}") from None
     manifest = make_manifest(kernel=args.kernel, pe=pe, design=design, top=top, board=board,
                              probes=args.probes, baud=args.baud, memory_blocks=blocks,
-                             bitstream=bitstream, protocol=PROTOCOL)
+                             bitstream=bitstream, protocol=PROTOCOL, job=job,
+                             launch_delay_cycles=args.launch_delay)
     files = {out / name: path.read_bytes() for name, path in bitstream.files.items()}
     files[out / "manifest.json"] = json.dumps(manifest, indent=2) + "\n"
     write_files(files)
