@@ -203,3 +203,63 @@ def test_deploy_refuses_a_frame_too_large_and_names_the_largest(tmp_path, capsys
 
 def test_board_run_rejects_a_folder_that_is_no_deployment(tmp_path, capsys):
     _fails(capsys, ["board", "run", str(tmp_path), "--simulate"], "no manifest.json")
+
+
+@pytest.mark.parametrize("delay, busy_cycles", [(0, set()), (4, set()), (3, {0, 1, 2, 7})])
+def test_launcher_offers_each_thread_at_its_cycle(delay, busy_cycles):
+    from hwgen.board.launcher import Launcher
+    launcher = Launcher(3, delay, 2)
+    launches = []
+
+    async def bench(ctx):
+        ctx.set(launcher.start, 1)
+        await ctx.tick()
+        ctx.set(launcher.start, 0)
+        for cycle in range(20):
+            ctx.set(launcher.launch.ready, cycle not in busy_cycles)
+            valid, tid = ctx.get(launcher.launch.valid), ctx.get(launcher.launch.payload)
+            await ctx.tick()
+            if valid and cycle not in busy_cycles:
+                launches.append((cycle, tid))
+
+    sim = Simulator(launcher)
+    sim.add_clock(1e-8)
+    sim.add_testbench(bench)
+    sim.run()
+    # Thread t is offered from cycle t * delay on and goes at the first cycle the pipeline takes it.
+    expected, cycle = [], 0
+    for thread in range(3):
+        cycle = max(cycle, thread * delay)
+        while cycle in busy_cycles:
+            cycle += 1
+        expected.append((cycle, thread))
+        cycle += 1
+    assert launches == expected
+
+
+@pytest.mark.slow
+def test_simulated_board_runs_a_program_as_run_does(tmp_path):
+    from hwgen.kernels.pipeline import Pipeline
+    from hwgen.programs import GemmJob
+    from hwgen.sim import instrument_pipeline, run_threads
+
+    out = tmp_path / "gemm"
+    assert main(["deploy", "gemm", "--dim", "4", "--threads", "4", "--board", "ulx3s-85f",
+                 "--no-build", "--out", str(out), "-q"]) == 0
+    assert main(["board", "run", str(out), "--simulate", "--json", str(tmp_path / "run.json"),
+                 "-q"]) == 0
+    result = json.loads((tmp_path / "run.json").read_text())
+    assert result["measured_on"] == "simulated board"
+    assert result["result_matches_numpy_model"] is True
+
+    job = GemmJob("naive", dim=4, threads=4)
+    storage, params = job.memory()
+    sim = run_threads(instrument_pipeline(Pipeline(job.program)), storage, params=params,
+                      engine="pysim")
+    assert job.matches(storage)
+    for key in ("cycles", "ops", "bytes_read", "bytes_written"):
+        assert result[key] == getattr(sim, key), key
+    for thread, figures in enumerate(result["threads"]):
+        assert figures["stall_cycles"] == sim.stall_cycles[thread]
+        for name, percent in sim.state_percent()[thread].items():
+            assert figures[f"{name}_percent"] == pytest.approx(percent), (thread, name)

@@ -109,9 +109,12 @@ def simulated_board(top, *, simulator=Simulator):
 
     async def uart(ctx):
         ctx.set(top.rx, 1)
+        level = 1
         async for _, _, tx in ctx.tick().sample(top.tx):
             line.from_top(tx)
-            ctx.set(top.rx, line.to_top())
+            if line.to_top() != level:
+                level ^= 1
+                ctx.set(top.rx, level)
             if stop.is_set() and not line.busy:
                 return
 

@@ -59,7 +59,7 @@ def add_options(parser):
     add_report_option(sub)
     add_option(sub, "--timeout", type=float, default=None, metavar="SECONDS",
                help="how long the host waits for each answer of the board",
-               shown="5 on a board, 120 simulated")
+               shown="5 on a board, 600 simulated")
     add_quiet_option(sub)
 
 
@@ -238,7 +238,7 @@ def _run_program(args, deployment):
 def _on_board(args, deployment, *, load, read_back):
     """Run the job on the board or its simulation: ``(BoardJob, measured_on, engine,
     seconds)``."""
-    timeout = args.timeout or (120.0 if args.simulate else 5.0)
+    timeout = args.timeout or (600.0 if args.simulate else 5.0)
     progress = None if args.quiet else (lambda step: print(f"  {step}...", flush=True))
     started = time.perf_counter()
     try:
