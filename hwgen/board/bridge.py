@@ -104,8 +104,7 @@ class Bridge(wiring.Component):
         done_seen = Signal()
         id_bytes = Array(Const(byte, 8) for byte in identity.encode())
         id_index = Signal(range(len(id_bytes) + 1))
-        is_memory = cmd == COMMANDS["write_memory"]
-        is_memory |= cmd == COMMANDS["read_memory"]
+        is_memory = (cmd == COMMANDS["write_memory"]) | (cmd == COMMANDS["read_memory"])
 
         with m.If(self.done):
             m.d.sync += done_seen.eq(1)

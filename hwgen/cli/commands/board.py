@@ -43,12 +43,13 @@ def add_options(parser):
                                          "simulation behind a pseudo-terminal (--simulate).")
     sub.add_argument("dir", metavar="DIR", help="a folder `hwgen deploy` wrote")
     where = sub.add_mutually_exclusive_group(required=True)
-    where.add_argument("--serial", metavar="PORT", default=None,
-                       help="the board's serial port (/dev/ttyUSB0, /dev/ttyACM0...)")
-    where.add_argument("--simulate", action="store_true",
-                       help=f"simulate the deployed top instead, UART bits included "
-                            f"({SIMULATED_DIVISOR} cycles per bit), with this very host "
-                            f"talking to it through a pseudo-terminal")
+    add_option(where, "--serial", metavar="PORT", default=None,
+               help="the board's serial port (/dev/ttyUSB0, /dev/ttyACM0...)",
+               shown="none: give it or --simulate")
+    add_option(where, "--simulate", action="store_true", shown=None,
+               help=f"simulate the deployed top instead, UART bits included "
+                    f"({SIMULATED_DIVISOR} cycles per bit), with this very host talking to it "
+                    f"through a pseudo-terminal")
     add_option(sub, "--input", metavar="IMG", default=None,
                help="a window filter's input image: a .npy 2-D integer array, or an 8- or "
                     "16-bit greyscale PNG or PGM (a program's data are its job's, seeded)",

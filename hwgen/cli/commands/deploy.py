@@ -39,8 +39,8 @@ PROTOCOL = " ".join(PROTOCOL_DOC.split("\n\n")[1].split())
 def add_options(parser):
     add_kernel_options(parser, programs=PROGRAMS)
     add_program_options(parser, host=True)
-    add_option(parser, "--board", required=True, metavar="|".join(PLATFORMS),
-               help="the board to build for", shown=None)
+    add_option(parser, "--board", default="ulx3s-85f", metavar="|".join(PLATFORMS),
+               help="the board to build for")
     add_option(parser, "--probes", default="default", choices=("minimal", "default"),
                metavar="minimal|default", help="what the HMM measures (see `hwgen sim`)")
     add_option(parser, "--baud", type=int, default=115200, metavar="BAUD",
