@@ -308,3 +308,23 @@ def test_registered_io_wrapper_puts_every_port_bit_behind_a_register():
     sim.add_testbench(bench)
     sim.run()
     assert sum(bit << i for i, bit in enumerate(shifted_out)) == 5 + 3
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("board, bitstream", [("icebreaker", "top.bin"), ("ulx3s-85f", "top.bit")])
+def test_deploy_builds_a_bitstream_that_meets_timing(tmp_path, monkeypatch, capsys, board,
+                                                     bitstream):
+    monkeypatch.setenv("HWGEN_CACHE_DIR", str(tmp_path / "cache"))
+    out = tmp_path / "out"
+    assert main(["deploy", "dilation", *SMALL, "--board", board, "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert f"bitstream: {out / bitstream}" in printed and "timing met" in printed
+    assert sorted(p.name for p in out.iterdir()) == sorted([bitstream, "manifest.json",
+                                                            "top.rpt", "top.tim"])
+    manifest = json.loads((out / "manifest.json").read_text())
+    built = manifest["bitstream"]
+    assert built["timing_met"] and built["fmax_mhz"] > manifest["clock_mhz"]
+    assert (out / bitstream).stat().st_size > 10_000
+    # A second deploy reads the cache.
+    assert main(["deploy", "dilation", *SMALL, "--board", board, "--out", str(out)]) == 0
+    assert "[cached]" in capsys.readouterr().out
