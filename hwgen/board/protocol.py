@@ -29,8 +29,19 @@ job's ``done`` strobe has been seen since the last start.
 import struct
 from dataclasses import dataclass
 
-__all__ = ["ACK", "COMMANDS", "IDENTITY_BYTES", "MAGIC", "NAK", "VERSION", "Identity",
-           "command_frame"]
+__all__ = ["ACK", "COMMANDS", "IDENTITY_BYTES", "MAGIC", "NAK", "PROTOCOL", "VERSION",
+           "Identity", "command_frame"]
+
+#: The protocol in a paragraph, for manifests (the module documentation has it all).
+PROTOCOL = (
+    "UART 8N1. Every command is nine bytes: a command byte and two 32-bit little-endian "
+    "arguments a and b. The bridge answers 0xA5 (ACK) or 0x15 (NAK, refused), then the reply. "
+    "P identify (reply: 'HWG', version, element bytes, word bytes, parameters, memory elements "
+    "u32, HMM layout id u32); W write b elements from element a (data follow the command); "
+    "R read b elements from a; S set parameter a to b; G start; Q status (1 byte: bit 0 busy, "
+    "bit 1 done since start); w write b HMM words from word address a; r read b HMM words from "
+    "a. Data least significant byte first. Memory commands are refused while the job runs."
+)
 
 ACK = 0xA5
 NAK = 0x15

@@ -7,7 +7,7 @@ from pathlib import Path
 from ...board.build import PLATFORMS, BuildFailed, build_bitstream, build_plan
 from ...board.manifest import deployment_top, make_manifest
 from ...board.memory import bank_count
-from ...board.protocol import __doc__ as PROTOCOL_DOC
+from ...board.protocol import PROTOCOL
 from ...board.top import frame_elements, largest_frame, largest_memory, memory_blocks
 from ...catalog import design_name, resolve_board
 from ...errors import HwgenError
@@ -31,10 +31,6 @@ DESCRIPTION = ("Build a bitstream for a board through Amaranth's platform flow (
                "bitstream's path, its resources and the timing margin at the board's clock, and "
                "writes the bitstream, the tools' logs and manifest.json into --out. Builds are "
                "cached.")
-
-#: The protocol in brief, for the manifest (docs/board.md has it all).
-PROTOCOL = " ".join(PROTOCOL_DOC.split("\n\n")[1].split())
-
 
 def add_options(parser):
     add_kernel_options(parser, programs=PROGRAMS)
