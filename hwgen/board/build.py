@@ -141,8 +141,12 @@ def _utilisation(log):
 def build_plan(top, board):
     """Amaranth's build plan of ``top`` on ``board``: the RTLIL, the constraints and the
     scripts that run the tools (``plan.archive(file)`` writes them as a zip)."""
-    return platform_for(board).build(PlatformTop(top), name="top", do_build=False,
-                                     nextpnr_opts="--timing-allow-fail")
+    overrides = {"nextpnr_opts": "--timing-allow-fail"}
+    if board.family == "ice40":
+        # iCE40 has no distributed RAM: Yosys 0.70 fails on a memory that asks for it (the
+        # HMM's small tables do) instead of using block RAM, as hwgen synth finds too.
+        overrides["script_after_read"] = "setattr -unset ram_style m:*"
+    return platform_for(board).build(PlatformTop(top), name="top", do_build=False, **overrides)
 
 
 def build_bitstream(top, board, *, use_cache=True):
