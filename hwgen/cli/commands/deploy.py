@@ -138,6 +138,10 @@ def run(args):
     try:
         bitstream = build_bitstream(top, board, use_cache=args.cache)
     except BuildFailed as error:
+        if "no BELs remaining" in str(error):
+            raise HwgenError(f"the design does not fit {board.name}: nextpnr ran out of logic "
+                             f"cells ({error}); try --probes minimal or a smaller --unroll"
+                             ) from None
         raise HwgenError(f"the {board.name} build failed: {error}") from None
     manifest = make_manifest(kernel=args.kernel, pe=pe, design=design, top=top, board=board,
                              probes=args.probes, baud=args.baud, memory_blocks=blocks,
