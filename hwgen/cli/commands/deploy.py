@@ -138,7 +138,7 @@ def run(args):
     try:
         bitstream = build_bitstream(top, board, use_cache=args.cache)
     except BuildFailed as error:
-        if "no BELs remaining" in str(error):
+        if "no BELs remaining" in str(error) or "Failed to expand region" in str(error):
             raise HwgenError(f"the design does not fit {board.name}: nextpnr ran out of logic "
                              f"cells ({error}); try --probes minimal or a smaller --unroll"
                              ) from None
