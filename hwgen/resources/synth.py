@@ -14,6 +14,15 @@ Results are cached by a hash of the RTLIL, the tool versions and every option: a
 call reads the cache and returns at once. The cache folder is ``$HWGEN_CACHE_DIR/synth``, else
 ``~/.cache/hwgen/synth``.
 
+nextpnr-ice40 has no out-of-context mode: every port bit of the design needs a pin. A design with
+more port bits than its package has pins (the iCEBreaker's sg48: 39) is placed and routed behind a
+registered I/O wrapper (:class:`RegisteredIO`): every input port bit comes from a flip-flop of a
+shift chain fed by one pin, every output port bit goes into a capture flip-flop, and a second
+chain loads the captures and shifts them out through one pin. Every path into or out of the
+design then starts or ends at a flip-flop with no logic of the wrapper in between, as when the
+design sits between registers in a larger one, so Fmax is the design's own; the figures of
+LUT, FF and block RAM are still those of the design alone (it is synthesized once more, bare).
+
 Known tool failures handled: on iCE40, which has no LUT RAM, a memory whose ``ram_style``
 asks for distributed RAM (the HMM's small tables do) makes Yosys 0.70 fail; the attribute is
 dropped there before synthesis, so Yosys maps such memories as it would any other. Yosys 0.70
@@ -38,18 +47,24 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from ..build import to_rtlil
+from amaranth.hdl import Cat, Elaboratable, Module, Signal
+
+from .._amaranth import PortDirection
+from ..build import design_ports, to_rtlil
 from ..errors import HwgenError
 from ..catalog import resolve_board
 from ..progress import Progress
 from ..versions import tool_versions
 
-__all__ = ["SynthResult", "synthesize", "synth_command", "run_yosys", "primitive_cells",
+__all__ = ["RegisteredIO", "SynthResult", "synthesize", "synth_command", "run_yosys", "primitive_cells",
            "cell_resources", "unknown_cells", "find_tool", "cache_dir",
            "DEFAULT_TARGET_MHZ", "FLOW_VERSION"]
 
 #: Bumped when the scripts or the counting change, so old cache entries are not reused.
 FLOW_VERSION = 3
+
+#: User I/O pins of the iCE40 packages nextpnr places on (Lattice FPGA-DS-02008, Table 1.1).
+ICE40_PACKAGE_PINS = {"sg48": 39, "uwg30": 21}
 
 #: nextpnr's ``--freq`` per family: the timing-driven placer aims at this, Fmax is what it reaches.
 DEFAULT_TARGET_MHZ = {"ecp5": 200.0, "ice40": 100.0}
@@ -299,6 +314,64 @@ def run_yosys(board, work, *, progress=False):
     return command, tuple(workarounds), json.loads((work / "stat.json").read_text())
 
 
+class RegisteredIO(Elaboratable):
+    """``design`` behind registers on every port bit, reached through five pins (``clk``,
+    ``rst``, ``si``, ``load``, ``so``): a place-and-route harness for a design with more port
+    bits than its package has pins.
+
+    Input port bits are the flip-flops of a chain that shifts ``si`` in every cycle; output port
+    bits are captured in flip-flops every cycle, and a second chain loads the captures when
+    ``load`` is high and shifts them out through ``so`` otherwise. No logic of the wrapper sits
+    between a capture or input flip-flop and the design.
+
+    Parameters
+    ----------
+    design : Elaboratable
+    ports : dict
+        The design's ports, ``{name: (value, PortDirection)}`` (:func:`hwgen.build.design_ports`).
+    """
+
+    def __init__(self, design, ports):
+        self._design = design
+        self._ports = dict(ports)
+        self.si = Signal()
+        self.load = Signal()
+        self.so = Signal()
+
+    def ports(self):
+        return {"si": (self.si, PortDirection.Input), "load": (self.load, PortDirection.Input),
+                "so": (self.so, PortDirection.Output)}
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.design = self._design
+        inputs = [value for value, direction in self._ports.values()
+                  if direction == PortDirection.Input]
+        outputs = [value for value, direction in self._ports.values()
+                   if direction == PortDirection.Output]
+        in_bits = sum(len(value) for value in inputs)
+        if in_bits:
+            chain_in = Signal(in_bits)
+            m.d.sync += chain_in.eq(Cat(self.si, chain_in[:-1]))
+            m.d.comb += Cat(*inputs).eq(chain_in)
+        out_bits = sum(len(value) for value in outputs)
+        if out_bits:
+            capture = Signal(out_bits)
+            chain_out = Signal(out_bits)
+            m.d.sync += capture.eq(Cat(*outputs))
+            with m.If(self.load):
+                m.d.sync += chain_out.eq(capture)
+            with m.Else():
+                m.d.sync += chain_out.eq(chain_out >> 1)
+            m.d.comb += self.so.eq(chain_out[0])
+        return m
+
+
+def _port_bits(design, ports):
+    ports = ports if ports is not None else design_ports(design)
+    return sum(len(value) for value, _ in ports.values())
+
+
 def primitive_cells(stat_module):
     """``{cell type: count}`` of one ``stat -json`` module, without bookkeeping cells."""
     return {cell: count for cell, count in stat_module["num_cells_by_type"].items()
@@ -332,6 +405,8 @@ def _critical_path(report):
 
 
 def _place_and_route(board, work, seeds, target_mhz, progress, port_bits):
+    """Fmax and critical path per seed of ``work/netlist.json`` (``port_bits``: of the design
+    placed, for the error when they need more pins than there are)."""
     variable, default, _ = _pnr_args(board, 1, target_mhz)
     tool = _tool(variable, default)
 
@@ -416,9 +491,16 @@ def synthesize(design, board, *, name="top", seeds=3, ports=None, target_mhz=Non
         raise HwgenError(f"--target-mhz must be a positive number, not {target_mhz!r}")
     if not pnr:
         seeds, target_mhz = 0, None
-    rtlil = to_rtlil(design, "top", ports, platform=board.elaboration_platform())
+    platform = board.elaboration_platform()
+    rtlil = to_rtlil(design, "top", ports, platform=platform)
+    wrapped = None
+    if pnr and board.family == "ice40":
+        pins = ICE40_PACKAGE_PINS.get(board.toolchain.package.lower(), 0)
+        if _port_bits(design, ports) + 2 > pins:   # + clk and rst
+            harness = RegisteredIO(design, ports if ports is not None else design_ports(design))
+            wrapped = to_rtlil(harness, "top", harness.ports(), platform=platform)
     versions = tool_versions()
-    key = _key(rtlil, board, seeds, target_mhz, versions)
+    key = _key(rtlil + (wrapped or ""), board, seeds, target_mhz, versions)
     cached = cache_dir() / f"{key}.json"
     if use_cache and cached.exists():
         result = SynthResult.from_json({**json.loads(cached.read_text()), "name": name}, cached=True)
@@ -438,8 +520,20 @@ def synthesize(design, board, *, name="top", seeds=3, ports=None, target_mhz=Non
         if require_fit or pnr:
             _check_fits(board, counts)
         started = time.perf_counter()
-        runs = (_place_and_route(board, work, seeds, target_mhz, progress,
-                                 stat["design"].get("num_port_bits")) if pnr else {})
+        placed = work
+        if wrapped is not None:
+            placed = work / "registered_io"
+            placed.mkdir()
+            (placed / "design.il").write_text(wrapped)
+            _, _, wrapped_stat = run_yosys(board, placed, progress=progress)
+            placed_bits = wrapped_stat["design"].get("num_port_bits")
+            workarounds += (f"registered I/O wrapper for Fmax: the design's "
+                            f"{stat['design'].get('num_port_bits')} port bits exceed the "
+                            f"{board.toolchain.package} package's pins (docs/boards.md)",)
+        else:
+            placed_bits = stat["design"].get("num_port_bits")
+        runs = (_place_and_route(board, placed, seeds, target_mhz, progress, placed_bits)
+                if pnr else {})
         pnr_seconds = time.perf_counter() - started
 
     fmax = {seed: f for seed, (f, _) in runs.items() if f is not None}
