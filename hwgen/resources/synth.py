@@ -49,7 +49,7 @@ from pathlib import Path
 
 from amaranth.hdl import Cat, Elaboratable, Module, Signal
 
-from .._amaranth import PortDirection
+from ..instrument._amaranth import PortDirection
 from ..build import design_ports, to_rtlil
 from ..errors import HwgenError
 from ..catalog import resolve_board
