@@ -1,7 +1,9 @@
 """The exceptions the command line turns into an exit status: user errors and suspect
 measurements."""
 
-__all__ = ["EXIT_USER_ERROR", "EXIT_SUSPECT", "HwgenError", "SuspectMeasurement"]
+import difflib
+
+__all__ = ["EXIT_USER_ERROR", "EXIT_SUSPECT", "HwgenError", "SuspectMeasurement", "did_you_mean"]
 
 #: Exit status of a command given bad input (or whose tool failed): nothing was written.
 EXIT_USER_ERROR = 2
@@ -26,3 +28,11 @@ class SuspectMeasurement(Exception):
     Raised after every output is written (they record it too). The command line prints
     ``hwgen: suspect measurement: <reason>`` and exits with status :data:`EXIT_SUSPECT` (3).
     """
+
+
+def did_you_mean(value, choices):
+    """``"; did you mean 'smart'?"`` for the choice closest to a mistyped ``value``, or ``""``
+    when none is close (the cutoff of :func:`difflib.get_close_matches`, as Python's own
+    suggestions)."""
+    close = difflib.get_close_matches(str(value), [str(choice) for choice in choices], n=1)
+    return f"; did you mean {close[0]!r}?" if close else ""

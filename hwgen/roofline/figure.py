@@ -255,7 +255,7 @@ class _Lines:
         only = f", {self.buffers[0]} buffer" if len(self.buffers) == 1 else ""
         board = self.roofline.board
         return (f"Extended roofline: {self.roofline.kernel} {point.rows}x{point.cols} "
-                f"{point.mask}{only}, {point.width}x{point.height} frames, on {board.name} "
+                f"{point.mask_name}{only}, {point.width}x{point.height} frames, on {board.name} "
                 f"({board.device_count} x {board.device})\n" + "; ".join(notes))
 
 

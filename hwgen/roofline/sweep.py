@@ -8,8 +8,8 @@ resources of one bare PE (estimated or synthesized; with Fmax when asked).
 :func:`simulate_systems` runs systems of several PEs that share one memory. ``hwgen roofline``
 and ``hwgen explore`` measure through these two functions.
 
-Every task's result is cached as a small JSON file under ``$HWGEN_CACHE_DIR/sweep`` (else
-``~/.cache/hwgen/sweep``), keyed by a hash of the task's full description, the tool versions and
+Every task's result is cached as a small JSON file in the ``sweep`` folder of hwgen's cache
+(:mod:`hwgen.sim.cache`), keyed by a hash of the task's full description, the tool versions and
 every file of hwgen's code (:func:`hwgen.versions.source_hash`); a sweep that was stopped resumes
 from what it finished.
 """
@@ -22,12 +22,12 @@ import os
 import warnings
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 
 import numpy as np
 from amaranth.hdl import UnusedElaboratable
 
 from ..boards import Board, BoardError, cost_table
+from ..sim.cache import cache_dir as cache_folder
 from ..sim.engine import EngineUnavailable, resolve_engine
 from ..sim import CycleData, MemoryModel, run_window_filter, run_window_system, window_system
 
@@ -63,8 +63,8 @@ class DesignPoint:
         A kernel of :data:`hwgen.catalog.KERNELS`.
     rows, cols : int
         Window size N x M.
-    mask : str
-        Structuring element shape (``rect``, ``cross``, ``ellipse``).
+    mask : str or tuple of tuple of int
+        Structuring element: a shape (``rect``, ``cross``, ``ellipse``) or its 0/1 rows.
     width, height : int
         The full frame.
     unroll : int
@@ -80,7 +80,7 @@ class DesignPoint:
     kernel: str
     rows: int
     cols: int
-    mask: str
+    mask: str | tuple
     width: int
     height: int
     unroll: int
@@ -119,9 +119,16 @@ class DesignPoint:
                 "width": self.width, "height": self.height, "unroll": self.unroll,
                 "buffer": self.buffer, "pipeline": self.pipeline, "tree_stages": self.tree_stages}
 
+    @property
+    def mask_name(self):
+        """The mask's shape, or ``custom`` for explicit rows."""
+        return self.mask if isinstance(self.mask, str) else "custom"
+
     @classmethod
     def from_json(cls, data):
-        return cls(**data)
+        mask = data["mask"]
+        return cls(**dict(data, mask=mask if isinstance(mask, str)
+                          else tuple(tuple(row) for row in mask)))
 
 
 def design_grid(kernel, *, unrolls, buffers, pipelines=(True,), size=(3, 3), mask="rect",
@@ -274,9 +281,8 @@ def _run_task(kind, spec):
 
 
 def cache_dir():
-    """Folder of cached sweep tasks."""
-    root = os.environ.get("HWGEN_CACHE_DIR")
-    return (Path(root) if root else Path.home() / ".cache" / "hwgen") / "sweep"
+    """Folder of cached sweep tasks (see :mod:`hwgen.sim.cache`)."""
+    return cache_folder("sweep")
 
 
 def _task_key(kind, spec):

@@ -49,7 +49,7 @@ _PROGRAM_OPTIONS = {"variant": "--variant", "threads": "--threads", "lanes": "--
 
 
 def add_options(parser):
-    add_sweep_options(parser, jobs=os.cpu_count() or 1, programs=PROGRAMS)
+    add_sweep_options(parser, programs=PROGRAMS)
     add_option(parser, "--top", type=int, default=20, metavar="N",
                help="rows of the ranked table, 0 for all")
     fast = parser.add_argument_group("fast exploration")

@@ -18,8 +18,9 @@ from ...errors import HwgenError, SuspectMeasurement
 from ...catalog import board_tree_policy, resolve_board
 from ..figures import NOT_AVAILABLE, figure
 from ..measured import DEFAULT_BOARD
-from ..options import (add_board_option, add_engine_option, add_link_option, add_option,
-                       add_quiet_option, engine_from_args, parse_size)
+from ..options import (DEFAULT_SIZE, add_board_option, add_engine_option, add_link_option,
+                       add_option, add_quiet_option, engine_from_args, mask_from_args,
+                       parse_size)
 from ..outputs import check_folder_option, write_files
 from ..report import add_report_option, check_report_option, report_file
 from ...roofline.cluster import Cluster, check_scheduler
@@ -35,9 +36,9 @@ OUTPUTS = ("roofline.png", "roofline.svg", "points.csv", "roofline.json")
 _PIPELINE = {"on": (True,), "off": (False,), "both": (True, False)}
 
 
-def add_sweep_options(parser, *, jobs, programs=()):
-    """The options ``roofline`` and ``explore`` share (``jobs``: the default of ``-j``;
-    ``programs``: the positional may name one of these programs too)."""
+def add_sweep_options(parser, *, programs=()):
+    """The options ``roofline`` and ``explore`` share (``programs``: the positional may name one
+    of these programs too)."""
     if programs:
         parser.add_argument("kernel", metavar="KERNEL|PROGRAM",
                             help=f"dilation or erosion; or, with --fast, a program, one of: "
@@ -50,9 +51,11 @@ def add_sweep_options(parser, *, jobs, programs=()):
                help=f"buffer strategies, of {', '.join(BUFFERS)}")
     add_option(grid, "--pipeline", default="on", choices=list(_PIPELINE),
                help="pipelined PEs, unpipelined ones (for the pipelining ceiling) or both")
-    add_option(grid, "--size", default="3x3", metavar="NxM", help="window rows x columns")
-    add_option(grid, "--mask", default="rect", choices=list(MASK_SHAPES),
-               help="structuring element")
+    add_option(grid, "--size", default=None, metavar="NxM", help="window rows x columns",
+               shown="the --mask file's shape, else {}x{}".format(*DEFAULT_SIZE))
+    add_option(grid, "--mask", default="rect", metavar="|".join([*MASK_SHAPES, "FILE"]),
+               help="structuring element, or a .npy / text file of 0/1 rows (`0 1 0`, `0,1,0` "
+                    "or `010`)")
     add_option(grid, "--image", default="512x512", metavar="WxH",
                help="frame width x height; the compiled engine simulates it whole, Amaranth's "
                     "simulator two short frames that are scaled to it")
@@ -76,8 +79,9 @@ def add_sweep_options(parser, *, jobs, programs=()):
     add_option(run, "--out", default=None, metavar="DIR",
                help=f"folder for {', '.join(OUTPUTS)}",
                shown=f"{parser.prog.split()[-1]}/KERNEL-BOARD")
-    add_option(run, "-j", "--jobs", type=int, default=jobs, metavar="N",
-               help="worker processes on this machine (not used with --scheduler)")
+    add_option(run, "-j", "--jobs", type=int, default=os.cpu_count() or 1, metavar="N",
+               help="worker processes on this machine (not used with --scheduler)",
+               shown="one per CPU")
     add_option(run, "--scheduler", default=None, metavar="ADDRESS|local:N",
                help="run every simulation, estimate, synthesis and place and route on a Dask "
                     "cluster: a running scheduler's address (tcp://host:8786), or local:N to "
@@ -99,7 +103,7 @@ DESCRIPTION = ("Simulate every design point (one PE configuration) for its ops p
 
 
 def add_options(parser):
-    add_sweep_options(parser, jobs=1)
+    add_sweep_options(parser)
     add_option(parser, "--confirm", action="store_true",
                help="synthesize the best point's system of SC PEs (bare, one port and its "
                     "arbiters) on one device, place and route it where the family can, and "
@@ -163,10 +167,13 @@ def _parse(args):
     out = Path(args.out) if args.out else Path(args.command) / f"{args.kernel}-{board.name}"
     check_folder_option("--out", out)
     check_report_option(args)
+    size, mask = mask_from_args(args)
+    if not isinstance(mask, str):
+        mask = tuple(tuple(int(v) for v in row) for row in mask.tolist())
     points = design_grid(
         args.kernel, unrolls=_list("--unroll", args.unroll, _positive, "positive integers"),
         buffers=_list("--buffer", args.buffer, _buffer, ", ".join(BUFFERS)),
-        pipelines=_PIPELINE[args.pipeline], size=parse_size(args.size), mask=args.mask,
+        pipelines=_PIPELINE[args.pipeline], size=size, mask=mask,
         width=width, height=height, tree_stages=board_tree_policy(board))
     return {
         "points": points, "board": board, "clock": clock, "out": out,

@@ -60,11 +60,11 @@ def add_options(parser):
                     "PGM", shown="a seeded random W x H image")
     add_output_option(parser, "--output", "OUT",
                       "the output image: .npy (uint8 up to 8-bit pixels, else uint16), or an 8- "
-                      "or 16-bit greyscale .png or .pgm")
+                      "or 16-bit greyscale .png or .pgm", ".png")
     add_json_option(parser, "the run's figures")
     add_report_option(parser)
     add_output_option(parser, "--vcd", "FILE",
-                      "a waveform (with the HMM's signals when instrumented)")
+                      "a waveform (with the HMM's signals when instrumented)", ".vcd")
     add_instrument_option(parser)
     group = add_trace_options(parser)
     add_option(group, "--timeline-depth", type=int, default=4096, metavar="RECORDS",
@@ -220,6 +220,10 @@ def run(args):
     if tracing:
         timeline = Timeline.from_readout(_title(args.kernel, pe), figures.hmm, design.layout)
         files.update(trace_files(args, timeline, design_name(args.kernel, pe)))
+        dropped = figures.hmm["timeline.dropped"]
+        if dropped:
+            suspect.append(f"the HMM dropped {dropped} timeline records (drain more often with "
+                           f"--drain-interval, or deepen --timeline-depth)")
         report["timeline"] = {"records": len(figures.hmm.traces["timeline"]),
                               "records_dropped": figures.hmm["timeline.dropped"],
                               "time_unit": "clock cycle, counted by the HMM from its start",
