@@ -131,7 +131,8 @@ def run_window_system(system, images, *, memory=MemoryModel(), instrument=True,
     run = run_pe(design, storage, params=params, memory=memory, vcd=vcd, max_cycles=budget,
                  progress=progress, engine=engine)
     outputs = [np.array(storage[dst:dst + out_size], dtype=np.int64)
-               .reshape(first.out_height, first.out_width) for _, dst in layout]
+               .reshape(first.out_height, first.out_width).astype(np.asarray(image).dtype)
+               for (_, dst), image in zip(layout, images)]
     element_bytes = first.wr_beat.element_bytes
     per_pe = None
     if run.readout is not None:

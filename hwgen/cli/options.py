@@ -51,11 +51,12 @@ def add_option(parser, *flags, help, shown="%(default)s", **kwargs):
     return parser.add_argument(*flags, help=help, **kwargs)
 
 
-def parse_size(text, option="--size"):
-    """``"3x5"`` -> (3, 5)."""
+def parse_size(text, option="--size", form="NxM", example="3x3"):
+    """``"3x5"`` -> (3, 5); ``form`` and ``example`` are what the option's help shows."""
     match = re.fullmatch(r"\s*(\d+)\s*[xX]\s*(\d+)\s*", text)
     if not match:
-        raise HwgenError(f"{option} must be NxM with positive integers, such as 3x3, not {text!r}")
+        raise HwgenError(f"{option} must be {form} with positive integers, such as {example}, "
+                         f"not {text!r}")
     return int(match[1]), int(match[2])
 
 

@@ -1,6 +1,8 @@
 """The options of a pipeline program's job, which the commands that run, profile, estimate or
 synthesize a program share, and the job they describe."""
 
+import math
+
 from ..errors import HwgenError
 from ..programs import PROGRAMS, GemmJob, PiJob
 from ..sim import HostModel
@@ -24,8 +26,9 @@ def add_program_options(parser, *, host=True):
                shown=gemm["dim"]["default"])
     add_option(size, "--steps", type=int, default=None, metavar="S",
                help="pi: steps of the series", shown=pi["steps"]["default"])
-    add_option(group, "--lanes", type=int, default=gemm["lanes"]["default"], metavar="V",
-               help="gemm vector/blocked: elements per vector request")
+    add_option(group, "--lanes", type=int, default=None, metavar="V",
+               help="gemm vector/blocked: elements per vector request, a divisor of --dim",
+               shown=gemm["lanes"]["default"])
     add_option(group, "--element-bits", type=int, default=gemm["element_bits"]["default"],
                metavar="B", help="gemm: bits per matrix element")
     add_option(group, "--frac-bits", type=int, default=None, metavar="F",
@@ -47,12 +50,17 @@ def job_from_args(args, program=None):
         if args.steps is not None:
             raise HwgenError("--steps applies to pi; gemm takes --dim")
         defaults = GemmJob.options
-        return GemmJob(args.variant or defaults["variant"]["default"],
-                       dim=defaults["dim"]["default"] if args.dim is None else args.dim,
+        variant = args.variant or defaults["variant"]["default"]
+        dim = defaults["dim"]["default"] if args.dim is None else args.dim
+        lanes = defaults["lanes"]["default"] if args.lanes is None else args.lanes
+        if args.lanes is None and variant in ("vector", "blocked") and dim > 0 and dim % lanes:
+            raise HwgenError(f"--lanes must divide --dim {dim}, and its default {lanes} does "
+                             f"not: give --lanes, such as {math.gcd(dim, lanes)}")
+        return GemmJob(variant, dim=dim,
                        threads=args.threads, element_bits=args.element_bits,
                        frac_bits=(defaults["frac_bits"]["default"] if args.frac_bits is None
                                   else args.frac_bits),
-                       lanes=args.lanes, seed=getattr(args, "seed", 0))
+                       lanes=lanes, seed=getattr(args, "seed", 0))
     if args.dim is not None:
         raise HwgenError("--dim applies to gemm; pi takes --steps")
     if args.variant not in (None, *PiJob.variants):

@@ -160,7 +160,7 @@ def _clock(text):
 def _parse(args):
     """Every option, checked before anything runs."""
     board = resolve_board(args.board)
-    width, height = parse_size(args.image, "--image")
+    width, height = parse_size(args.image, "--image", "WxH", "512x512")
     clock = check_clock(_clock(args.clock))
     if getattr(args, "top", 0) < 0:
         raise HwgenError(f"--top must be 0 (all) or a positive integer, not {args.top}")
