@@ -3,7 +3,8 @@ measurements."""
 
 import difflib
 
-__all__ = ["EXIT_USER_ERROR", "EXIT_SUSPECT", "HwgenError", "SuspectMeasurement", "did_you_mean"]
+__all__ = ["EXIT_USER_ERROR", "EXIT_SUSPECT", "HwgenError", "ParameterError", "SuspectMeasurement",
+           "did_you_mean"]
 
 #: Exit status of a command given bad input (or whose tool failed): nothing was written.
 EXIT_USER_ERROR = 2
@@ -20,6 +21,31 @@ class HwgenError(Exception):
     :data:`EXIT_USER_ERROR` (2); the message is one line that names the parameter and what is
     allowed.
     """
+
+
+class ParameterError(ValueError):
+    """A parameter given to a library call is invalid, as the call validates it up front.
+
+    A :class:`ValueError` whose message names the parameter first, in Python's terms
+    (``jobs must be a positive integer, not 0``); the command line prints it with the option
+    that sets the parameter instead (``hwgen: error: -j must be a positive integer, not 0``)
+    and exits with status :data:`EXIT_USER_ERROR`. Only validation raises it: any other
+    ``ValueError`` is a bug, and shows its traceback.
+
+    Parameters
+    ----------
+    parameter : str
+        The parameter's name, as the function's signature spells it.
+    message : str
+        What is wrong and what is allowed, the sentence after the name.
+    """
+
+    def __init__(self, parameter, message):
+        super().__init__(parameter, message)
+        self.parameter, self.message = parameter, message
+
+    def __str__(self):
+        return f"{self.parameter} {self.message}"
 
 
 class SuspectMeasurement(Exception):

@@ -11,7 +11,7 @@ import numpy as np
 from .kernels.programs import (GEMM_VARIANTS, PI_SUM_BITS, default_block_rows, gemm, pi_series,
                               pi_step)
 
-from .errors import HwgenError
+from .errors import HwgenError, ParameterError
 
 __all__ = ["PROGRAMS", "MAX_THREADS", "PI_MAX_STEPS", "GemmJob", "PiJob", "program_of"]
 
@@ -22,12 +22,12 @@ PI_MAX_STEPS = 2 ** 32 - 1
 MAX_THREADS = 64
 
 
-def _check_int(option, value, low, high):
-    """Raise HwgenError unless ``value`` is an integer in ``low..high``."""
+def _check_int(parameter, value, low, high):
+    """Raise :class:`ParameterError` unless ``value`` is an integer in ``low..high``."""
     if isinstance(value, bool) or not isinstance(value, int):
-        raise HwgenError(f"{option} must be an integer, not {value!r}")
+        raise ParameterError(parameter, f"must be an integer, not {value!r}")
     if not low <= value <= high:
-        raise HwgenError(f"{option} must be between {low} and {high}, not {value}")
+        raise ParameterError(parameter, f"must be between {low} and {high}, not {value}")
 
 
 def _signed(values, bits):
@@ -96,18 +96,18 @@ class GemmJob:
 
     @staticmethod
     def check(variant, *, dim, threads, element_bits, frac_bits, lanes):
-        """Raise :class:`HwgenError`, naming the option, for a parameter :func:`gemm` refuses."""
+        """Raise :class:`ParameterError`, naming the parameter, for one :func:`gemm` refuses."""
         if variant not in GEMM_VARIANTS:
-            raise HwgenError(f"--variant must be one of {', '.join(GEMM_VARIANTS)}, "
-                             f"not {variant!r}")
-        _check_int("--dim", dim, 1, 4096)
-        _check_int("--threads", threads, 2 if variant == "blocked" else 1, MAX_THREADS)
-        _check_int("--element-bits", element_bits, 2, 64)
-        _check_int("--frac-bits", frac_bits, 0, element_bits - 1)
+            raise ParameterError("variant", f"must be one of {', '.join(GEMM_VARIANTS)}, "
+                                            f"not {variant!r}")
+        _check_int("dim", dim, 1, 4096)
+        _check_int("threads", threads, 2 if variant == "blocked" else 1, MAX_THREADS)
+        _check_int("element_bits", element_bits, 2, 64)
+        _check_int("frac_bits", frac_bits, 0, element_bits - 1)
         if variant in ("vector", "blocked"):
-            _check_int("--lanes", lanes, 1, dim)
+            _check_int("lanes", lanes, 1, dim)
             if dim % lanes:
-                raise HwgenError(f"--lanes must divide dim {dim}, not {lanes}")
+                raise ParameterError("lanes", f"must divide dim {dim}, not {lanes}")
 
     def memory(self):
         """The memory image and run-time parameters: ``(storage, params)``."""
@@ -190,9 +190,9 @@ class PiJob:
     }
 
     def __init__(self, *, steps, threads, frac_bits=20):
-        _check_int("--steps", steps, 1, PI_MAX_STEPS)
-        _check_int("--threads", threads, 1, MAX_THREADS)
-        _check_int("--frac-bits", frac_bits, 4, 28)
+        _check_int("steps", steps, 1, PI_MAX_STEPS)
+        _check_int("threads", threads, 1, MAX_THREADS)
+        _check_int("frac_bits", frac_bits, 4, 28)
         self.step = pi_step(steps, frac_bits)
         # The series sums over a step of 2**F / steps rounded to an integer: past a few hundred
         # thousand steps at F = 20 that rounding, not the series, decides the result.

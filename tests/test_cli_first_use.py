@@ -343,3 +343,30 @@ def test_a_benchmark_runs_from_any_folder(tmp_path):
                            "1"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert "200 cycles, best of 1" in done.stdout
+
+
+# -- the library speaks Python, the command line speaks flags ------------------------------------
+
+def test_the_library_names_parameters_and_the_cli_names_options(capsys):
+    from hwgen.errors import ParameterError
+    from hwgen.programs import GemmJob
+    from hwgen.roofline.sweep import run_tasks
+    with pytest.raises(ValueError, match="^jobs must be a positive integer, not 0$") as error:
+        run_tasks([], jobs=0)
+    assert isinstance(error.value, ParameterError) and error.value.parameter == "jobs"
+    with pytest.raises(ValueError, match="^element_bits must be between 2 and 64, not 1$"):
+        GemmJob("naive", dim=4, threads=2, element_bits=1)
+    # The same checks from the command line: one line, the option's name, status 2.
+    assert one_line_error(capsys, ["run", "gemm", "--element-bits", "1"]) == (
+        "hwgen: error: --element-bits must be between 2 and 64, not 1\n")
+
+
+def test_a_bug_is_not_taken_for_bad_input(monkeypatch):
+    # A ValueError that no validation raised is a bug: it keeps its traceback.
+    from hwgen.cli.commands import listing
+
+    def broken(args):
+        raise ValueError("a bug")
+    monkeypatch.setattr(listing, "run", broken)
+    with pytest.raises(ValueError, match="a bug"):
+        main(["list"])

@@ -15,8 +15,9 @@ from .. import __version__
 from .commands import COMMANDS
 from .options import check_options_apply, resolve_output_folders
 from .outputs import summary_aside
-from ..errors import (EXIT_SUSPECT, EXIT_USER_ERROR, HwgenError, SuspectMeasurement,
-                      did_you_mean)
+from ..errors import (EXIT_SUSPECT, EXIT_USER_ERROR, HwgenError, ParameterError,
+                      SuspectMeasurement, did_you_mean)
+from .flags import flag_error
 from ..sim.cache import CacheUnwritable, tool_environment
 
 __all__ = ["main", "make_parser"]
@@ -140,7 +141,10 @@ def main(argv=None):
         check_options_apply(args)
         resolve_output_folders(command, args)
         with summary_aside() if getattr(args, "json", None) == "-" else nullcontext():
-            status = args.func(args) or 0
+            try:
+                status = args.func(args) or 0
+            except ParameterError as error:
+                raise flag_error(error) from None
         sys.stdout.flush()   # a reader that went away shows here, not in Python's exit
         return status
     except HwgenError as error:

@@ -32,7 +32,7 @@ from ..sim.engine import EngineUnavailable, resolve_engine
 from ..sim import CycleData, MemoryModel, run_window_filter, run_window_system, window_system
 
 from ..catalog import design_name, kernel_info, make_window_filter, resolve_board
-from ..errors import HwgenError
+from ..errors import HwgenError, ParameterError
 from ..kernels.pipeline import Pipeline
 from ..programs import program_of
 from ..progress import Progress, note
@@ -343,7 +343,7 @@ def run_tasks(tasks, *, jobs=1, progress=False, desc="measuring", points=None, c
         Every task's result, in order; each is written into this machine's cache as it arrives.
     """
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
-        raise HwgenError(f"-j must be a positive integer, not {jobs!r}")
+        raise ParameterError("jobs", f"must be a positive integer, not {jobs!r}")
     folder = cache_dir()
     keys = [_task_key(kind, spec) for kind, spec in tasks]
     unique = dict(zip(keys, tasks))
@@ -403,8 +403,8 @@ def run_tasks(tasks, *, jobs=1, progress=False, desc="measuring", points=None, c
 def check_resources_method(board, resources, fmax):
     """Fail early, with one line, when ``board`` cannot give the figures asked for."""
     if resources not in RESOURCE_METHODS:
-        raise HwgenError(f"--resources must be one of {', '.join(RESOURCE_METHODS)}, "
-                         f"not {resources!r}")
+        raise ParameterError("resources", f"must be one of {', '.join(RESOURCE_METHODS)}, "
+                                          f"not {resources!r}")
     if resources == "estimate":
         try:
             cost_table(board.toolchain.cost_family)
@@ -504,7 +504,7 @@ def simulate_systems(requests, *, jobs=1, progress=False, engine=None, cluster=N
     tasks = []
     for point, pes, bandwidth in requests:
         if isinstance(pes, bool) or not isinstance(pes, int) or pes < 1:
-            raise HwgenError(f"--pes must be a positive integer, not {pes!r}")
+            raise ParameterError("pes", f"must be a positive integer, not {pes!r}")
         height = system_height(point)
         tasks.append(("frame", {"point": point.to_json(), "height": height, "engine": engine}))
         tasks.append(("system", {"point": point.to_json(), "height": height, "pes": pes,
