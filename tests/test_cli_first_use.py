@@ -284,6 +284,17 @@ def test_a_read_only_home_sends_the_tools_caches_into_hwgens(clean_cache_env, tm
     assert tool_environment() == {}
 
 
+def test_matplotlib_keeps_quiet_with_a_read_only_home(tmp_path):
+    # matplotlib is imported with the commands: its cache must be placed before that.
+    (tmp_path / "home").write_text("")
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("XDG_CACHE_HOME", "MPLCONFIGDIR", "XDG_CONFIG_HOME")}
+    env.update(HOME=str(tmp_path / "home"), HWGEN_CACHE_DIR=str(tmp_path / "cache"))
+    done = hwgen("list", cwd=tmp_path, env=env)
+    assert done.returncode == 0 and done.stderr == ""
+    assert (tmp_path / "cache" / "matplotlib").is_dir()
+
+
 @pytest.mark.slow
 def test_synthesis_runs_with_a_read_only_home(tmp_path):
     # YoWASP (and the wasmtime under it) and matplotlib get a writable cache: no traceback.

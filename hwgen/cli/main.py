@@ -128,8 +128,8 @@ def main(argv=None):
         # As git and pip do: the help, on standard output, and success.
         parser.print_help()
         return 0
-    # Tools that keep a cache (matplotlib here, YoWASP in its own processes) keep it where it
-    # can be written.
+    # Tools that keep a cache (YoWASP in its own processes) keep it where it can be written
+    # (`python -m hwgen` did so before matplotlib was imported).
     os.environ.update(tool_environment())
     interrupted = False
     try:
