@@ -177,6 +177,12 @@ def test_a_path_ending_in_slash_names_a_folder(capsys, tmp_path, monkeypatch):
     assert (tmp_path / "pages" / "sim-dilation.html").read_text().startswith("<!DOCTYPE html>")
 
 
+def test_only_json_takes_dash_for_standard_output(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    err = one_line_error(capsys, ["sim", "dilation", *TINY, "--perfetto", "-"])
+    assert "--perfetto writes a file" in err and list(tmp_path.iterdir()) == []
+
+
 def test_an_existing_folder_without_slash_is_not_taken_for_a_file(capsys, tmp_path):
     err = one_line_error(capsys, ["sim", "dilation", *TINY, "--json", str(tmp_path)])
     assert "is a folder, not a file; end it in / to write a file into it" in err

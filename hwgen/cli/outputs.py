@@ -53,6 +53,9 @@ def check_file_option(option, path):
     when it is written)."""
     if path is None or option == "--json" and Path(path) == STDOUT:
         return
+    if Path(path) == STDOUT:
+        raise HwgenError(f"{option} writes a file: give its name (- for standard output is "
+                         f"--json's)")
     target = Path(path)
     if target.is_dir():
         raise HwgenError(f"{option}: {str(path)!r} is a folder, not a file; end it in / to "
