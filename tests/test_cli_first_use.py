@@ -109,6 +109,9 @@ def test_profile_html_is_an_alias_of_report(capsys):
                                                    "not -1.0\n"),
     (["roofline", "dilation", "--image", "512"], "--image must be WxH with positive integers, "
                                                  "such as 512x512, not '512'"),
+    (["explore", "gemm", "--fast", "--variant", "tiled"], "--variant of gemm must be one of "
+                                                          "naive, nocritical, vector, blocked"),
+    (["explore", "pi", "--fast", "--lanes", "2"], "--lanes applies to gemm, not pi"),
     (["run", "gemm", "--variant", "vector", "--dim", "6"],
      "--lanes must divide --dim 6, and its default 4 does not: give --lanes, such as 2"),
 ])

@@ -10,6 +10,7 @@ FLAGS = {
     "jobs": "-j", "resources": "--resources", "pes": "--pes", "out_dir": "--out",
     "variant": "--variant", "dim": "--dim", "threads": "--threads", "lanes": "--lanes",
     "element_bits": "--element-bits", "frac_bits": "--frac-bits", "steps": "--steps",
+    "program": "PROGRAM",
 }
 
 

@@ -40,8 +40,7 @@ class _Parser(argparse.ArgumentParser):
         invalid = _INVALID_CHOICE.fullmatch(message)
         if invalid:
             # The form of every other choice's message: "--x must be one of a, b, not 'c'".
-            choices = [choice.strip("'") for choice in
-                       invalid["choices"].split(", ")]
+            choices = [choice.strip("'") for choice in invalid["choices"].split(", ")]
             value = invalid["value"][1:-1]
             option = invalid["option"].split("/")[-1]
             message = (f"{option} must be one of {', '.join(choices)}, not {value!r}"

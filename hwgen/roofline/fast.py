@@ -29,7 +29,7 @@ from amaranth.hdl import UnusedElaboratable
 from ..catalog import design_name
 from ..kernels.pipeline import Pipeline
 from ..model import predict_program, predict_window
-from ..errors import HwgenError
+from ..errors import ParameterError
 from ..programs import MAX_THREADS, PROGRAMS
 from ..resources.estimate import estimate
 from ..resources.synth import synthesize
@@ -244,24 +244,24 @@ def program_jobs(program, *, variants=None, threads=THREAD_COUNTS, lanes=None, *
     it takes (blocked: from 2, thread 0 preloads) and, when it makes vector requests (gemm's
     vector and blocked), with each of ``lanes`` (default: the powers of two up to
     :data:`MAX_DEFAULT_LANES` that divide dim). A value a job refuses raises
-    :class:`HwgenError` naming its option.
+    :class:`hwgen.errors.ParameterError` naming its parameter.
     """
     kind = PROGRAMS.get(program)
     if kind is None:
-        raise HwgenError(f"PROGRAM must be one of {', '.join(PROGRAMS)}, not {program!r}")
+        raise ParameterError("program", f"must be one of {', '.join(PROGRAMS)}, not {program!r}")
     variants = list(kind.variants if variants is None else variants)
     for variant in variants:
         if variant not in kind.variants:
-            raise HwgenError(f"--variant of {program} must be of {', '.join(kind.variants)}, "
-                             f"not {variant!r}")
+            raise ParameterError("variant", f"of {program} must be one of "
+                                            f"{', '.join(kind.variants)}, not {variant!r}")
     for count in threads:
         if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_THREADS:
-            raise HwgenError(f"--threads must be between 1 and {MAX_THREADS}, not {count!r}")
+            raise ParameterError("threads", f"must be between 1 and {MAX_THREADS}, not {count!r}")
     vector = [v for v in variants if v in _VECTOR_VARIANTS.get(program, ())]
     if lanes is not None and not vector:
         allowed = _VECTOR_VARIANTS.get(program)
-        raise HwgenError(f"--lanes applies to the {' and '.join(allowed)} variants of {program}"
-                         if allowed else f"--lanes applies to gemm, not {program}")
+        raise ParameterError("lanes", f"applies to the {' and '.join(allowed)} variants of "
+                                      f"{program}" if allowed else f"applies to gemm, not {program}")
     if lanes is None and vector:
         dim = problem.get("dim", kind.options["dim"]["default"])
         lanes = [1 << i for i in range(MAX_DEFAULT_LANES.bit_length()) if dim % (1 << i) == 0]
@@ -278,8 +278,8 @@ def program_jobs(program, *, variants=None, threads=THREAD_COUNTS, lanes=None, *
             else:
                 jobs.append(kind(variant, threads=count, **problem))
     if not jobs:
-        raise HwgenError(f"--threads of blocked must be between 2 and {MAX_THREADS}, not "
-                         f"{', '.join(map(str, threads))}")
+        raise ParameterError("threads", f"of blocked must be between 2 and {MAX_THREADS}, not "
+                                        f"{', '.join(map(str, threads))}")
     return jobs
 
 
