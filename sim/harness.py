@@ -51,7 +51,8 @@ class PERun:
 
 @dataclass
 class WindowRun:
-    """A window filter's output image and the run's figures (from its HMM if it has one)."""
+    """A window filter's output image (of the input image's dtype: uint8 in, uint8 out) and the
+    run's figures (from its HMM if it has one)."""
     image: np.ndarray
     figures: CycleData
     traffic: object   # hwgen.sim.memory.PortTraffic
@@ -290,6 +291,7 @@ def run_window_filter(pe, image, *, memory=MemoryModel(), vcd=None, record_addre
     if isinstance(pe, Instrumented):
         pe = design.design
     check_pe(pe, image=True)
+    dtype = np.asarray(image).dtype
     image = check_image(image, pe)
     if design is pe and instrument:
         design = instrument_pe(pe)
@@ -312,7 +314,7 @@ def run_window_filter(pe, image, *, memory=MemoryModel(), vcd=None, record_addre
                  monitors=monitors, progress=progress, drain_interval_cycles=drain_interval_cycles,
                  engine=engine, on_simulator=on_simulator,
                  expected_cycles=predict_window(pe, memory).cycles)
-    out = np.array(storage[dst_base:], dtype=np.int64).reshape(out_h, out_w)
+    out = np.array(storage[dst_base:], dtype=np.int64).reshape(out_h, out_w).astype(dtype)
     t = run.traffic
     if run.readout is not None:
         figures = CycleData.from_readout(run.readout, element_bytes=pe.wr_beat.element_bytes)

@@ -12,12 +12,18 @@ def window_filter_model(image, mask, op):
     (the windows that lie inside the image), the maximum (``op="max"``, dilation) or minimum
     (``"min"``, erosion) of the pixels under the active entries of ``mask``.
 
-    Computed as the element-wise reduction of the image's views shifted by each active entry.
+    Computed as the element-wise reduction of the image's views shifted by each active entry,
+    one view at a time (the memory of one output, whatever the mask's size).
     """
     if op not in _REDUCTIONS:
         raise ValueError(f"op must be one of {', '.join(_REDUCTIONS)}, not {op!r}")
     image, mask = np.asarray(image), np.asarray(mask, dtype=bool)
     rows, cols = mask.shape
     out_h, out_w = image.shape[0] - rows + 1, image.shape[1] - cols + 1
-    views = [image[i:i + out_h, j:j + out_w] for i, j in zip(*np.nonzero(mask))]
-    return _REDUCTIONS[op].reduce(views)
+    reduce = _REDUCTIONS[op]
+    entries = list(zip(*np.nonzero(mask)))
+    first_i, first_j = entries[0]
+    out = image[first_i:first_i + out_h, first_j:first_j + out_w].copy()
+    for i, j in entries[1:]:
+        reduce(out, image[i:i + out_h, j:j + out_w], out=out)
+    return out

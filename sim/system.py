@@ -135,7 +135,8 @@ def run_window_system(system, images, *, memory=MemoryModel(), instrument=True,
                  progress=progress, engine=engine,
                  expected_cycles=system.launch_cycles + predict_window(first, memory).cycles)
     outputs = [np.array(storage[dst:dst + out_size], dtype=np.int64)
-               .reshape(first.out_height, first.out_width) for _, dst in layout]
+               .reshape(first.out_height, first.out_width).astype(np.asarray(image).dtype)
+               for (_, dst), image in zip(layout, images)]
     element_bytes = first.wr_beat.element_bytes
     per_pe = None
     if run.readout is not None:

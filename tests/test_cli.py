@@ -47,7 +47,7 @@ def test_build_writes_verilog_rtlil_and_manifest(tmp_path):
 def test_default_output_folder_names_the_parameters(tmp_path):
     result = hwgen("build", "erosion", "--size", "3x5", "--mask", "cross", *SMALL, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
-    folder = tmp_path / "build" / "erosion-3x5-cross-u1-smart-p8-16x10"
+    folder = tmp_path / "hwgen-build" / "erosion-3x5-cross-u1-smart-p8-16x10"
     assert (folder / "manifest.json").is_file()
     assert "ops" in result.stdout and "reads" in result.stdout
 

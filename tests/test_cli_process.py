@@ -24,13 +24,14 @@ def _start(*args, cwd, **kwargs):
 
 
 def test_no_arguments_print_the_usage_and_every_command(tmp_path):
+    # As pip does: the help on standard output, and success.
     done = _start(cwd=tmp_path)
     out, err = done.communicate(timeout=120)
-    assert done.returncode == 2 and out == ""
-    assert err.startswith("usage: hwgen")
+    assert done.returncode == 0 and err == ""
+    assert out.startswith("usage: hwgen")
     for command in ("list", "build", "sim", "run", "synth", "estimate", "overhead", "roofline",
                     "explore"):
-        assert f"\n    {command} " in err
+        assert f"\n    {command} " in out
 
 
 def test_the_users_own_sim_and_kernels_do_not_shadow_hwgen(tmp_path):

@@ -20,7 +20,7 @@ def compiled_available():
 def test_profile_of_a_kernel_writes_json_html_and_a_window(tmp_path, capsys):
     out, page = tmp_path / "p.json", tmp_path / "p.html"
     assert main(["profile", "dilation", "--width", "10", "--height", "6", "--buffer", "line",
-                 "--cycles", "5:8", "--json", str(out), "--html", str(page)]) == 0
+                 "--cycles", "5:8", "--json", str(out), "--report", str(page)]) == 0
     printed = capsys.readouterr().out
     data = json.loads(out.read_text())
     assert data["cycles"] > 0 and data["steps"] == []
@@ -61,10 +61,15 @@ def test_profile_of_a_program_has_its_steps(tmp_path, capsys):
     ("dilation", ["--cycles", "x"], "--cycles must be A:B"),
     ("dilation", ["--top", "-1"], "--top must be an integer >= 0"),
     ("gemm", ["--dim", "0"], "--dim"),
+    ("gemm", ["--unroll", "4"], "--unroll is one of the kernel options; it does not apply to "
+                                "program gemm"),
+    ("dilation", ["--threads", "4"], "--threads is one of the program options; it does not "
+                                     "apply to kernel dilation"),
 ])
 def test_profile_refuses_bad_options_in_one_line(tmp_path, capsys, target, argv, message):
     out = tmp_path / "p.json"
-    code = main(["profile", target, "--width", "8", "--height", "6", "--json", str(out), *argv])
+    size = ["--width", "8", "--height", "6"] if target != "gemm" else []
+    code = main(["profile", target, *size, "--json", str(out), *argv])
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and message in err
     assert not out.exists()

@@ -134,7 +134,7 @@ def test_explore_ranks_points_by_attainable_performance(tmp_path, capsys):
     (["--unroll", "2,2"], ["--unroll", "distinct"]),
     (["--buffer", "ring"], ["--buffer", "none, smart, line"]),
     (["--unroll", "3", "--buffer", "line"], ["design point line U3", "unroll must divide"]),
-    (["--image", "32"], ["--image", "NxM"]),
+    (["--image", "32"], ["--image", "WxH", "512x512"]),
     (["--board", "ex500", "--devices", "3"], ["--devices", "between 1 and", "2"]),
     (["--board", "ex500", "--resources", "synth", "--clock", "fmax"],
      ["--clock fmax", "place and route", "ex500"]),

@@ -1,5 +1,6 @@
-"""The README's commands and Python examples (and those of docs/traces.md) run as written, each
-in a fresh folder, as a user would paste them: they cannot drift from what hwgen does."""
+"""The README's commands and Python examples (and those of docs/traces.md and docs/python.md) run
+as written, each in a fresh folder, as a user would paste them: they cannot drift from what
+hwgen does."""
 
 import os
 import re
@@ -13,6 +14,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 TRACES = ROOT / "docs" / "traces.md"
+PYTHON = ROOT / "docs" / "python.md"
 
 # Commands that run long: real synthesis, place and route, sweeps.
 # Real workloads, out of Amaranth's simulator's reach: they run with the engine a user gets by
@@ -123,10 +125,15 @@ def test_a_documented_command_runs_as_written(command, output, tmp_path):
             "\n".join(printed)
 
 
-@pytest.mark.parametrize("index", range(len(python_blocks(README))))
-def test_a_readme_python_example_runs_as_written(index, tmp_path):
-    (tmp_path / "example.py").write_text(python_blocks(README)[index])
+@pytest.mark.parametrize("path, index", [(path, index) for path in (README, PYTHON)
+                                          for index in range(len(python_blocks(path)))])
+def test_a_python_example_runs_as_written(path, index, tmp_path):
+    (tmp_path / "example.py").write_text(python_blocks(path)[index])
     done = subprocess.run([sys.executable, "example.py"], cwd=tmp_path, env=_environment(""),
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""
+    if path == PYTHON:
+        # What the page says the readout holds, as it prints it.
+        assert done.stdout.startswith("uint8 (14, 30)\nhmm ")
+        assert "{'fsm.ctrl': {'IDLE': " in done.stdout and "'transferring': " in done.stdout

@@ -87,6 +87,8 @@ def read_mask(path):
                 if line:
                     rows.append(list(line) if re.fullmatch(r"[01]+", line)
                                 else line.replace(",", " ").split())
+            if not rows:
+                raise ValueError("the file is empty: it needs at least one row such as 111")
             if len({len(row) for row in rows}) != 1:
                 raise ValueError("rows have different lengths")
             array = np.array([[int(v) for v in row] for row in rows])

@@ -3,25 +3,81 @@
 import argparse
 import gc
 import os
+import re
 import signal
 import sys
 import warnings
+from contextlib import nullcontext
 
 from amaranth.hdl import UnusedElaboratable
 
 from .. import __version__
 from .commands import COMMANDS
 from .programs import set_command_line
-from ..errors import EXIT_SUSPECT, EXIT_USER_ERROR, HwgenError, SuspectMeasurement
+from .options import check_options_apply, resolve_output_folders
+from .outputs import summary_aside
+from ..errors import (EXIT_SUSPECT, EXIT_USER_ERROR, HwgenError, ParameterError,
+                      SuspectMeasurement, did_you_mean)
+from .flags import flag_error
+from ..sim.cache import CacheUnwritable, tool_environment
 
 __all__ = ["main", "make_parser"]
 
 
+_INVALID_CHOICE = re.compile(r"argument (?P<option>[^:]+): invalid choice: (?P<value>'.*') "
+                             r"\(choose from (?P<choices>.*)\)")
+
+
 class _Parser(argparse.ArgumentParser):
-    """argparse with errors in hwgen's one-line form (exit status 2)."""
+    """argparse with errors in hwgen's one-line form (exit status 2), options spelled out in
+    full (no abbreviations: ``--unrol`` is a typo, not ``--unroll``) and a suggestion for a
+    mistyped option or choice."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message):
+        invalid = _INVALID_CHOICE.fullmatch(message)
+        if invalid:
+            # The form of every other choice's message: "--x must be one of a, b, not 'c'".
+            choices = [choice.strip("'") for choice in invalid["choices"].split(", ")]
+            value = invalid["value"][1:-1]
+            option = invalid["option"].split("/")[-1]
+            message = (f"{option} must be one of {', '.join(choices)}, not {value!r}"
+                       + did_you_mean(value, choices))
         raise HwgenError(message)
+
+    def option_strings(self):
+        """Every option this parser takes."""
+        return [flag for action in self._actions for flag in action.option_strings]
+
+    def given_options(self, argv):
+        """``{flag: title of its option group}`` of the options ``argv`` gives (``--`` ends
+        them)."""
+        groups = {action: group.title for group in self._action_groups
+                  for action in group._group_actions}
+        given = {}
+        for token in argv:
+            if token == "--":
+                break
+            action = self._option_string_actions.get(token.split("=")[0])
+            if action is not None:
+                given[token.split("=")[0]] = groups.get(action)
+        return given
+
+
+def _unrecognized(parser, command, extras):
+    """The one-line error for arguments no option takes, with the closest option of the
+    command for a mistyped one."""
+    options = parser.commands[command].option_strings() if command else []
+    message = f"unrecognized arguments: {' '.join(extras)}"
+    for extra in extras:
+        if extra.startswith("-"):
+            hint = did_you_mean(extra.split("=")[0], options)
+            if hint:
+                return f"{message}{hint}"
+    return message
 
 
 def make_parser():
@@ -36,11 +92,13 @@ def make_parser():
     parser.add_argument("--version", action="version", version=f"hwgen {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser,
                                        required=True, title="commands")
+    parser.commands = {}
     for command in COMMANDS:
         sub = subparsers.add_parser(command.NAME, help=command.HELP,
                                     description=command.DESCRIPTION)
         command.add_options(sub)
         sub.set_defaults(func=command.run)
+        parser.commands[command.NAME] = sub
     return parser
 
 
@@ -68,18 +126,34 @@ def main(argv=None):
     set_command_line(argv)    # a program named as file.py:Name brings its options
     parser = make_parser()
     if not argv:
-        # What argparse would say, and the commands to choose from.
-        parser.print_help(sys.stderr)
-        return 2
+        # As git and pip do: the help, on standard output, and success.
+        parser.print_help()
+        return 0
+    # Tools that keep a cache (YoWASP in its own processes) keep it where it can be written
+    # (`python -m hwgen` did so before matplotlib was imported).
+    os.environ.update(tool_environment())
     interrupted = False
     try:
-        args = parser.parse_args(argv)
-        status = args.func(args) or 0
+        args, extras = parser.parse_known_args(argv)
+        if extras:
+            raise HwgenError(_unrecognized(parser, getattr(args, "command", None), extras))
+        command = parser.commands[args.command]
+        args.given_options = command.given_options(argv[1:])
+        check_options_apply(args)
+        resolve_output_folders(command, args)
+        with summary_aside() if getattr(args, "json", None) == "-" else nullcontext():
+            try:
+                status = args.func(args) or 0
+            except ParameterError as error:
+                raise flag_error(error) from None
         sys.stdout.flush()   # a reader that went away shows here, not in Python's exit
         return status
     except HwgenError as error:
         # Whatever was built before the error is dropped unused on purpose: no warnings about it.
         warnings.filterwarnings("ignore", category=UnusedElaboratable)
+        print(f"hwgen: error: {error}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    except CacheUnwritable as error:
         print(f"hwgen: error: {error}", file=sys.stderr)
         return EXIT_USER_ERROR
     except SuspectMeasurement as suspect:

@@ -4,7 +4,9 @@ Every option's help ends in its default, said once: :func:`add_option` writes it
 formatter adds a second one.
 """
 
+import argparse
 import gc
+import os
 import re
 import sys
 import warnings
@@ -13,7 +15,8 @@ from amaranth.hdl import UnusedElaboratable
 
 from ..sim.engine import ENGINES, EngineNotice, EngineUnavailable, resolve_engine
 from ..catalog import KERNELS, KernelInfo, board_tree_policy, make_window_filter
-from ..errors import HwgenError
+from ..programs import PROGRAMS
+from ..errors import HwgenError, did_you_mean
 from ..kernels import BUFFERS, MASK_SHAPES
 from ..kernels.window import TREE_POLICIES
 from ..instrument import PROBE_PRESETS
@@ -24,7 +27,9 @@ from .imageio import read_mask
 
 __all__ = ["add_option", "add_engine_option", "add_kernel_options", "add_board_option", "add_link_option",
            "add_instrument_option", "add_memory_options", "add_output_option", "add_json_option",
-           "add_quiet_option", "add_system_build_options", "pes_from_args",
+           "add_quiet_option", "add_system_build_options", "add_deprecated_alias", "check_options_apply",
+           "resolve_output_folders",
+           "mask_from_args", "pes_from_args",
            "parse_size", "window_filter_from_args", "design_from_args", "engine_from_args",
            "engine_line", "simulation_seconds",
            "memory_from_args",
@@ -37,17 +42,21 @@ DEFAULT_IMAGE_SIDE = 512
 
 def add_option(parser, *flags, help, shown="%(default)s", **kwargs):
     """``parser.add_argument`` with ``(default: shown)`` after the help; ``shown`` says the
-    default in words where the value alone would not (``None`` for a flag, which shows none)."""
+    default in words where the value alone would not (``None`` for a flag, which shows none).
+    Choices read ``A|B|C`` in the usage, as every option that lists what it takes."""
+    if "choices" in kwargs and "metavar" not in kwargs:
+        kwargs["metavar"] = "|".join(map(str, kwargs["choices"]))
     if shown is not None:
         help = f"{help} (default: {shown})"
     return parser.add_argument(*flags, help=help, **kwargs)
 
 
-def parse_size(text, option="--size"):
-    """``"3x5"`` -> (3, 5)."""
+def parse_size(text, option="--size", form="NxM", example="3x3"):
+    """``"3x5"`` -> (3, 5); ``form`` and ``example`` are what the option's help shows."""
     match = re.fullmatch(r"\s*(\d+)\s*[xX]\s*(\d+)\s*", text)
     if not match:
-        raise HwgenError(f"{option} must be NxM with positive integers, such as 3x3, not {text!r}")
+        raise HwgenError(f"{option} must be {form} with positive integers, such as {example}, "
+                         f"not {text!r}")
     return int(match[1]), int(match[2])
 
 
@@ -101,6 +110,27 @@ def add_kernel_options(parser, *, image=False, programs=()):
                shown="datapath latency + 8, rounded up to a power of two")
     from .kernels import add_user_kernel_options     # it builds on this module's add_option
     add_user_kernel_options(group)
+
+
+#: The option groups that only a kernel takes, and those that only a program takes.
+KERNEL_GROUPS = ("kernel options",)
+PROGRAM_GROUPS = ("program options",)
+
+
+def check_options_apply(args):
+    """Refuse, in one line, an option given on the command line whose group does not apply to
+    the command's KERNEL|PROGRAM (``profile dilation --threads 4``, ``estimate gemm --unroll
+    8``): ``args.given_options`` maps each given flag to its group's title."""
+    name = getattr(args, "kernel", None)
+    if name in KERNELS:
+        refused, what = PROGRAM_GROUPS, f"kernel {name}"
+    elif name in PROGRAMS:
+        refused, what = KERNEL_GROUPS, f"program {name}"
+    else:
+        return
+    for flag, group in getattr(args, "given_options", {}).items():
+        if group in refused:
+            raise HwgenError(f"{flag} is one of the {group}; it does not apply to {what}")
 
 
 def add_board_option(parser, *, default, help):
@@ -165,13 +195,51 @@ def pes_from_args(args, pe, board):
     return count
 
 
-def add_output_option(parser, flag, metavar, what):
-    """An option that names a file or folder to write ``what`` into (missing folders are made)."""
-    add_option(parser, flag, metavar=metavar, default=None, help=f"write {what}", shown="none")
+def add_output_option(parser, flag, metavar, what, suffix=None):
+    """An option that names a file or folder to write ``what`` into (missing folders are made).
+
+    With a ``suffix``, the option names a file, and a path that ends in ``/`` names the folder
+    to write it into under the name ``COMMAND-KERNEL`` + ``suffix`` (see
+    :func:`resolve_output_folders`)."""
+    action = add_option(parser, flag, metavar=metavar, default=None, help=f"write {what}",
+                        shown="none")
+    action.file_suffix = suffix
+    return action
+
+
+def resolve_output_folders(parser, args):
+    """Give a file option that names a folder (its path ends in ``/``) the file's name in it:
+    ``sim dilation --json js/`` writes ``js/sim-dilation.json``."""
+    positional = getattr(args, "kernel", None) or getattr(args, "program", None)
+    name = args.command + (f"-{positional}" if positional else "")
+    for action in parser._actions:
+        suffix = getattr(action, "file_suffix", None)
+        value = getattr(args, action.dest, None)
+        if suffix and isinstance(value, str) and value.endswith(("/", os.sep)):
+            setattr(args, action.dest, f"{value}{name}{suffix}")
+
+
+class _DeprecatedAlias(argparse.Action):
+    """An old name of an option: works as the new one, with a note on standard error."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(f"hwgen: {option_string} is deprecated, use {self.new_flag}", file=sys.stderr)
+        setattr(namespace, self.dest, values)
+
+
+def add_deprecated_alias(parser, old, new):
+    """Accept ``old`` as a hidden alias of the option ``new`` (same destination)."""
+    action = next(a for a in parser._actions if new in a.option_strings)
+    alias = parser.add_argument(old, dest=action.dest, metavar=action.metavar,
+                                action=_DeprecatedAlias, help=argparse.SUPPRESS)
+    alias.new_flag = new
+    alias.file_suffix = getattr(action, "file_suffix", None)
 
 
 def add_json_option(parser, what):
-    add_output_option(parser, "--json", "FILE", f"{what} as JSON")
+    add_option(parser, "--json", metavar="FILE", default=None, shown="none",
+               help=f"write {what} as JSON; - for standard output (then the summary goes to "
+                    f"standard error)").file_suffix = ".json"
 
 
 def add_quiet_option(parser, help="print nothing on success"):
@@ -181,6 +249,20 @@ def add_quiet_option(parser, help="print nothing on success"):
 def hmm_label(instrumented):
     """How outputs say which design was measured."""
     return "with HMM" if instrumented else "bare"
+
+
+def mask_from_args(args):
+    """``(size, mask)`` of ``--size`` and ``--mask``: a shape's name or a file's 0/1 array,
+    whose shape is the size unless ``--size`` gives it (then they must agree)."""
+    mask = args.mask if args.mask in MASK_SHAPES else read_mask(args.mask)
+    if args.size is None:
+        return (DEFAULT_SIZE if isinstance(mask, str) else mask.shape), mask
+    size = parse_size(args.size)
+    if not isinstance(mask, str) and mask.shape != size:
+        raise HwgenError(f"--size {args.size} differs from the --mask file's shape "
+                         f"{mask.shape[0]}x{mask.shape[1]}; leave --size out or make them "
+                         f"match")
+    return size, mask
 
 
 def window_filter_from_args(args, image_shape=None, board=None):
@@ -195,16 +277,9 @@ def window_filter_from_args(args, image_shape=None, board=None):
         from .kernels import user_kernel_from_args
         return user_kernel_from_args(args, kind, image_shape)
     if args.buffer not in BUFFERS:
-        raise HwgenError(f"--buffer must be one of {', '.join(BUFFERS)}, not {args.buffer!r}")
-    mask = args.mask if args.mask in MASK_SHAPES else read_mask(args.mask)
-    if args.size is not None:
-        size = parse_size(args.size)
-        if not isinstance(mask, str) and mask.shape != size:
-            raise HwgenError(f"--size {args.size} differs from the --mask file's shape "
-                             f"{mask.shape[0]}x{mask.shape[1]}; leave --size out or make them "
-                             f"match")
-    else:
-        size = DEFAULT_SIZE if isinstance(mask, str) else mask.shape
+        raise HwgenError(f"--buffer must be one of {', '.join(BUFFERS)}, not {args.buffer!r}"
+                         + did_you_mean(args.buffer, BUFFERS))
+    size, mask = mask_from_args(args)
     width, height = args.width, args.height
     if image_shape is not None:
         image_h, image_w = image_shape
@@ -272,6 +347,11 @@ _MEMORY_OPTIONS = {
 
 
 def memory_from_args(args):
+    """The memory model of the memory options (and ``--seed``, checked here for every command
+    that draws from it)."""
+    seed = getattr(args, "seed", 0)
+    if seed < 0:
+        raise HwgenError(f"--seed must be an integer >= 0, not {seed}")
     try:
         return MemoryModel(bandwidth_bytes_per_cycle=args.mem_bandwidth,
                            latency_cycles=args.mem_latency, jitter_cycles=args.mem_jitter,
@@ -280,6 +360,8 @@ def memory_from_args(args):
         message = str(error)
         for field, option in _MEMORY_OPTIONS.items():
             message = message.replace(field, option)
+        # None is how Python says "unlimited"; the option says it by being left out.
+        message = message.replace(" or None", "")
         raise HwgenError(message) from None
 
 

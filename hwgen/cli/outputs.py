@@ -6,13 +6,33 @@ for a file or the other way round, and a failure leaves no file half-written.
 """
 
 import os
+import sys
 import tempfile
-from contextlib import contextmanager
+from contextlib import contextmanager, redirect_stdout
 from pathlib import Path
 
 from ..errors import HwgenError
 
-__all__ = ["check_file_option", "check_folder_option", "staged_file", "write_files"]
+__all__ = ["STDOUT", "check_file_option", "check_folder_option", "staged_file", "summary_aside",
+           "write_files"]
+
+#: The path that means standard output (``--json -``), as the convention of Unix tools.
+STDOUT = Path("-")
+
+#: Where ``-`` writes to while a command's summary goes to standard error.
+_standard_output = []
+
+
+@contextmanager
+def summary_aside():
+    """While a command writes an output to standard output (``--json -``): what it prints for
+    people goes to standard error, so that standard output holds that output only."""
+    _standard_output.append(sys.stdout)
+    try:
+        with redirect_stdout(sys.stderr):
+            yield
+    finally:
+        _standard_output.pop()
 
 
 def _check_ancestors(option, target):
@@ -31,11 +51,15 @@ def _check_ancestors(option, target):
 def check_file_option(option, path):
     """Raise HwgenError unless a file can be written at ``path`` (folders on the way are made
     when it is written)."""
-    if path is None:
+    if path is None or option == "--json" and Path(path) == STDOUT:
         return
+    if Path(path) == STDOUT:
+        raise HwgenError(f"{option} writes a file: give its name (- for standard output is "
+                         f"--json's)")
     target = Path(path)
     if target.is_dir():
-        raise HwgenError(f"{option}: {str(path)!r} is a folder, not a file")
+        raise HwgenError(f"{option}: {str(path)!r} is a folder, not a file; end it in / to "
+                         f"write a file into it")
     _check_ancestors(option, target)
 
 
@@ -81,11 +105,13 @@ def _publish(temporary):
 def write_files(files):
     """Write ``{path: text or bytes}``: every file goes to a temporary name next to it first and
     all are renamed into place only when every one was written, so a failure leaves none
-    half-written (and no folder made for them)."""
+    half-written (and no folder made for them). :data:`STDOUT` is written to standard output
+    once the files are in place."""
+    files = {Path(path): content for path, content in files.items()}
+    standard = files.pop(STDOUT, None)
     staged, made = [], []
     try:
         for path, content in files.items():
-            path = Path(path)
             made += _make_folders(path.parent)
             handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
             staged.append((Path(temporary), path))
@@ -101,6 +127,10 @@ def write_files(files):
         for temporary, _ in staged:
             temporary.unlink(missing_ok=True)
         _remove_folders(made)
+    if standard is not None:
+        stream = _standard_output[-1] if _standard_output else sys.stdout
+        stream.write(standard if isinstance(standard, str) else standard.decode())
+        stream.flush()
 
 
 @contextmanager

@@ -127,11 +127,19 @@ def option_error(error, kind):
 
 
 def make_job(kind, values):
-    """``kind(**values)``, its refusals as one-line :class:`HwgenError` s."""
+    """``kind(**values)``, its refusals as one-line :class:`HwgenError` s; a refused option the
+    user left out is said to be its default (``--lanes`` 4 against ``--dim 6``)."""
     try:
         return kind(**values)
     except (TypeError, ValueError) as error:
-        raise option_error(error, kind) from None
+        refusal = option_error(error, kind)
+    flag = str(refusal).split(" ", 1)[0]
+    defaulted = [option for option in kind.options
+                 if option.flag == flag and option.name not in values]
+    if defaulted:
+        refusal = HwgenError(f"{refusal} ({defaulted[0].default} is the default of {flag}: "
+                             f"give {flag})")
+    raise refusal
 
 
 def job_from_args(args, program=None):

@@ -14,7 +14,7 @@ __all__ = ["add_report_option", "check_report_option", "report_file"]
 def add_report_option(parser):
     add_output_option(parser, "--report", "FILE.html",
                       "one self-contained HTML page of the figures, as `hwgen report` makes of "
-                      "the JSON")
+                      "the JSON", ".html")
 
 
 def check_report_option(args):

@@ -26,7 +26,8 @@ def add_trace_options(parser):
                       "a Paraver trace (NAME.prv, .pcf, .row, and NAME.readme.txt on its time unit, drops "
                       "and tools) into DIR; Paraver shows cycles as ns")
     add_output_option(group, "--perfetto", "FILE",
-                      "a Chrome/Perfetto JSON trace for ui.perfetto.dev or chrome://tracing")
+                      "a Chrome/Perfetto JSON trace for ui.perfetto.dev or chrome://tracing",
+                      ".perfetto.json")
     add_option(group, "--clock-mhz", type=float, default=DEFAULT_CLOCK_MHZ, metavar="MHZ",
                help="clock that turns cycles into the microseconds of the Perfetto trace")
     return group

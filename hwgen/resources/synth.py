@@ -11,8 +11,8 @@ and in its scripts folders (so a virtual environment works without being activat
 with relative paths (YoWASP tools cannot open absolute paths outside their working folder).
 
 Results are cached by a hash of the RTLIL, the tool versions and every option: a second identical
-call reads the cache and returns at once. The cache folder is ``$HWGEN_CACHE_DIR/synth``, else
-``~/.cache/hwgen/synth``.
+call reads the cache and returns at once. The cache folder is ``synth`` in hwgen's cache
+(:mod:`hwgen.sim.cache`).
 
 nextpnr-ice40 has no out-of-context mode: every port bit of the design needs a pin. A design with
 more port bits than its package has pins (the iCEBreaker's sg48: 39) is placed and routed behind a
@@ -54,6 +54,7 @@ from ..build import design_ports, to_rtlil
 from ..errors import HwgenError
 from ..catalog import resolve_board
 from ..progress import Progress
+from ..sim.cache import cache_dir as cache_folder, tool_environment
 from ..versions import tool_versions
 
 __all__ = ["RegisteredIO", "SynthResult", "synthesize", "synth_command", "run_yosys", "primitive_cells",
@@ -223,10 +224,8 @@ class SynthResult:
 
 
 def cache_dir():
-    """Folder of cached synthesis results."""
-    root = os.environ.get("HWGEN_CACHE_DIR")
-    root = Path(root) if root else Path.home() / ".cache" / "hwgen"
-    return root / "synth"
+    """Folder of cached synthesis results (see :mod:`hwgen.sim.cache`)."""
+    return cache_folder("synth")
 
 
 def _script_folders():
@@ -270,7 +269,8 @@ def _first_error(text):
 
 def _run(tool, args, work, what):
     try:
-        done = subprocess.run([tool, *args], cwd=work, capture_output=True, text=True)
+        done = subprocess.run([tool, *args], cwd=work, capture_output=True, text=True,
+                              env={**os.environ, **tool_environment()})
     except OSError as error:
         raise HwgenError(f"{what}: cannot run {tool} ({error.strerror})") from None
     return done.returncode, done.stdout + done.stderr

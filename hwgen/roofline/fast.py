@@ -40,7 +40,7 @@ from .sweep import cached_task
 
 __all__ = ["AREA_BUDGETS", "THREAD_COUNTS", "ExploredPrograms", "FastPoint", "KernelPoint",
            "ProgramPoint", "Remeasured", "best_per_budget", "explore_fast", "explore_kernel", "explore_program",
-           "pareto_front", "plot_front", "port_beats", "program_jobs", "remeasure",
+           "pareto_front", "plot_front", "front_figure", "port_beats", "program_jobs", "remeasure",
            "unmodelled_text"]
 
 #: Area budgets, as shares of one device's LUTs, for the best point of each.
@@ -440,12 +440,30 @@ def best_per_budget(points, device_luts, budgets=AREA_BUDGETS):
     return rows
 
 
+def _plain_number(value, _position=None):
+    """A tick label as people write numbers: ``2,000``, ``0.05``."""
+    return f"{value:,.0f}" if value >= 1 else f"{value:.3g}"
+
+
 def plot_front(points, front, *, title):
-    """The performance-against-area figure, as PNG bytes: every point, the front joined."""
+    """The performance-against-area figure, as PNG bytes: every point, the front joined (see
+    :func:`front_figure`)."""
+    data = io.BytesIO()
+    front_figure(points, front, title=title).savefig(data, format="png", dpi=120)
+    return data.getvalue()
+
+
+def front_figure(points, front, *, title):
+    """The matplotlib ``Figure`` of :func:`plot_front`.
+
+    The legend stands below the axes, where it covers no point, and both log axes are labelled
+    at 1, 2 and 5 of every decade in plain numbers, which never overlap (matplotlib's default
+    also labels the minor ticks of a short axis as ``3x10^3``, and those collide)."""
     import matplotlib
     matplotlib.use("Agg")
     from matplotlib.figure import Figure
-    figure = Figure(figsize=(7, 4.5), layout="constrained")
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+    figure = Figure(figsize=(7, 5), layout="constrained")
     ax = figure.add_subplot()
     ax.scatter([p.lut for p in points], [p.gops for p in points], s=6, color="#bbbbbb",
                label=f"{len(points)} design points (model + estimate)")
@@ -453,14 +471,15 @@ def plot_front(points, front, *, title):
             label=f"Pareto front ({len(front)} points)")
     ax.set_xscale("log")
     ax.set_yscale("log")
+    for axis in (ax.xaxis, ax.yaxis):
+        axis.set_major_locator(LogLocator(subs=(1, 2, 5)))
+        axis.set_major_formatter(FuncFormatter(_plain_number))
+        axis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("LUTs")
     ax.set_ylabel("performance (Gops/s)")
     ax.set_title(title)
-    # Above the front and left of it no point can lie: the legend covers none there.
-    ax.legend(loc="upper left")
-    data = io.BytesIO()
-    figure.savefig(data, format="png", dpi=120)
-    return data.getvalue()
+    figure.legend(loc="outside lower center", ncols=2, frameon=False)
+    return figure
 
 
 @dataclass(frozen=True)

@@ -255,7 +255,7 @@ class _Lines:
         only = f", {self.buffers[0]} buffer" if len(self.buffers) == 1 else ""
         board = self.roofline.board
         kernel = (point.title if hasattr(point, "title") else
-                  f"{self.roofline.kernel} {point.rows}x{point.cols} {point.mask}{only}")
+                  f"{self.roofline.kernel} {point.rows}x{point.cols} {point.mask_name}{only}")
         return (f"Extended roofline: {kernel}, {point.width}x{point.height} frames, on "
                 f"{board.name} "
                 f"({board.device_count} x {board.device})\n" + "; ".join(notes))

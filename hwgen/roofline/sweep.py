@@ -8,8 +8,8 @@ resources of one bare PE (estimated or synthesized; with Fmax when asked).
 :func:`simulate_systems` runs systems of several PEs that share one memory. ``hwgen roofline``
 and ``hwgen explore`` measure through these two functions.
 
-Every task's result is cached as a small JSON file under ``$HWGEN_CACHE_DIR/sweep`` (else
-``~/.cache/hwgen/sweep``), keyed by a hash of the task's full description, the tool versions and
+Every task's result is cached as a small JSON file in the ``sweep`` folder of hwgen's cache
+(:mod:`hwgen.sim.cache`), keyed by a hash of the task's full description, the tool versions and
 every file of hwgen's code (:func:`hwgen.versions.source_hash`); a sweep that was stopped resumes
 from what it finished.
 """
@@ -22,17 +22,17 @@ import os
 import warnings
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 
 import numpy as np
 from amaranth.hdl import UnusedElaboratable
 
 from ..boards import Board, BoardError, cost_table
+from ..sim.cache import cache_dir as cache_folder
 from ..sim.engine import EngineUnavailable, resolve_engine
 from ..sim import CycleData, MemoryModel, run_window_filter, run_window_system, window_system
 
 from ..catalog import KERNELS, design_name, kernel_info, make_window_filter, resolve_board
-from ..errors import HwgenError
+from ..errors import HwgenError, ParameterError
 from ..kernels.pipeline import Pipeline
 from ..programs import program_of
 from ..progress import Progress, note
@@ -63,8 +63,8 @@ class DesignPoint:
         A kernel of :data:`hwgen.catalog.KERNELS`.
     rows, cols : int
         Window size N x M.
-    mask : str
-        Structuring element shape (``rect``, ``cross``, ``ellipse``).
+    mask : str or tuple of tuple of int
+        Structuring element: a shape (``rect``, ``cross``, ``ellipse``) or its 0/1 rows.
     width, height : int
         The full frame.
     unroll : int
@@ -80,7 +80,7 @@ class DesignPoint:
     kernel: str
     rows: int
     cols: int
-    mask: str
+    mask: str | tuple
     width: int
     height: int
     unroll: int
@@ -119,9 +119,16 @@ class DesignPoint:
                 "width": self.width, "height": self.height, "unroll": self.unroll,
                 "buffer": self.buffer, "pipeline": self.pipeline, "tree_stages": self.tree_stages}
 
+    @property
+    def mask_name(self):
+        """The mask's shape, or ``custom`` for explicit rows."""
+        return self.mask if isinstance(self.mask, str) else "custom"
+
     @classmethod
     def from_json(cls, data):
-        return cls(**data)
+        mask = data["mask"]
+        return cls(**dict(data, mask=mask if isinstance(mask, str)
+                          else tuple(tuple(row) for row in mask)))
 
 
 @dataclass(frozen=True)
@@ -342,9 +349,8 @@ def _run_task(kind, spec):
 
 
 def cache_dir():
-    """Folder of cached sweep tasks."""
-    root = os.environ.get("HWGEN_CACHE_DIR")
-    return (Path(root) if root else Path.home() / ".cache" / "hwgen") / "sweep"
+    """Folder of cached sweep tasks (see :mod:`hwgen.sim.cache`)."""
+    return cache_folder("sweep")
 
 
 def _task_key(kind, spec):
@@ -405,7 +411,7 @@ def run_tasks(tasks, *, jobs=1, progress=False, desc="measuring", points=None, c
         Every task's result, in order; each is written into this machine's cache as it arrives.
     """
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
-        raise HwgenError(f"-j must be a positive integer, not {jobs!r}")
+        raise ParameterError("jobs", f"must be a positive integer, not {jobs!r}")
     folder = cache_dir()
     keys = [_task_key(kind, spec) for kind, spec in tasks]
     unique = dict(zip(keys, tasks))
@@ -465,8 +471,8 @@ def run_tasks(tasks, *, jobs=1, progress=False, desc="measuring", points=None, c
 def check_resources_method(board, resources, fmax):
     """Fail early, with one line, when ``board`` cannot give the figures asked for."""
     if resources not in RESOURCE_METHODS:
-        raise HwgenError(f"--resources must be one of {', '.join(RESOURCE_METHODS)}, "
-                         f"not {resources!r}")
+        raise ParameterError("resources", f"must be one of {', '.join(RESOURCE_METHODS)}, "
+                                          f"not {resources!r}")
     if resources == "estimate":
         try:
             cost_table(board.toolchain.cost_family)
@@ -567,7 +573,7 @@ def simulate_systems(requests, *, jobs=1, progress=False, engine=None, cluster=N
     tasks = []
     for point, pes, bandwidth in requests:
         if isinstance(pes, bool) or not isinstance(pes, int) or pes < 1:
-            raise HwgenError(f"--pes must be a positive integer, not {pes!r}")
+            raise ParameterError("pes", f"must be a positive integer, not {pes!r}")
         height = system_height(point)
         tasks.append(("frame", {"point": point.to_json(), "height": height, "engine": engine}))
         tasks.append(("system", {"point": point.to_json(), "height": height, "pes": pes,

@@ -33,6 +33,11 @@ SYSTEM_PROTOCOL = (
     "Streams transfer on valid & ready; valid never depends on ready. See docs/systems.md."
 )
 
+#: Where builds go unless ``--out`` says: a name no Python module can have (a folder named
+#: ``build`` in a clone's root would be found as ``hwgen.build`` when the clone's folder stands
+#: as a namespace package ``hwgen`` on the path).
+BUILD_FOLDER = "hwgen-build"
+
 NAME = "build"
 HELP = "generate Verilog, RTLIL and a manifest for a kernel"
 DESCRIPTION = ("Generate a window-filter PE, or with --pes a system of PEs sharing one "
@@ -45,7 +50,7 @@ def add_options(parser):
                      help="build for a board's part: its vendor primitives (such as the ECP5 "
                           "block RAM's output register) and its register policy")
     add_option(parser, "--out", metavar="DIR", default=None, help="output folder",
-               shown="build/<kernel>-<parameters>[-<board>]")
+               shown=f"{BUILD_FOLDER}/<kernel>-<parameters>[-<board>]")
     add_instrument_option(parser)
     add_system_build_options(parser)
     add_quiet_option(parser)
@@ -90,7 +95,7 @@ def run(args):
     name = design_name(args.kernel, pe)
     if board is not None:
         name += "_" + board.name.replace("-", "_")
-    out_dir = Path(args.out) if args.out else Path("build") / name.replace("_", "-")
+    out_dir = Path(args.out) if args.out else Path(BUILD_FOLDER) / name.replace("_", "-")
     verilog_text, rtlil_text = convert(design, name, platform=platform)
     result = write_outputs(out_dir, name, verilog_text, rtlil_text,
                            window_manifest(args.kernel, pe, name, design, board, args.probes))

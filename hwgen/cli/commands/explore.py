@@ -6,7 +6,6 @@ Pareto front of performance against area, re-measured by simulation and synthesi
 import csv
 import io
 import json
-import os
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -60,7 +59,7 @@ def _program_options():
 
 
 def add_options(parser):
-    add_sweep_options(parser, jobs=os.cpu_count() or 1, programs=PROGRAMS)
+    add_sweep_options(parser, programs=PROGRAMS)
     add_option(parser, "--top", type=int, default=20, metavar="N",
                help="rows of the ranked table, 0 for all")
     fast = parser.add_argument_group("fast exploration")

@@ -18,11 +18,11 @@ from ...sim.engine import EngineUnavailable, resolve_engine
 
 from ...errors import HwgenError, SuspectMeasurement
 from ..figures import figure
-from ..options import (add_json_option, add_kernel_options, add_memory_options, add_option,
+from ..options import (add_deprecated_alias, add_json_option, add_kernel_options, add_memory_options, add_option,
                        add_output_option, add_quiet_option, engine_line, memory_from_args,
                        simulation_seconds, window_filter_from_args)
 from ..outputs import check_file_option, write_files
-from ...report import document, report_html
+from ..report import check_report_option, report_file
 from ...versions import tool_versions
 from ..programs import add_program_options, job_from_args
 from .sim import model_check
@@ -63,8 +63,10 @@ def add_options(parser):
                     "design compiled to C++ with the HMM's line counters (implies --hmm; no "
                     "--cycles, no program steps)")
     add_json_option(parser, "the profile")
-    add_output_option(parser, "--html", "FILE.html",
-                      "an annotated source view: lines shaded by their share, figures on hover")
+    add_output_option(parser, "--report", "FILE.html",
+                      "an annotated source view: lines shaded by their share, figures on hover",
+                      ".html")
+    add_deprecated_alias(parser, "--html", "--report")
     add_memory_options(parser, seeded="a kernel's random pixels or gemm's random matrices")
     add_quiet_option(parser, "print nothing on success")
 
@@ -88,7 +90,7 @@ def run(args):
         raise HwgenError(f"KERNEL|PROGRAM must be one of {', '.join((*KERNELS, *PROGRAMS))}, not "
                          f"{args.kernel!r}")
     check_file_option("--json", args.json)
-    check_file_option("--html", args.html)
+    check_report_option(args)
     window = parse_window(args.cycles)
     if args.top < 0:
         raise HwgenError(f"--top must be an integer >= 0, not {args.top}")
@@ -115,9 +117,7 @@ def run(args):
     files = {}
     if args.json:
         files[Path(args.json)] = json.dumps(report, indent=2) + "\n"
-    if args.html:
-        files[Path(args.html)] = report_html([document(json.loads(json.dumps(report)),
-                                                       args.json or "this hwgen profile run")])
+    files.update(report_file(args, report, args.json or "this hwgen profile run"))
     write_files(files)
     if not args.quiet:
         how = ("counted by the HMM in the compiled engine" if compiled else

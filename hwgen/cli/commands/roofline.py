@@ -24,8 +24,9 @@ from ..figures import NOT_AVAILABLE, figure
 from ..kernels import add_user_kernel_options, user_kernel_grid
 from ..programs import option_error
 from ..measured import DEFAULT_BOARD
-from ..options import (add_board_option, add_engine_option, add_link_option, add_option,
-                       add_quiet_option, engine_from_args, parse_size)
+from ..options import (DEFAULT_SIZE, add_board_option, add_engine_option, add_link_option,
+                       add_option, add_quiet_option, engine_from_args, mask_from_args,
+                       parse_size)
 from ..outputs import check_folder_option, write_files
 from ..report import add_report_option, check_report_option, report_file
 from ...roofline.cluster import Cluster, check_scheduler
@@ -43,13 +44,13 @@ _PIPELINE = {"on": (True,), "off": (False,), "both": (True, False)}
 
 #: The window grid's options and their defaults (a kernel of the user's takes ``--unroll`` only if
 #: it declares ``unroll``).
-GRID_DEFAULTS = {"unroll": "1,2,4,8", "buffer": "smart,line", "pipeline": "on", "size": "3x3",
+GRID_DEFAULTS = {"unroll": "1,2,4,8", "buffer": "smart,line", "pipeline": "on", "size": None,
                  "mask": "rect"}
 
 
-def add_sweep_options(parser, *, jobs, programs=()):
-    """The options ``roofline`` and ``explore`` share (``jobs``: the default of ``-j``;
-    ``programs``: the positional may name one of these programs too)."""
+def add_sweep_options(parser, *, programs=()):
+    """The options ``roofline`` and ``explore`` share (``programs``: the positional may name one
+    of these programs too)."""
     if programs:
         parser.add_argument("kernel", metavar="KERNEL|PROGRAM",
                             help=f"dilation or erosion, or an image PE of your own as "
@@ -64,9 +65,11 @@ def add_sweep_options(parser, *, jobs, programs=()):
                help=f"buffer strategies, of {', '.join(BUFFERS)}")
     add_option(grid, "--pipeline", default=GRID_DEFAULTS["pipeline"], choices=list(_PIPELINE),
                help="pipelined PEs, unpipelined ones (for the pipelining ceiling) or both")
-    add_option(grid, "--size", default=GRID_DEFAULTS["size"], metavar="NxM", help="window rows x columns")
-    add_option(grid, "--mask", default=GRID_DEFAULTS["mask"], choices=list(MASK_SHAPES),
-               help="structuring element")
+    add_option(grid, "--size", default=None, metavar="NxM", help="window rows x columns",
+               shown="the --mask file's shape, else {}x{}".format(*DEFAULT_SIZE))
+    add_option(grid, "--mask", default=GRID_DEFAULTS["mask"], metavar="|".join([*MASK_SHAPES, "FILE"]),
+               help="structuring element, or a .npy / text file of 0/1 rows (`0 1 0`, `0,1,0` "
+                    "or `010`)")
     add_option(grid, "--image", default="512x512", metavar="WxH",
                help="frame width x height; the compiled engine simulates it whole, Amaranth's "
                     "simulator two short frames that are scaled to it")
@@ -91,8 +94,9 @@ def add_sweep_options(parser, *, jobs, programs=()):
     add_option(run, "--out", default=None, metavar="DIR",
                help=f"folder for {', '.join(OUTPUTS)}",
                shown=f"{parser.prog.split()[-1]}/KERNEL-BOARD")
-    add_option(run, "-j", "--jobs", type=int, default=jobs, metavar="N",
-               help="worker processes on this machine (not used with --scheduler)")
+    add_option(run, "-j", "--jobs", type=int, default=os.cpu_count() or 1, metavar="N",
+               help="worker processes on this machine (not used with --scheduler)",
+               shown="one per CPU")
     add_option(run, "--scheduler", default=None, metavar="ADDRESS|local:N",
                help="run every simulation, estimate, synthesis and place and route on a Dask "
                     "cluster: a running scheduler's address (tcp://host:8786), or local:N to "
@@ -114,7 +118,7 @@ DESCRIPTION = ("Simulate every design point (one PE configuration) for its ops p
 
 
 def add_options(parser):
-    add_sweep_options(parser, jobs=1)
+    add_sweep_options(parser)
     add_option(parser, "--confirm", action="store_true",
                help="synthesize the best point's system of SC PEs (bare, one port and its "
                     "arbiters) on one device, place and route it where the family can, and "
@@ -190,7 +194,7 @@ def _own_points(args, kind, width, height):
 def _parse(args):
     """Every option, checked before anything runs."""
     board = resolve_board(args.board)
-    width, height = parse_size(args.image, "--image")
+    width, height = parse_size(args.image, "--image", "WxH", "512x512")
     clock = check_clock(_clock(args.clock))
     if getattr(args, "top", 0) < 0:
         raise HwgenError(f"--top must be 0 (all) or a positive integer, not {args.top}")
@@ -202,10 +206,13 @@ def _parse(args):
     if not isinstance(kind, KernelInfo):
         points = _own_points(args, kind, width, height)
     else:
+        size, mask = mask_from_args(args)
+        if not isinstance(mask, str):
+            mask = tuple(tuple(int(v) for v in row) for row in mask.tolist())
         points = design_grid(
             args.kernel, unrolls=_list("--unroll", args.unroll, _positive, "positive integers"),
             buffers=_list("--buffer", args.buffer, _buffer, ", ".join(BUFFERS)),
-            pipelines=_PIPELINE[args.pipeline], size=parse_size(args.size), mask=args.mask,
+            pipelines=_PIPELINE[args.pipeline], size=size, mask=mask,
             width=width, height=height, tree_stages=board_tree_policy(board))
     return {
         "points": points, "board": board, "clock": clock, "out": out,

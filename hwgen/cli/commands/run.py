@@ -57,7 +57,7 @@ def add_options(parser):
     add_trace_options(parser)
     add_json_option(parser, "the run's figures")
     add_report_option(parser)
-    add_output_option(parser, "--vcd", "FILE", "a waveform")
+    add_output_option(parser, "--vcd", "FILE", "a waveform", ".vcd")
     add_memory_options(parser, seeded="the program's random data (gemm's matrices, any job's "
                                       "seed option)")
     add_engine_option(parser)
@@ -115,7 +115,7 @@ def run(args):
     matches = job.matches(storage)
     suspect = ([] if matches else ["the result does not match the numpy model"]) + (
         [f"HMM values saturated, their figures are lower bounds: {', '.join(result.saturated)}"]
-        if result.saturated else [])
+        if result.saturated else []) + _dropped(result)
 
     stem = f"{job.name}-{job.parameters().get('variant', 'default')}"
     files = {}
@@ -139,6 +139,16 @@ def run(args):
     if suspect:
         raise SuspectMeasurement(f"{job.describe()}: {'; '.join(suspect)}")
     return 0
+
+
+def _dropped(result):
+    """Why the traces cannot be trusted when the HMM dropped records (the host drained too
+    slowly): the timeline misses those changes."""
+    if not (result.state_records_dropped or result.samples_dropped):
+        return []
+    return [f"the HMM dropped {result.state_records_dropped} thread-state records and "
+            f"{figure(result.samples_dropped, 'd')} samples (drain more often with "
+            f"--drain-interval, or deepen --trace-depth)"]
 
 
 def summary(job, result, memory, matches, storage, elapsed):
