@@ -51,7 +51,7 @@ def test_hwgen_alone_prints_help_on_stdout_and_succeeds(capsys):
 @pytest.mark.parametrize("argv, message", [
     (["sim", "dilation", "--unrol", "2"], "unrecognized arguments: --unrol 2; did you mean "
                                           "'--unroll'?"),
-    (["sim", "dilation", "--engine", "pysm"], "--engine must be one of pysim, compiled, not "
+    (["sim", "dilation", "--engine", "pysm"], "--engine must be one of auto, pysim, compiled, not "
                                               "'pysm'; did you mean 'pysim'?"),
     (["sm", "dilation"], "COMMAND must be one of list, build, sim"),
     (["sm", "dilation"], "did you mean 'sim'?"),
@@ -109,11 +109,11 @@ def test_profile_html_is_an_alias_of_report(capsys):
                                                    "not -1.0\n"),
     (["roofline", "dilation", "--image", "512"], "--image must be WxH with positive integers, "
                                                  "such as 512x512, not '512'"),
-    (["explore", "gemm", "--fast", "--variant", "tiled"], "--variant of gemm must be one of "
-                                                          "naive, nocritical, vector, blocked"),
+    (["explore", "gemm", "--fast", "--variant", "tiled"], "--variant must be one of naive, "
+                                                          "nocritical, vector, blocked, not 'tiled'"),
     (["explore", "pi", "--fast", "--lanes", "2"], "--lanes applies to gemm, not pi"),
     (["run", "gemm", "--variant", "vector", "--dim", "6"],
-     "--lanes must divide --dim 6, and its default 4 does not: give --lanes, such as 2"),
+     "--lanes must divide dim 6, not 4 (4 is the default of --lanes: give --lanes)"),
 ])
 def test_bad_values_get_one_line(capsys, argv, message):
     assert message in one_line_error(capsys, argv)

@@ -128,7 +128,8 @@ def check_options_apply(args):
         refused, what = KERNEL_GROUPS, f"program {name}"
     else:
         return
-    for flag, group in getattr(args, "given_options", {}).items():
+    for flag, title in getattr(args, "given_options", {}).items():
+        group = (title or "").split(" (", 1)[0]     # "program options (`hwgen list` says...)"
         if group in refused:
             raise HwgenError(f"{flag} is one of the {group}; it does not apply to {what}")
 
