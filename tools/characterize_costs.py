@@ -116,7 +116,8 @@ class Primitive(Elaboratable):
         self.a = Signal(width, name=f"{name}__a")
         self.b = Signal(width, name=f"{name}__b")
         self.s = Signal(name=f"{name}__s")
-        out = {"cmp": 1, "cmp_const": 1, "eq": 1, "eq_const": 1, "reduce": 1, "reduce_xor": 1}
+        out = {"cmp": 1, "cmp_const": 1, "eq": 1, "eq_const": 1, "reduce": 1, "reduce_xor": 1,
+               "reduce_word": 1}
         self.y = Signal(out.get(kind, width), name=f"{name}__y")
 
     def ports(self):
@@ -145,6 +146,7 @@ class Primitive(Elaboratable):
             "xor": lambda: a ^ b,
             "reduce": lambda: a.any(),
             "reduce_xor": lambda: a.xor(),
+            "reduce_word": lambda: a.all(),
         }[self.kind]
         m.d.comb += y.eq(logic())
         return m
@@ -206,7 +208,7 @@ def benches(kinds=None):
         if kind == "mul":
             continue
         for width in WIDTHS:
-            if kind in ("reduce", "reduce_xor") and width == 1:
+            if kind in ("reduce", "reduce_xor", "reduce_word") and width == 1:
                 continue
             name = f"op_{kind}_{width}"
             found[name] = ({"kind": kind, "width": width}, Primitive(name, kind, width))
@@ -311,9 +313,12 @@ def characterize(family, kinds=None, table=None):
         if "mul" in kinds:
             table["multipliers"] = multipliers
             table["multiplier"] = multiplier_model(family, multipliers)
-        table["partial"] = {"kinds": list(kinds), "command": command,
-                            "tool_versions": tool_versions(), "hwgen_version": __version__,
-                            "synthesis_seconds": round(seconds, 1)}
+        # One record per partial run, so the table says which kinds came from which.
+        earlier = table.get("partial", [])
+        table["partial"] = [*(earlier if isinstance(earlier, list) else [earlier]),
+                            {"kinds": list(kinds), "command": command,
+                             "tool_versions": tool_versions(), "hwgen_version": __version__,
+                             "synthesis_seconds": round(seconds, 1)}]
         return table
     return {
         "hwgen_cost_table": 1,
