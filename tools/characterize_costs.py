@@ -48,6 +48,7 @@ from hwgen.programs import GemmJob, PiJob
 from hwgen.resources.estimate import (DSP_MAPPING, KINDS, LUT_GROUPS, RESOURCES, count_primitives,
                                      lut_groups, multiplier_parts, rom_luts, uncalibrated_luts)
 from hwgen.resources.synth import cell_resources, run_yosys, synthesize
+from hwgen.sim import instrument_pe
 from hwgen.versions import tool_versions
 
 WIDTHS = (1, 2, 3, 4, 6, 8, 12, 16, 20, 24, 32, 48, 64)
@@ -76,6 +77,15 @@ CALIBRATION = (
     ("erosion", (3, 3), "cross", 1, 16),
 )
 CALIBRATION_IMAGE = (240, 120)
+# Instrumented PEs, as `hwgen estimate` and `build` make them by default (their hardware
+# measurement module's counters, saturation tests and readout multiplexers are most of their
+# logic), on small images: (kernel, rows x cols, mask, unroll, buffer, width x height). None of
+# them is a benchmark point.
+CALIBRATION_INSTRUMENTED = (
+    ("dilation", (3, 3), "rect", 2, "none", (64, 32)),
+    ("erosion", (5, 5), "rect", 8, "line", (128, 32)),
+    ("dilation", (3, 5), "ellipse", 1, "smart", (48, 24)),
+)
 # A program's weight in the fit beside a filter's: the programs' LUTs are less well explained by
 # the kinds, and at full weight they pull the filters' factors (Xilinx filters 3.4% instead of
 # 3.1% on the accuracy benchmark).
@@ -359,7 +369,8 @@ def multiplier_model(family, multipliers):
 
 def calibration_designs(board):
     """``(name, design)``: the calibration window filters, as `hwgen synth --board` builds
-    them for ``board``, then the calibration programs."""
+    them for ``board``, the instrumented PEs (named ``..._hmm``), then the calibration
+    programs."""
     width, height = CALIBRATION_IMAGE
     for kernel, size, mask, unroll, bits in CALIBRATION:
         for buffer in ("none", "smart", "line"):
@@ -368,6 +379,13 @@ def calibration_designs(board):
                 unroll=unroll, buffer=buffer, pipeline=True,
                 tree_stages=board_tree_policy(board), credits=None)
             yield design_name(kernel, pe), pe
+    for kernel, size, mask, unroll, buffer, (width, height) in CALIBRATION_INSTRUMENTED:
+        pe = make_window_filter(
+            kernel, size=size, mask=mask, pixel_bits=8, width=width, height=height,
+            unroll=unroll, buffer=buffer, pipeline=True, tree_stages=board_tree_policy(board),
+            credits=None)
+        yield (f"{design_name(kernel, pe)}_hmm",
+               instrument_pe(pe, platform=board.elaboration_platform()))
     for program, options in CALIBRATION_PROGRAMS:
         yield program_design(program, options)
 
@@ -390,6 +408,8 @@ def calibrate(family, table, quiet):
         names.append(name)
     a, b = np.array(rows), np.array(targets, dtype=float)
     programs = np.array([not name.startswith(("dilation", "erosion")) for name in names])
+    instrumented = np.array([name.endswith("_hmm") for name in names])
+    filters = ~programs & ~instrumented
     weights = np.where(programs, PROGRAM_WEIGHT, 1.0)
     factors = _fit(a, b, weights)
     # Each design estimated with factors fitted without it: how the calibration generalises.
@@ -398,7 +418,9 @@ def calibrate(family, table, quiet):
     return {
         "lut_factors": {g: round(float(f), 4) for g, f in zip(LUT_GROUPS, factors)},
         "designs": names,
-        "filters_fit_mean_abs_error_pct": _mean_error_pct((a @ factors)[~programs], b[~programs]),
+        "filters_fit_mean_abs_error_pct": _mean_error_pct((a @ factors)[filters], b[filters]),
+        "instrumented_fit_mean_abs_error_pct": _mean_error_pct((a @ factors)[instrumented],
+                                                               b[instrumented]),
         "programs_fit_mean_abs_error_pct": _mean_error_pct((a @ factors)[programs], b[programs]),
         "fit_mean_abs_error_pct": _mean_error_pct(a @ factors, b),
         "leave_one_out_mean_abs_error_pct": _mean_error_pct(np.array(held_out), b),
