@@ -84,8 +84,8 @@ def instrumented(board, buffer, unroll, size, mask, image):
 
 
 def synthesized_instrumented(point):
-    name, design = instrumented(*point)
-    return synthesize(design, point[0], name=name, fmax=False).resources()
+    name, built = instrumented(*point)
+    return synthesize(built, point[0], name=name, fmax=False).resources()
 
 
 def synthesized(point):
@@ -141,8 +141,8 @@ def main(argv=None):
 
     instrumented_rows = []
     for point in instrumented_points:
-        name, design = instrumented(*point)
-        est = estimate(design, point[0])
+        name, built = instrumented(*point)
+        est = estimate(built, point[0])
         instrumented_rows.append({"board": point[0], "design": name,
                                   "synthesis": instrumented_synth[point],
                                   "estimate": est.resources(), "estimate_seconds": est.seconds})
