@@ -13,9 +13,10 @@ derives, and their LUT, FF and carry cells are fitted as linear in the closed-fo
 :func:`hwgen.resources.estimate.multiplier_parts` (:func:`multiplier_model`).
 
 Isolated, every narrow gate takes a LUT of its own; in a design ABC packs neighbouring logic
-into shared LUTs. So the script then calibrates: it synthesizes a set of window filters and of
-pipeline programs that is disjoint from the accuracy benchmark's (other window shapes, masks,
-unrolls, pixel widths and a 240x120 image; other threads, lanes, element and fraction bits),
+into shared LUTs. So the script then calibrates: it synthesizes a set of window filters, of
+instrumented PEs and of pipeline programs that is disjoint from the accuracy benchmark's (other
+window shapes, masks, unrolls, pixel widths and images; other threads, lanes, element and
+fraction bits),
 and fits one non-negative factor per LUT group (:data:`hwgen.resources.estimate.LUT_GROUPS`)
 by least squares; the estimator multiplies each group's isolated LUT cost by its factor. Rerun
 it after a Yosys upgrade:
@@ -23,7 +24,8 @@ it after a Yosys upgrade:
     python tools/characterize_costs.py [FAMILY ...] [--calibrate-only]
         [--kinds KIND ...] [--no-calibrate] [-q]
 
-Families: ecp5, ice40, xilinx-xc6v, xilinx-xc7, xilinx-xcup (default: all).
+Families: ecp5, ice40, xilinx-xc6v, xilinx-xc7, xilinx-xcup (default: all). A run with
+``--kinds`` adds a record to the table's ``partial`` list (the kinds, command and tools).
 """
 
 import argparse

@@ -33,7 +33,10 @@ What the counting folds the way Yosys does:
   its bits that are read), and priced as the family's DSP mapping builds it
   (:func:`dsp_blocks`: ``mul2dsp`` splits it by the DSP's widths; parts below the DSP's
   minimum widths are multipliers in LUTs); a shift by a constant is wiring, a shift by a
-  variable a barrel shifter, one multiplexer level per bit of the amount.
+  variable a barrel shifter, one multiplexer level per bit of the amount;
+- a one-bit reduction of an arithmetic word (a counter's saturation test) is a ``reduce_word``
+  at its own cost; the other reductions gather flags and stand for a program's control logic
+  in the calibration.
 
 Divisions, remainders and instances are not modelled; they are listed in
 :attr:`Estimate.unmodelled` (and cost nothing) so a user sees what the figure misses.
@@ -293,6 +296,10 @@ def _alu_comparisons(cells, live):
                  tuple(_shorten(cells[index][2][1], False))) in subtractions}
 
 
+#: How many registers, multiplexers and memories :func:`_word_tests` looks through for an adder.
+_WORD_DEPTH = 8
+
+
 def _word_tests(cells, live):
     """One-bit and / or reductions of arithmetic words: of a value that an adder computes,
     read through registers, multiplexers, assignments and memories (a counter's saturation
@@ -331,10 +338,6 @@ def _word_tests(cells, live):
     return {index for index in live if cells[index][0] == "op"
             and cells[index][1] in ("r&", "r|", "b") and len(cells[index][2][0]) > 1
             and arithmetic(cells[index][2][0])}
-
-
-#: How many registers, multiplexers and memories :func:`_word_tests` looks through for an adder.
-_WORD_DEPTH = 8
 
 
 def _kept_ff_bits(cells, live, used):
