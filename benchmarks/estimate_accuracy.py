@@ -6,11 +6,14 @@ for Xilinx 7-series). Programs: the bare PEs of gemm (every variant, 8 threads, 
 integers, 4 lanes, 8 x 8) and pi (8 threads, 20 fraction bits, 64 steps), as ``hwgen estimate
 PROGRAM --no-instrument`` builds them, on the program boards (default one per family:
 ``ulx3s-85f``, ``arty-a7-100t``, ``alveo-u280``, ``icebreaker``); none of them is in the
-calibration set of ``tools/characterize_costs.py``. For every resource it prints the mean and
-the largest absolute error, in percent of the synthesized figure and in units, the exact-match
-count, and for the filters the speed ratio (Yosys synthesis time over estimate time,
-elaboration included), then every program's figures. Synthesis results are
-cached (``hwgen.resources.synth``), so a rerun only re-times the estimates.
+calibration set of ``tools/characterize_costs.py``. Instrumented PEs: two PEs with their
+default hardware measurement module, as ``hwgen estimate`` builds them by default (dilation
+``line`` U = 4 5x3 on 96x64, ``smart`` U = 3 3x3 cross on 80x40), on the filter boards;
+neither is a calibration design. For every resource it prints the mean and the largest
+absolute error, in percent of the synthesized figure and in units, the exact-match count, and
+for the filters the speed ratio (Yosys synthesis time over estimate time, elaboration
+included), then every program's and instrumented PE's figures. Synthesis results are cached
+(``hwgen.resources.synth``), so a rerun only re-times the estimates.
 
     python benchmarks/estimate_accuracy.py [--boards ulx3s-85f arty-a7-100t]
         [--program-boards B ...] [--jobs 2] [--json FILE] [--markdown] [-q]
@@ -32,6 +35,7 @@ from hwgen.kernels.pipeline import Pipeline
 from hwgen.programs import GemmJob, PiJob
 from hwgen.resources.estimate import estimate
 from hwgen.resources.synth import synthesize
+from hwgen.sim import instrument_pe
 from hwgen.versions import tool_versions
 
 UNROLLS = (1, 2, 4, 8, 16, 32)
@@ -41,6 +45,9 @@ RESOURCES = ("lut", "ff", "bram", "dsp")
 PROGRAM_BOARDS = ("ulx3s-85f", "arty-a7-100t", "alveo-u280", "icebreaker")
 PROGRAM_POINTS = (("gemm", "naive"), ("gemm", "nocritical"), ("gemm", "vector"),
                   ("gemm", "blocked"), ("pi", "series"))
+# Instrumented PEs: (buffer, unroll, rows x cols, mask, width x height).
+INSTRUMENTED_POINTS = (("line", 4, (5, 3), "rect", (96, 64)),
+                       ("smart", 3, (3, 3), "cross", (80, 40)))
 
 
 def program(name, variant):
@@ -63,6 +70,22 @@ def design(unroll, buffer, size, board):
     return make_window_filter("dilation", size=(size, size), mask="rect", pixel_bits=8, width=512,
                               height=512, unroll=unroll, buffer=buffer, pipeline=True,
                               tree_stages=board_tree_policy(get_board(board)), credits=None)
+
+
+def instrumented(board, buffer, unroll, size, mask, image):
+    """An instrumented PE as `hwgen estimate dilation` builds it by default (its HMM with the
+    default probes)."""
+    width, height = image
+    pe = make_window_filter("dilation", size=size, mask=mask, pixel_bits=8, width=width,
+                            height=height, unroll=unroll, buffer=buffer, pipeline=True,
+                            tree_stages=board_tree_policy(get_board(board)), credits=None)
+    return f"{design_name('dilation', pe)}_hmm", instrument_pe(
+        pe, platform=get_board(board).elaboration_platform())
+
+
+def synthesized_instrumented(point):
+    name, built = instrumented(*point)
+    return synthesize(built, point[0], name=name, fmax=False).resources()
 
 
 def synthesized(point):
@@ -88,12 +111,17 @@ def main(argv=None):
               for b, n, buf, u in itertools.product(args.boards, SIZES, BUFFERS, UNROLLS)]
     program_points = [(get_board(b).name, name, variant) for b in args.program_boards
                       for name, variant in PROGRAM_POINTS]
+    instrumented_points = [(get_board(b).name, *point) for b in args.boards
+                           for point in INSTRUMENTED_POINTS]
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
         synth = dict(zip(points, tqdm(pool.map(synthesized, points), total=len(points),
                                       desc="synthesis", disable=args.quiet)))
         program_synth = dict(zip(program_points, tqdm(
             pool.map(synthesized_program, program_points), total=len(program_points),
             desc="program synthesis", disable=args.quiet)))
+        instrumented_synth = dict(zip(instrumented_points, tqdm(
+            pool.map(synthesized_instrumented, instrumented_points),
+            total=len(instrumented_points), desc="instrumented synthesis", disable=args.quiet)))
     rows = []
     for point in tqdm(points, desc="estimates", disable=args.quiet):
         board, unroll, buffer, size = point
@@ -111,11 +139,20 @@ def main(argv=None):
                              "synthesis": program_synth[point], "estimate": est.resources(),
                              "unmodelled": est.unmodelled, "estimate_seconds": est.seconds})
 
+    instrumented_rows = []
+    for point in instrumented_points:
+        name, built = instrumented(*point)
+        est = estimate(built, point[0])
+        instrumented_rows.append({"board": point[0], "design": name,
+                                  "synthesis": instrumented_synth[point],
+                                  "estimate": est.resources(), "estimate_seconds": est.seconds})
+
     summary = []
-    for designs, results in (("filters", rows), ("programs", program_rows)):
+    for designs, results in (("filters", rows), ("programs", program_rows),
+                             ("instrumented", instrumented_rows)):
         for board in dict.fromkeys(r["board"] for r in results):
             summary.extend(_errors(designs, board, [r for r in results if r["board"] == board]))
-            if designs == "programs":
+            if designs != "filters":
                 continue
             mine = [r for r in rows if r["board"] == board]
             synth_time = statistics.mean(r["synthesis_seconds"] for r in mine)
@@ -129,10 +166,12 @@ def main(argv=None):
     print_summary(summary, args.markdown)
     if program_rows:
         print_programs(program_rows, args.markdown)
+    print_instrumented(instrumented_rows, args.markdown)
     if args.json:
         Path(args.json).write_text(json.dumps({"tool_versions": tool_versions(), "points": rows,
-                                               "programs": program_rows, "summary": summary},
-                                              indent=2) + "\n")
+                                               "programs": program_rows,
+                                               "instrumented": instrumented_rows,
+                                               "summary": summary}, indent=2) + "\n")
     return 0
 
 
@@ -156,18 +195,28 @@ def _errors(designs, board, mine):
 
 def print_programs(program_rows, markdown):
     """Every program: estimate / synthesis per resource and the error."""
+    _print_points(program_rows, "program", [
+        r["program"] if r["program"] == "pi" else f"gemm {r['variant']}" for r in program_rows],
+        markdown)
+
+
+def print_instrumented(rows, markdown):
+    """Every instrumented PE: estimate / synthesis per resource and the error."""
+    _print_points(rows, "instrumented PE", [r["design"] for r in rows], markdown)
+
+
+def _print_points(rows, what, names, markdown):
     if markdown:
         print()
-        print("| board | program | LUT est / Yosys | FF est / Yosys | DSP est / Yosys "
+        print(f"| board | {what} | LUT est / Yosys | FF est / Yosys | DSP est / Yosys "
               "| block RAM est / Yosys |")
         print("|---|---|---|---|---|---|")
-    for r in program_rows:
+    for r, name in zip(rows, names):
         cells = []
         for resource in ("lut", "ff", "dsp", "bram"):
             e, y = r["estimate"][resource], r["synthesis"][resource]
             error = f" ({100 * (e - y) / y:+.1f}%)" if y else ""
             cells.append(f"{e} / {y}{error}")
-        name = r["program"] if r["program"] == "pi" else f"gemm {r['variant']}"
         if markdown:
             print(f"| {r['board']} | {name} | " + " | ".join(cells) + " |")
         else:

@@ -10,6 +10,8 @@ from hwgen.boards import cost_families, get_board
 from hwgen.catalog import make_window_filter
 from hwgen.cli.main import main
 from hwgen.resources.estimate import count_primitives, estimate, rom_luts
+from hwgen.resources.synth import synthesize
+from hwgen.sim import instrument_pe
 
 from designs import Registers
 
@@ -68,6 +70,47 @@ class Table(wiring.Component):
         return m
 
 
+class Saturating(wiring.Component):
+    """``counters`` 24-bit counters that stop at their largest value, one in a register and, as
+    a RAM table does, one in a memory word; and the flags of ``flags`` threads with a flag
+    that any of them is set."""
+
+    def __init__(self, counters=4, flags=8):
+        self.counters = counters
+        super().__init__({"inc": In(counters), "flags": In(flags), "any": Out(1),
+                          "full": Out(counters), "counts": Out(24 * counters)})
+
+    def elaborate(self, platform):
+        m = Module()
+        for k in range(self.counters):
+            count = Signal(24)
+            with m.If(self.inc[k] & ~count.all()):
+                m.d.sync += count.eq(count + 1)
+            m.d.comb += [self.full[k].eq(count.all()), self.counts[24 * k:24 * k + 24].eq(count)]
+        flags = Signal.like(self.flags)
+        m.d.sync += flags.eq(self.flags)
+        m.d.comb += self.any.eq(flags.any())
+        return m
+
+
+class Table33(wiring.Component):
+    """A 33 x 32 memory with a synchronous read port, between the characterised depths 32 and
+    64 (LUT RAM on ECP5 and Xilinx)."""
+
+    def __init__(self):
+        super().__init__({"we": In(1), "waddr": In(6), "wdata": In(32), "raddr": In(6),
+                          "rdata": Out(32)})
+
+    def elaborate(self, platform):
+        from amaranth.lib.memory import Memory
+        m = Module()
+        m.submodules.mem = mem = Memory(shape=32, depth=33, init=[])
+        write, read = mem.write_port(), mem.read_port()
+        m.d.comb += [write.en.eq(self.we), write.addr.eq(self.waddr), write.data.eq(self.wdata),
+                     read.addr.eq(self.raddr), self.rdata.eq(read.data)]
+        return m
+
+
 def line_pe(unroll=1, size=3, width=512):
     return make_window_filter("dilation", size=(size, size), mask="rect", pixel_bits=8, width=width,
                               height=64, unroll=unroll, buffer="line", pipeline=True,
@@ -112,6 +155,14 @@ def test_a_switch_of_constants_is_a_rom_of_its_distinct_columns():
     assert dict(kinds) == {("rom", 4): len(columns)}
     assert rom_luts({"lut_inputs": 4}, kinds) == len(columns)
     assert rom_luts({"lut_inputs": 3}, kinds) == 2 * len(columns)
+
+
+def test_a_counters_saturation_test_is_a_word_test_and_a_flag_gather_a_reduction():
+    kinds, _, _, _ = count_primitives(Saturating(counters=4, flags=8))
+    # Each counter's all-ones test is read by its enable and its output: one cell per counter.
+    assert kinds["reduce_word", 24] == 4
+    assert kinds["reduce", 8] == 1
+    assert kinds["add_const", 25] == 4
 
 
 def test_line_buffer_memory_is_counted_with_its_shape():
@@ -167,3 +218,33 @@ def test_estimate_command_writes_json(tmp_path, capsys):
     data = json.loads(path.read_text())
     assert data["proxy"] is True and data["board"] == "xd1000"
     assert data["tool_versions"]["amaranth"] and data["parameters"]["unroll"] == 1
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("board", ["ulx3s-85f", "arty-a7-100t"])
+def test_a_memory_between_characterised_depths_is_built_as_yosys_builds_it(board):
+    design = Table33()
+    synthesized = synthesize(design, board, name="table33", fmax=False)
+    estimated = estimate(Table33(), board)
+    # LUT RAM, not the block RAM of the characterised 64-word memory.
+    assert estimated.bram == synthesized.bram == 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("args", [
+    dict(buffer="line", unroll=4, size=(5, 3), mask="rect", width=96, height=64),
+    dict(buffer="smart", unroll=3, size=(3, 3), mask="cross", width=80, height=40),
+])
+def test_instrumented_pe_estimate_is_within_5_percent_of_yosys(args):
+    board = get_board("ulx3s-85f")
+
+    def design():
+        pe = make_window_filter("dilation", pixel_bits=8, pipeline=True, tree_stages="fast",
+                                credits=None, **args)
+        return instrument_pe(pe, platform=board.elaboration_platform())
+    synthesized = synthesize(design(), board, name="instrumented", fmax=False)
+    estimated = estimate(design(), board)
+    assert abs(estimated.lut - synthesized.lut) <= 0.05 * synthesized.lut
+    assert abs(estimated.ff - synthesized.ff) <= 0.05 * synthesized.ff
+    assert estimated.dsp == synthesized.dsp
+    assert estimated.bram == synthesized.bram

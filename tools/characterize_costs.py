@@ -13,9 +13,10 @@ derives, and their LUT, FF and carry cells are fitted as linear in the closed-fo
 :func:`hwgen.resources.estimate.multiplier_parts` (:func:`multiplier_model`).
 
 Isolated, every narrow gate takes a LUT of its own; in a design ABC packs neighbouring logic
-into shared LUTs. So the script then calibrates: it synthesizes a set of window filters and of
-pipeline programs that is disjoint from the accuracy benchmark's (other window shapes, masks,
-unrolls, pixel widths and a 240x120 image; other threads, lanes, element and fraction bits),
+into shared LUTs. So the script then calibrates: it synthesizes a set of window filters, of
+instrumented PEs and of pipeline programs that is disjoint from the accuracy benchmark's (other
+window shapes, masks, unrolls, pixel widths and images; other threads, lanes, element and
+fraction bits),
 and fits one non-negative factor per LUT group (:data:`hwgen.resources.estimate.LUT_GROUPS`)
 by least squares; the estimator multiplies each group's isolated LUT cost by its factor. Rerun
 it after a Yosys upgrade:
@@ -23,7 +24,8 @@ it after a Yosys upgrade:
     python tools/characterize_costs.py [FAMILY ...] [--calibrate-only]
         [--kinds KIND ...] [--no-calibrate] [-q]
 
-Families: ecp5, ice40, xilinx-xc6v, xilinx-xc7, xilinx-xcup (default: all).
+Families: ecp5, ice40, xilinx-xc6v, xilinx-xc7, xilinx-xcup (default: all). A run with
+``--kinds`` adds a record to the table's ``partial`` list (the kinds, command and tools).
 """
 
 import argparse
@@ -48,6 +50,7 @@ from hwgen.programs import GemmJob, PiJob
 from hwgen.resources.estimate import (DSP_MAPPING, KINDS, LUT_GROUPS, RESOURCES, count_primitives,
                                      lut_groups, multiplier_parts, rom_luts, uncalibrated_luts)
 from hwgen.resources.synth import cell_resources, run_yosys, synthesize
+from hwgen.sim import instrument_pe
 from hwgen.versions import tool_versions
 
 WIDTHS = (1, 2, 3, 4, 6, 8, 12, 16, 20, 24, 32, 48, 64)
@@ -76,6 +79,15 @@ CALIBRATION = (
     ("erosion", (3, 3), "cross", 1, 16),
 )
 CALIBRATION_IMAGE = (240, 120)
+# Instrumented PEs, as `hwgen estimate` and `build` make them by default (their hardware
+# measurement module's counters, saturation tests and readout multiplexers are most of their
+# logic), on small images: (kernel, rows x cols, mask, unroll, buffer, width x height). None of
+# them is a benchmark point.
+CALIBRATION_INSTRUMENTED = (
+    ("dilation", (3, 3), "rect", 2, "none", (64, 32)),
+    ("erosion", (5, 5), "rect", 8, "line", (128, 32)),
+    ("dilation", (3, 5), "ellipse", 1, "smart", (48, 24)),
+)
 # A program's weight in the fit beside a filter's: the programs' LUTs are less well explained by
 # the kinds, and at full weight they pull the filters' factors (Xilinx filters 3.4% instead of
 # 3.1% on the accuracy benchmark).
@@ -116,7 +128,8 @@ class Primitive(Elaboratable):
         self.a = Signal(width, name=f"{name}__a")
         self.b = Signal(width, name=f"{name}__b")
         self.s = Signal(name=f"{name}__s")
-        out = {"cmp": 1, "cmp_const": 1, "eq": 1, "eq_const": 1, "reduce": 1, "reduce_xor": 1}
+        out = {"cmp": 1, "cmp_const": 1, "eq": 1, "eq_const": 1, "reduce": 1, "reduce_xor": 1,
+               "reduce_word": 1}
         self.y = Signal(out.get(kind, width), name=f"{name}__y")
 
     def ports(self):
@@ -145,6 +158,7 @@ class Primitive(Elaboratable):
             "xor": lambda: a ^ b,
             "reduce": lambda: a.any(),
             "reduce_xor": lambda: a.xor(),
+            "reduce_word": lambda: a.all(),
         }[self.kind]
         m.d.comb += y.eq(logic())
         return m
@@ -206,7 +220,7 @@ def benches(kinds=None):
         if kind == "mul":
             continue
         for width in WIDTHS:
-            if kind in ("reduce", "reduce_xor") and width == 1:
+            if kind in ("reduce", "reduce_xor", "reduce_word") and width == 1:
                 continue
             name = f"op_{kind}_{width}"
             found[name] = ({"kind": kind, "width": width}, Primitive(name, kind, width))
@@ -311,9 +325,12 @@ def characterize(family, kinds=None, table=None):
         if "mul" in kinds:
             table["multipliers"] = multipliers
             table["multiplier"] = multiplier_model(family, multipliers)
-        table["partial"] = {"kinds": list(kinds), "command": command,
-                            "tool_versions": tool_versions(), "hwgen_version": __version__,
-                            "synthesis_seconds": round(seconds, 1)}
+        # One record per partial run, so the table says which kinds came from which.
+        earlier = table.get("partial", [])
+        table["partial"] = [*(earlier if isinstance(earlier, list) else [earlier]),
+                            {"kinds": list(kinds), "command": command,
+                             "tool_versions": tool_versions(), "hwgen_version": __version__,
+                             "synthesis_seconds": round(seconds, 1)}]
         return table
     return {
         "hwgen_cost_table": 1,
@@ -354,7 +371,8 @@ def multiplier_model(family, multipliers):
 
 def calibration_designs(board):
     """``(name, design)``: the calibration window filters, as `hwgen synth --board` builds
-    them for ``board``, then the calibration programs."""
+    them for ``board``, the instrumented PEs (named ``..._hmm``), then the calibration
+    programs."""
     width, height = CALIBRATION_IMAGE
     for kernel, size, mask, unroll, bits in CALIBRATION:
         for buffer in ("none", "smart", "line"):
@@ -363,6 +381,13 @@ def calibration_designs(board):
                 unroll=unroll, buffer=buffer, pipeline=True,
                 tree_stages=board_tree_policy(board), credits=None)
             yield design_name(kernel, pe), pe
+    for kernel, size, mask, unroll, buffer, (width, height) in CALIBRATION_INSTRUMENTED:
+        pe = make_window_filter(
+            kernel, size=size, mask=mask, pixel_bits=8, width=width, height=height,
+            unroll=unroll, buffer=buffer, pipeline=True, tree_stages=board_tree_policy(board),
+            credits=None)
+        yield (f"{design_name(kernel, pe)}_hmm",
+               instrument_pe(pe, platform=board.elaboration_platform()))
     for program, options in CALIBRATION_PROGRAMS:
         yield program_design(program, options)
 
@@ -385,6 +410,8 @@ def calibrate(family, table, quiet):
         names.append(name)
     a, b = np.array(rows), np.array(targets, dtype=float)
     programs = np.array([not name.startswith(("dilation", "erosion")) for name in names])
+    instrumented = np.array([name.endswith("_hmm") for name in names])
+    filters = ~programs & ~instrumented
     weights = np.where(programs, PROGRAM_WEIGHT, 1.0)
     factors = _fit(a, b, weights)
     # Each design estimated with factors fitted without it: how the calibration generalises.
@@ -393,7 +420,9 @@ def calibrate(family, table, quiet):
     return {
         "lut_factors": {g: round(float(f), 4) for g, f in zip(LUT_GROUPS, factors)},
         "designs": names,
-        "filters_fit_mean_abs_error_pct": _mean_error_pct((a @ factors)[~programs], b[~programs]),
+        "filters_fit_mean_abs_error_pct": _mean_error_pct((a @ factors)[filters], b[filters]),
+        "instrumented_fit_mean_abs_error_pct": _mean_error_pct((a @ factors)[instrumented],
+                                                               b[instrumented]),
         "programs_fit_mean_abs_error_pct": _mean_error_pct((a @ factors)[programs], b[programs]),
         "fit_mean_abs_error_pct": _mean_error_pct(a @ factors, b),
         "leave_one_out_mean_abs_error_pct": _mean_error_pct(np.array(held_out), b),

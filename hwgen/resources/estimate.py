@@ -33,7 +33,10 @@ What the counting folds the way Yosys does:
   its bits that are read), and priced as the family's DSP mapping builds it
   (:func:`dsp_blocks`: ``mul2dsp`` splits it by the DSP's widths; parts below the DSP's
   minimum widths are multipliers in LUTs); a shift by a constant is wiring, a shift by a
-  variable a barrel shifter, one multiplexer level per bit of the amount.
+  variable a barrel shifter, one multiplexer level per bit of the amount;
+- a one-bit reduction of an arithmetic word (a counter's saturation test) is a ``reduce_word``
+  at its own cost; the other reductions gather flags and stand for a program's control logic
+  in the calibration.
 
 Divisions, remainders and instances are not modelled; they are listed in
 :attr:`Estimate.unmodelled` (and cost nothing) so a user sees what the figure misses.
@@ -70,13 +73,16 @@ KINDS = {
     "xor": "bitwise xor of two operands (width)",
     "reduce": "an and / or reduction of one operand to one bit (width of the operand)",
     "reduce_xor": "an xor reduction (width of the operand)",
+    "reduce_word": "an and / or reduction of an arithmetic word: a counter's saturation or "
+                   "terminal-count test (width of the word)",
     "ff": "a register with clock enable and synchronous reset (bits)",
     "shift": "a << s or a >> s, s variable: a barrel shifter (width of a; priced per level)",
     "mul": "a * b: (a bits, b bits, result bits, signed) as Yosys gets them",
 }
 #: Kinds priced at their isolated cost, outside the calibrated groups (the calibration designs
-#: do not pin them down; a multiplier and a barrel shifter are logic of their own).
-UNCALIBRATED = ("shift", "mul")
+#: do not pin them down; a multiplier, a barrel shifter and a counter's saturation test are
+#: logic of their own, a tree of LUTs that nothing around them packs into).
+UNCALIBRATED = ("shift", "mul", "reduce_word")
 RESOURCES = ("lut", "ff", "carry", "bram", "dsp")
 #: Kinds whose LUTs the calibration scales together (``memory`` is every memory's LUTs).
 #: ``gate`` (the and / or gates of choices between a constant and a signal: a pipeline's one-hot
@@ -89,7 +95,7 @@ LUT_GROUPS = {
     "minmax": ("minmax",),
     "mux": ("mux",),
     "gate": ("and",),
-    "control": ("reduce",),
+    "control": ("reduce",),   # of flags: see _word_tests for the reductions of words
     "glue": ("xor", "eq", "eq_const", "reduce_xor", "ff"),
     "memory": (),
 }
@@ -141,6 +147,7 @@ def count_netlist(emitted):
     used = live_bits(emitted, live)
     kept_ff = _kept_ff_bits(cells, live, used)
     alu = _alu_comparisons(cells, live)   # comparisons folded into a subtraction
+    word_tests = _word_tests(cells, live)
     absorbed = set()   # comparisons folded into a minmax
     for index in live:
         cell = cells[index]
@@ -183,7 +190,7 @@ def count_netlist(emitted):
                 kinds["xor", width] += 1
             elif op in ("r&", "r|", "b"):
                 if width > 1:
-                    kinds["reduce", width] += 1
+                    kinds["reduce_word" if index in word_tests else "reduce", width] += 1
             elif op == "r^":
                 if width > 1:
                     kinds["reduce_xor", width] += 1
@@ -287,6 +294,50 @@ def _alu_comparisons(cells, live):
     return {index for index in live if cells[index][0] == "op" and cells[index][1] in _UNSIGNED
             and (tuple(_shorten(cells[index][2][0], False)),
                  tuple(_shorten(cells[index][2][1], False))) in subtractions}
+
+
+#: How many registers, multiplexers and memories :func:`_word_tests` looks through for an adder.
+_WORD_DEPTH = 8
+
+
+def _word_tests(cells, live):
+    """One-bit and / or reductions of arithmetic words: of a value that an adder computes,
+    read through registers, multiplexers, assignments and memories (a counter's saturation
+    test ``count.all()``, whether it counts in a register or in a RAM table). They are logic
+    of their own, not a program's control: a program's reductions gather flags (any thread
+    in a state, a mask of ready slots)."""
+    writes = {}
+    for index in live:
+        if cells[index][0] == "write":
+            writes.setdefault(cells[index][1], []).append(cells[index][2])
+
+    def sources(index):
+        cell = cells[index]
+        if cell[0] == "ff":
+            values = [cell[1]]
+        elif cell[0] == "assign":
+            values = [cell[1], *(value for _cond, _start, value in cell[2])]
+        elif cell[0] == "op" and cell[1] == "m":
+            values = cell[2][1:]
+        elif cell[0] == "read":
+            values = writes.get(cell[1], [])
+        else:
+            return set()
+        return {net >> 16 for value in values for net in value if net >= 2}
+
+    def arithmetic(value):
+        seen, frontier = set(), {net >> 16 for net in value if net >= 2}
+        for _ in range(_WORD_DEPTH):
+            if any(cells[index][0] == "op" and cells[index][1] in ("+", "-")
+                   for index in frontier):
+                return True
+            seen |= frontier
+            frontier = {source for index in frontier for source in sources(index)} - seen
+        return False
+
+    return {index for index in live if cells[index][0] == "op"
+            and cells[index][1] in ("r&", "r|", "b") and len(cells[index][2][0]) > 1
+            and arithmetic(cells[index][2][0])}
 
 
 def _kept_ff_bits(cells, live, used):
@@ -644,31 +695,62 @@ def _interp(widths, values, width):
 
 
 def _memory_cost(table, depth, width, read):
-    """Cost of one memory: the characterised memory of the same read kind with the nearest
-    depth at or above ``depth``, scaled over the width between its characterised widths."""
+    """Cost of one memory from the characterised memories of the same read kind.
+
+    At a characterised depth, that memory scaled over the width. Between two characterised
+    depths: where both are LUT RAM (or flip-flops), the two interpolated over the depth; where
+    the shallower is LUT RAM and the deeper block RAM, Yosys chose LUT RAM at the one and block
+    RAM at the other, since LUT RAM grows with the depth and a block does not; the estimate
+    takes the one nearer in the ratio of depths (LUT RAM scaled to the depth up to the
+    geometric mean of the two, block RAM beyond). Deeper than every characterised depth: the
+    deepest, repeated."""
     entries = [e for e in table["memories"] if e["read"] == read]
     depths = sorted({e["depth"] for e in entries})
-    fitting = [d for d in depths if d >= depth]
-    nearest = fitting[0] if fitting else depths[-1]
-    row = sorted((e for e in entries if e["depth"] == nearest), key=lambda e: e["width"])
+    below = [d for d in depths if d <= depth]
+    above = [d for d in depths if d >= depth]
+    if not above:
+        cost = _memory_at(entries, depths[-1], width)
+        return {r: v * -(-depth // depths[-1]) for r, v in cost.items()}
+    deep = _memory_at(entries, above[0], width)
+    if not below or below[-1] == above[0]:
+        return deep
+    shallow_depth, deep_depth = below[-1], above[0]
+    shallow = _memory_at(entries, shallow_depth, width)
+    if shallow["bram"]:
+        return deep
+    if not deep["bram"]:
+        t = (depth - shallow_depth) / (deep_depth - shallow_depth)
+        return {r: shallow[r] + t * (deep[r] - shallow[r]) for r in RESOURCES}
+    if depth * depth <= shallow_depth * deep_depth:
+        return {r: shallow[r] * depth / shallow_depth for r in RESOURCES}
+    return deep
+
+
+def _memory_at(entries, depth, width):
+    """The characterised memories of one ``depth``, scaled over the width: LUT, FF and carry
+    interpolated; block RAM whole, that of the memory at or above ``width`` (repeated for
+    wider memories)."""
+    row = sorted((e for e in entries if e["depth"] == depth), key=lambda e: e["width"])
     widths = [e["width"] for e in row]
     cost = {}
     for resource in RESOURCES:
-        values = [e[resource] for e in row]
         if resource == "bram":
-            # Block counts are whole: take the characterised memory at or above this width,
-            # repeated for wider memories.
-            above = [e for e in row if e["width"] >= width]
-            if above:
-                cost[resource] = above[0]["bram"]
-            else:
-                cost[resource] = row[-1]["bram"] * -(-width // row[-1]["width"])
+            wider = [e for e in row if e["width"] >= width]
+            cost[resource] = (wider[0]["bram"] if wider
+                              else row[-1]["bram"] * -(-width // row[-1]["width"]))
         else:
-            cost[resource] = _interp(widths, values, width)
-    if not fitting and depth > nearest:
-        for resource in RESOURCES:
-            cost[resource] *= -(-depth // nearest)
+            cost[resource] = _interp(widths, [e[resource] for e in row], width)
     return cost
+
+
+def _operator(table, kind):
+    """The characterised costs of ``kind`` (a table without it is out of date: say so)."""
+    try:
+        return table["operators"][kind]
+    except KeyError:
+        raise HwgenError(f"the {table['family']} cost table has no {kind!r} costs; rerun "
+                         f"tools/characterize_costs.py {table['family']} --kinds {kind} "
+                         f"--no-calibrate") from None
 
 
 def _kind_cost(table, kind, width):
@@ -685,7 +767,7 @@ def _kind_cost(table, kind, width):
         cost = {resource: max(0.0, sum(c * f for c, f in zip(model[resource], features)))
                 for resource in ("lut", "ff", "carry")}
         return {**cost, "bram": 0.0, "dsp": blocks}
-    entry = table["operators"][kind]
+    entry = _operator(table, kind)
     if kind == "shift":
         bits, levels = width
         # Characterised with the full amount (ceil(log2(bits)) levels); fewer levels, less.
