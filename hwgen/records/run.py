@@ -38,6 +38,11 @@ class RunResult:
     summary : dict
         The job's own figures of its result (:meth:`Job.summary`, e.g. ``{"pi": 3.14...}``),
         written under ``summary`` and as top-level keys.
+    measured_on : str
+        ``"simulation"`` (``sim``, ``run``), ``"board"`` or ``"simulated board"`` (``hwgen board
+        run``, which also names its ``board``).
+    board : str or None
+        The board a ``board run`` measured on.
     tool_versions : dict
     """
     SCHEMA = "hwgen.run"
@@ -54,6 +59,8 @@ class RunResult:
     simulation_seconds: float
     trace_files: tuple = ()
     summary: dict = field(default_factory=dict)
+    measured_on: str = "simulation"
+    board: str | None = None
     tool_versions: dict = field(default_factory=tool_versions)
 
     def to_json(self):
@@ -76,6 +83,9 @@ class RunResult:
         # The job's own figures at the top level too, where readers of earlier files find "pi".
         obj.update(self.summary)
         obj["summary"] = dict(self.summary)
+        obj["measured_on"] = self.measured_on
+        if self.board is not None:
+            obj["board"] = self.board
         return stamp(self.SCHEMA, self.SCHEMA_VERSION, obj)
 
     @classmethod
@@ -92,4 +102,5 @@ class RunResult:
                    simulation_seconds=obj["simulation_seconds"],
                    trace_files=tuple(obj["trace_files"]),
                    summary=dict(obj.get("summary", {})),
+                   measured_on=obj.get("measured_on", "simulation"), board=obj.get("board"),
                    tool_versions=obj["tool_versions"])

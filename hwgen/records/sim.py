@@ -21,6 +21,11 @@ class SimResult:
         The kernel's name (``dilation``, ...).
     title : str or None
         The design in one line, as reports head it.
+    measured_on : str
+        ``"simulation"`` (``sim``, ``run``), ``"board"`` or ``"simulated board"`` (``hwgen board
+        run``, which also names its ``board``).
+    board : str or None
+        The board a ``board run`` measured on.
     parameters : dict
         The PE's parameters (``WindowFilter.parameters()``).
     memory : MemoryModel
@@ -68,6 +73,8 @@ class SimResult:
     system: dict | None = None
     trace_files: tuple | None = None
     title: str | None = None
+    measured_on: str = "simulation"
+    board: str | None = None
     tool_versions: dict = field(default_factory=tool_versions)
 
     @property
@@ -110,6 +117,9 @@ class SimResult:
             obj["system"] = self.system
         if self.timeline is not None:
             obj["timeline"] = self.timeline
+        obj["measured_on"] = self.measured_on
+        if self.board is not None:
+            obj["board"] = self.board
         return stamp(self.SCHEMA, self.SCHEMA_VERSION, obj)
 
     @classmethod
@@ -128,4 +138,5 @@ class SimResult:
                    system=obj.get("system"),
                    trace_files=(tuple(obj["timeline"]["files"]) if "timeline" in obj
                                 else None),
+                   measured_on=obj.get("measured_on", "simulation"), board=obj.get("board"),
                    tool_versions=obj["tool_versions"])

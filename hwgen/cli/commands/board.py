@@ -3,17 +3,20 @@ HMM as a host does."""
 
 import json
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+from amaranth.sim import Simulator
 
 from ...board.cosim import simulated_board
 from ...board.host import BoardError, BoardHost, open_port, run_job
 from ...board.manifest import Deployment, ManifestError
 from ...errors import HwgenError, SuspectMeasurement
-from ...programs import PiJob
-from ...sim import STATE_NAMES, CycleData, HostModel, MemoryModel, ThreadRun, check_image
-from ...versions import tool_versions
+from ...records import RunResult, SimResult
+from ...sim.compiled import EngineUnavailable, check_available
+from ...progress import note
+from ...sim import STATE_NAMES, CompiledSimulator, CycleData, HostModel, MemoryModel, ThreadRun, check_image
 from ..figures import figure
 from ..imageio import IMAGE_SUFFIXES, encode_image, read_image
 from ..options import add_json_option, add_option, add_output_option, add_quiet_option
@@ -78,8 +81,8 @@ def _deployment(folder):
 
 
 def job_report(deployment, *, image_source, figures, mismatch, measured_on, engine, seconds):
-    """The JSON of a board run: the keys ``sim`` writes (the figures as the library's
-    :class:`~hwgen.sim.CycleData` gives them) and ``measured_on``."""
+    """The JSON of a board run: ``sim``'s record (:class:`~hwgen.records.SimResult`) measured
+    on the board or its simulation."""
     pe = deployment.pe
     model = pe.traffic()
     matches = (figures.bytes_read, figures.bytes_written) == (model.bytes_read,
@@ -90,26 +93,11 @@ def job_report(deployment, *, image_source, figures, mismatch, measured_on, engi
     if figures.saturated:
         suspect.append(f"HMM values saturated, their figures are lower bounds: "
                        f"{', '.join(figures.saturated)}")
-    report = {
-        "tool_versions": tool_versions(),
-        "kernel": deployment.kernel,
-        "parameters": pe.parameters(),
-        "memory": MemoryModel().to_json(),
-        "link": None,
-        "input": image_source,
-        **figures.to_json(),
-        "fetch_model": model.to_json(),
-        "fetch_model_matches": matches,
-        "result_matches_numpy_model": mismatch is None,
-        "engine": engine,
-        "suspect": suspect,
-        "measured_on": measured_on,
-        "board": deployment.board,
-        "board_seconds": seconds,
-    }
-    if figures.total_cycles is not None:
-        report["cycles_outside_job"] = figures.total_cycles - figures.cycles
-    return report
+    return SimResult(
+        kernel=deployment.kernel, parameters=pe.parameters(), memory=MemoryModel(), link=None,
+        input=image_source, figures=figures, fetch_model=model, fetch_model_matches=matches,
+        result_matches_numpy_model=mismatch is None, engine=engine, suspect=tuple(suspect),
+        simulation_seconds=seconds, measured_on=measured_on, board=deployment.board).to_json()
 
 
 def _figures(readout, element_bytes):
@@ -126,32 +114,19 @@ def _figures(readout, element_bytes):
 
 
 def program_report(deployment, *, result, matches, measured_on, engine, seconds, values):
-    """The JSON of a program's board run: the keys ``run`` writes (the figures as the library's
-    :class:`~hwgen.sim.ThreadRun` gives them) and ``measured_on``. The board's launcher starts
+    """The JSON of a program's board run: ``run``'s record (:class:`~hwgen.records.RunResult`)
+    measured on the board or its simulation. The board's launcher starts
     the threads; the host does not see when, so ``launch_cycle`` is ``null``."""
     job = deployment.job
     suspect = ([] if matches else ["the result does not match the numpy model"]) + (
         [f"HMM values saturated, their figures are lower bounds: {', '.join(result.saturated)}"]
         if result.saturated else [])
-    report = {
-        "tool_versions": tool_versions(),
-        "program": job.name,
-        "parameters": job.parameters(),
-        "memory": MemoryModel().to_json(),
-        "host": HostModel(deployment.launch_delay_cycles, None).to_json(),
-        "stages": list(deployment.pe.stage_names),
-        "result_matches_numpy_model": matches,
-        "suspect": suspect,
-        **result.to_json(),
-        "trace_time_unit": "clock cycle, counted by the HMM from the host's clear",
-        "engine": engine,
-        "measured_on": measured_on,
-        "board": deployment.board,
-        "board_seconds": seconds,
-    }
-    if isinstance(job, PiJob):
-        report["pi"] = job.value(values)
-    return report
+    return RunResult(
+        program=job.name, parameters=job.parameters(), memory=MemoryModel(),
+        host=HostModel(deployment.launch_delay_cycles, None),
+        stages=tuple(deployment.pe.stage_names), result_matches_numpy_model=matches,
+        suspect=tuple(suspect), run=replace(result, engine=engine), simulation_seconds=seconds,
+        summary=job.summary(values), measured_on=measured_on, board=deployment.board).to_json()
 
 
 def run(args):
@@ -261,15 +236,29 @@ def _on_board(args, deployment, *, load, read_back):
     started = time.perf_counter()
     try:
         if args.simulate:
-            with simulated_board(deployment.top(SIMULATED_DIVISOR)) as path:
+            simulator, engine = _simulator()
+            with simulated_board(deployment.top(SIMULATED_DIVISOR), simulator=simulator) as path:
                 job = _job(deployment, path, load, read_back, timeout, progress)
-            measured_on, engine = "simulated board", {"name": "pysim"}
+            measured_on = "simulated board"
         else:
             job = _job(deployment, args.serial, load, read_back, timeout, progress)
             measured_on, engine = "board", None
     except BoardError as error:
         raise HwgenError(str(error)) from None
     return job, measured_on, engine, time.perf_counter() - started
+
+
+def _simulator():
+    """The simulator of a simulated board and the engine it is: the compiled engine
+    (:class:`~hwgen.sim.CompiledSimulator`, six times faster on a deployed top) where it can
+    run, else Amaranth's, said in a line."""
+    try:
+        check_available()
+    except EngineUnavailable as error:
+        note(f"the compiled engine cannot run here ({error}): simulating the board with "
+             f"Amaranth's simulator")
+        return Simulator, {"name": "pysim"}
+    return CompiledSimulator, {"name": "compiled"}
 
 
 def _job(deployment, port_name, load, read_back, timeout, progress):
