@@ -115,6 +115,9 @@ class Interconnect(wiring.Component):
         The port PE ``i`` connects to.
     mem<c> : Out(memory_port_signature(...))
         Memory channel ``c``.
+    writes_pending : Out(1)
+        A write a PE has handed over has not reached its channel yet (a system is not done
+        before its writes are).
     """
 
     def __init__(self, *, pes, channels, addr_width, rd_beat, wr_beat, reads_in_flight):
@@ -130,7 +133,8 @@ class Interconnect(wiring.Component):
         self._reads_in_flight = reads_in_flight
         port = memory_port_signature(addr_width, rd_beat, wr_beat)
         super().__init__({**{f"pe{i}": In(port) for i in range(pes)},
-                          **{f"mem{c}": Out(port) for c in range(channels)}})
+                          **{f"mem{c}": Out(port) for c in range(channels)},
+                          "writes_pending": Out(1)})
 
     pes = property(lambda self: self._pes)
     channels = property(lambda self: self._channels)
@@ -149,6 +153,7 @@ class Interconnect(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
+        pending = []
         for c, group in enumerate(self.groups):
             channel = getattr(self, f"mem{c}")
             ports = [getattr(self, f"pe{i}") for i in group]
@@ -159,7 +164,8 @@ class Interconnect(wiring.Component):
                 _forward(m, port.wr_req, channel.wr_req)
                 continue
             self._reads(m, f"ch{c}", ports, channel, self.route_depth(group))
-            self._writes(m, f"ch{c}", ports, channel)
+            pending += self._writes(m, f"ch{c}", ports, channel)
+        m.d.comb += self.writes_pending.eq(Cat(pending).any())
         return m
 
     def _reads(self, m, name, ports, channel, depth):
@@ -194,12 +200,16 @@ class Interconnect(wiring.Component):
         m.d.comb += rsp.r_en.eq(Array(port.rd_rsp.ready for port in ports)[index])
 
     def _writes(self, m, name, ports, channel):
-        root = _tree(m, f"{name}_wr", [port.wr_req for port in ports], tagged=False)
+        """Connect the write tree; returns its buffers' "not empty" signals."""
+        buffers = []
+        root = _tree(m, f"{name}_wr", [port.wr_req for port in ports], tagged=False,
+                     buffers=buffers)
         m.d.comb += [
             channel.wr_req.valid.eq(root.valid),
             channel.wr_req.payload.eq(root.payload),
             root.ready.eq(channel.wr_req.ready),
         ]
+        return [head.valid for head in buffers]
 
 
 @dataclass(frozen=True)
@@ -233,20 +243,24 @@ def _buffer(m, name, width, tag_bits):
     return fifo, _Head(fifo.r_rdy, fifo.r_en, fifo.r_data[:width], fifo.r_data[width:])
 
 
-def _tree(m, name, streams, tagged=True):
+def _tree(m, name, streams, tagged=True, buffers=None):
     """Buffer every stream, then arbitrate them in a tree of :data:`FAN_IN`-input round-robin
     arbiters with a buffer after each; the root's ``tag`` is the index of a beat's stream
-    (``FAN_IN`` is a power of two, so each level adds its bits above the level below's)."""
+    (``FAN_IN`` is a power of two, so each level adds its bits above the level below's).
+    Every buffer's head is appended to ``buffers`` when given."""
+    buffers = [] if buffers is None else buffers
     width = len(streams[0].payload.as_value())
     heads = []
     for i, s in enumerate(streams):
         fifo, head = _buffer(m, f"{name}_in{i}", width, 0)
         m.d.comb += [fifo.w_en.eq(s.valid), fifo.w_data.eq(s.payload), s.ready.eq(fifo.w_rdy)]
         heads.append(head)
+    buffers += heads
     level = 0
     while len(heads) > 1:
         heads = [_node(m, f"{name}_l{level}n{k}", heads[k:k + FAN_IN], width, tagged)
                  for k in range(0, len(heads), FAN_IN)]
+        buffers += heads
         level += 1
     return heads[0]
 

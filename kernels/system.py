@@ -10,8 +10,9 @@ a PE and a system's channels alike:
     receives plus ``i * frame_stride`` (each PE works on its own frame, ``frame_stride``
     elements after the previous PE's: window filters' parameters are all base addresses), and
     ``frame_stride``. ``start`` launches the PEs one per cycle, PE 0 first (one shared adder
-    steps the parameters instead of one multiplier per PE); ``done`` pulses in the cycle the
-    last PE finishes.
+    steps the parameters instead of one multiplier per PE); ``done`` pulses once the last PE
+    has finished and the interconnect has handed every write to its channel (the memory has
+    accepted them all).
 ``mem<c>``
     Memory channel ``c``: the PEs the interconnect groups onto it share its beat per cycle each
     way; responses come back in the channel's request order.
@@ -146,7 +147,9 @@ class PESystem(wiring.Component):
                 m.d.comb += getattr(pe.ctrl, name).eq(values[name])
         m.d.comb += [
             self.ctrl.busy.eq(busy),
-            self.ctrl.done.eq(busy & ~launching & (finished | dones).all()),
+            # Done once every PE is, and its last writes have left the interconnect.
+            self.ctrl.done.eq(busy & ~launching & (finished | dones).all() &
+                              ~self._interconnect.writes_pending),
         ]
         with m.If(self.ctrl.start & ~busy):
             m.d.sync += [busy.eq(1), launching.eq(1), index.eq(0), finished.eq(0),
