@@ -41,7 +41,7 @@ from .sweep import Measurement, measure, simulate_systems
 from ..versions import tool_versions
 
 __all__ = ["RESOURCES", "CLOCK_CHOICES", "RooflinePoint", "SystemCheck", "Ceiling", "Roofline",
-           "scalability", "board_scalability", "find_link", "bounding_link", "bytes_per_cycle", "check_clock",
+           "scalability", "board_scalability", "find_link", "bounding_link", "bytes_per_cycle", "system_bytes_per_cycle", "check_clock",
            "build_roofline"]
 
 #: Resources scalability divides (``Resources.as_counts()`` keys).
@@ -105,6 +105,13 @@ def bounding_link(board, devices, name=None):
 def bytes_per_cycle(bandwidth_gbps, clock_mhz):
     """A link's bandwidth in bytes per clock cycle (GB/s over GHz)."""
     return bandwidth_gbps * 1000 / clock_mhz
+
+
+def system_bytes_per_cycle(board, clock_mhz, link=None):
+    """Bytes per cycle at ``clock_mhz`` of the link that bounds one device of ``board`` (the
+    named ``link``, or the tightest): what a system's memory channels are sized for (see
+    :func:`hwgen.kernels.channels_for`)."""
+    return bytes_per_cycle(bounding_link(board, 1, link)[1], clock_mhz)
 
 
 def _product(*factors):

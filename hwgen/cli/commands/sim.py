@@ -108,8 +108,9 @@ def _link_memory(args, memory):
     return memory, f"{link.name} of {board.name}, {gbps:g} GB/s at {clock:g} MHz"
 
 
-def _system(args, shape, board):
-    """``args.pes`` PEs of the options' parameters, addressable side by side."""
+def _system(args, shape, board, memory):
+    """``args.pes`` PEs of the options' parameters, addressable side by side, with memory
+    channels for ``memory``'s bandwidth (one per PE when it is unlimited)."""
     with warnings.catch_warnings():
         # The first filter only checks the options and gives the parameters.
         warnings.simplefilter("ignore", UnusedElaboratable)
@@ -119,7 +120,8 @@ def _system(args, shape, board):
     return window_system(args.pes, width=p["width"], height=p["height"], op=p["op"],
                          size=(p["rows"], p["cols"]), mask=mask, pixel_bits=p["pixel_bits"],
                          unroll=p["unroll"], buffer=p["buffer"], pipeline=p["pipeline"],
-                         tree_stages=p["tree_stages"], credits=p["credits"])
+                         tree_stages=p["tree_stages"], credits=p["credits"],
+                         bytes_per_cycle=memory.bandwidth_bytes_per_cycle)
 
 
 def model_check(pe, images, outputs):
@@ -157,7 +159,7 @@ def run(args):
     board = None if args.board is None else resolve_board(args.board)
     image = read_image(args.input) if args.input else None
     shape = None if image is None else image.shape
-    system = None if args.pes == 1 else _system(args, shape, board)
+    system = None if args.pes == 1 else _system(args, shape, board, memory)
     pe = window_filter_from_args(args, shape, board=board) if system is None else system.pes[0]
     if image is None:
         rng = np.random.default_rng(args.seed)
@@ -237,7 +239,9 @@ def run(args):
         if link is not None:
             print(f"memory: {memory.bandwidth_bytes_per_cycle:.3f} B/cycle, the {link}")
         if system is not None:
-            print(f"{title}: {args.pes} PEs sharing the memory through one port, "
+            channels = system.channels
+            print(f"{title}: {args.pes} PEs sharing the memory through {channels} channel"
+                  f"{'s' * (channels > 1)} of one beat each way per cycle, "
                   f"{system.cycles} cycles "
                   f"({figure(system.ops_per_cycle)} ops/cycle, {figure(system.bytes_per_cycle)} "
                   f"B/cycle); "
