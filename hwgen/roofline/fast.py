@@ -27,6 +27,7 @@ import numpy as np
 from amaranth.hdl import UnusedElaboratable
 
 from ..catalog import design_name
+from ..kernels import beat_bytes, channels_for
 from ..kernels.pipeline import Pipeline
 from ..model import predict_program, predict_window
 from ..errors import HwgenError
@@ -178,9 +179,9 @@ def _pe_counts(limit):
 
 
 def port_beats(pe):
-    """The beats one frame of ``pe`` moves through the busier way of a system's port: P such PEs
-    behind the one port of :class:`~hwgen.kernels.PESystem`, which moves a read beat and a write
-    beat per cycle, take at least P times as many cycles."""
+    """The beats one frame of ``pe`` moves through the busier way of its memory port: G such
+    PEs on one channel of :class:`~hwgen.kernels.PESystem`'s interconnect, which moves a read
+    beat and a write beat per cycle, take at least G times as many cycles."""
     traffic = pe.traffic()
     return max(traffic.steps * pe.beats_per_step, -(-traffic.writes // pe.unroll))
 
@@ -209,12 +210,14 @@ def explore_fast(points, board, memory=MemoryModel(), *, tree_policies=("lean", 
                 beats = port_beats(pe)
                 for pes in _pe_counts(min(fits, max_pes)):
                     bw = memory.bandwidth_bytes_per_cycle
+                    # The busiest channel of the interconnect serves ceil(P / C) PEs.
+                    per_channel = -(-pes // channels_for(pes, beat_bytes(pe), bw))
                     shared = memory if bw is None else replace(
                         memory, bandwidth_bytes_per_cycle=bw / pes)
                     prediction = predict_window(pe, shared)
                     cycles, bound = prediction.cycles, prediction.bound
-                    if pes > 1 and pes * beats > cycles:
-                        cycles, bound = pes * beats, "port"
+                    if per_channel > 1 and per_channel * beats > cycles:
+                        cycles, bound = per_channel * beats, "port"
                     found.append(FastPoint(
                         hardware, policy, pes, {r: per_pe[r] * pes for r in RESOURCES},
                         cycles, traffic.ops * pes,

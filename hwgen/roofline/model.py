@@ -129,8 +129,8 @@ class SystemCheck:
     frame, which takes long to simulate P times), so the prediction takes perf_PE and CI of one PE
     on that frame:
     ``min(pes x pe_ops_per_cycle, ci x bandwidth, port_ops_per_cycle)`` ops per cycle, the last
-    the roof of the system's one off-chip port (a read beat and a write beat per cycle; ``None``
-    when unknown). A figure that cannot be
+    the roof of the system's memory channels (each a read beat and a write beat per cycle;
+    ``None`` when unknown). A figure that cannot be
     computed (a PE that ran no cycle or moved no byte) is ``None``, and so is what depends on it.
     ``saturated`` names the HMM values that saturated in the system's PEs (``pe<i>.<name>``).
     """
