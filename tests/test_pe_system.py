@@ -192,6 +192,21 @@ def test_a_confirmation_flags_a_system_that_does_not_fit():
                          fmax_source="not measured")
     assert not found.fits and found.over == ["bram"]
     assert found.error("bram") == pytest.approx(0.25) and found.error("dsp") is None
+    assert found.attained_error is None and found.to_json()["attained"] is None
+    attained = Confirmation(**{**found.__dict__, "attainable_gbops": 2.0,
+                               "attained_gbops": 1.9})
+    assert attained.attained_error == pytest.approx(-0.05)
+    assert attained.to_json()["attainable"] == 2.0 and attained.to_json()["attained"] == 1.9
+
+
+def test_sim_sizes_the_channels_from_the_memory_bandwidth(capsys):
+    # Line U2 moves 2-byte beats: 4 bytes per cycle are 2 channels for 3 PEs.
+    assert main(["sim", "dilation", "--pes", "3", "--width", "16", "--height", "9",
+                 "--unroll", "2", "--buffer", "line", "--mem-bandwidth", "4",
+                 "--engine", "pysim"]) == 0
+    out = capsys.readouterr().out
+    assert "3 PEs sharing the memory through 2 channels" in out
+    assert "every result matches the numpy model" in out
 
 
 @pytest.mark.slow
