@@ -19,7 +19,7 @@ With ``--synth``, the bare system of P PEs is synthesized and placed and routed 
 ULX3S-85F (one seed): LUT, FF, block RAM and Fmax per P (minutes per P; cached).
 
     python benchmarks/system_scaling.py [--unroll 8] [--width 256] [--height 24]
-                                        [--engine pysim] [--synth] [-q]
+                                        [--engine pysim] [--link both] [--synth]
 """
 
 import argparse
@@ -85,14 +85,17 @@ def main(argv=None):
     parser.add_argument("--engine", default="pysim", choices=("pysim", "compiled"))
     parser.add_argument("--pes", default=",".join(map(str, PES)),
                         help="comma-separated system sizes")
+    parser.add_argument("--link", default="both", choices=("both", "board", "unlimited"),
+                        help="the links to run: the ULX3S's, the unlimited one, or both")
     parser.add_argument("--synth", action="store_true",
                         help="also synthesize and place and route each system (ULX3S-85F)")
-    parser.add_argument("-q", "--quiet", action="store_true")
     args = parser.parse_args(argv)
     board = resolve_board(BOARD)
     clock = args.clock or board.clock_mhz
     links = {f"{BOARD} SDRAM at {clock:g} MHz": system_bytes_per_cycle(board, clock),
              "unlimited": None}
+    if args.link != "both":
+        links = dict([list(links.items())[args.link == "unlimited"]])
     sizes = [int(p) for p in args.pes.split(",")]
     worst = 0.0
     for title, link in links.items():
