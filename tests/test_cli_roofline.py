@@ -116,6 +116,12 @@ def test_roofline_validates_systems_of_pes(tmp_path, capsys):
         predicted = min(3 * s["pe_ops_per_cycle"], s["pe_ci_ops_per_byte"] * 13.28, port)
         assert s["simulated_ops_per_cycle"] == pytest.approx(predicted, rel=0.05)
         assert s["port_ops_per_cycle"] == pytest.approx(port)
+        # The roofline's interconnect roof for SC PEs: the link's beats per cycle, each channel
+        # a read and a write beat of U bytes per cycle, never below the other roofs' minimum.
+        assert p["channels"] == min(p["sc_pes_per_device"], {1: 14, 8: 2}[unroll])
+        assert p["port_roof_gbops"] == pytest.approx(
+            p["ci_ops_per_byte"] * p["channels"] * 2 * unroll * p["clock_mhz"] / 1000)
+        assert p["port_roof_gbops"] >= min(p["cp_gbops"], p["io_roof_gbops"])
     assert {p["system"]["predicted_bound"] for p in data["points"]} == {"compute", "io"}
     assert "system of 3 PEs sharing the bounding link" in stdout
     header = (out / "points.csv").read_text().splitlines()[0]
