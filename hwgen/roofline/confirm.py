@@ -106,8 +106,8 @@ def confirm_point(point, board, *, seeds=3, progress=False, engine=None):
         clock, clock_source = result.fmax_mhz, f"the system's Fmax ({fmax_source})"
     else:
         clock = point.clock_mhz
-        clock_source = (f"assumed: the roofline's clock ({point.clock_source}); the system's "
-                        f"Fmax is {fmax_source.removeprefix('not measured: ')}")
+        clock_source = (f"assumed: the roofline's clock, {point.clock_source}; the system's "
+                        f"Fmax was not measured ({fmax_source.removeprefix('not measured: ')})")
     simulated = simulate_system(design, pes, bytes_per_cycle(point.bandwidth_gbps, clock),
                                 channels_link=link, engine=engine)
     resources = point.measurement.resources
