@@ -407,7 +407,7 @@ def run_sweep(args, *, ranked):
             print(f"  {line}")
         if args.pes is not None:
             print(f"system of {args.pes} PEs sharing the bounding link, simulated vs "
-                  f"min(P x perf_PE, CI x BW, the port's beat per cycle) (ops/cycle, on "
+                  f"min(P x perf_PE, CI x BW, the memory channels' beats per cycle) (ops/cycle, on "
                   f"frames of the rows shown):")
             for line in _system_table(roofline):
                 print(f"  {line}")
