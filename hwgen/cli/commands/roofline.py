@@ -407,8 +407,8 @@ def run_sweep(args, *, ranked):
             print(f"  {line}")
         if args.pes is not None:
             print(f"system of {args.pes} PEs sharing the bounding link, simulated vs "
-                  f"min(P x perf_PE, CI x BW, the memory channels' beats per cycle) (ops/cycle, on "
-                  f"frames of the rows shown):")
+                  f"min(P x perf_PE, CI x BW, the memory channels' beats per cycle) "
+                  f"(ops/cycle, on frames of the rows shown):")
             for line in _system_table(roofline):
                 print(f"  {line}")
     for line in why(roofline):
