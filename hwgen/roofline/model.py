@@ -47,7 +47,8 @@ from .sweep import Measurement, measure, simulate_systems
 from ..versions import tool_versions
 
 __all__ = ["RESOURCES", "CLOCK_CHOICES", "RooflinePoint", "SystemCheck", "Ceiling", "Roofline",
-           "scalability", "board_scalability", "find_link", "bounding_link", "bytes_per_cycle", "system_bytes_per_cycle", "check_clock",
+           "scalability", "board_scalability", "find_link", "bounding_link", "bytes_per_cycle",
+           "system_bytes_per_cycle", "check_clock",
            "build_roofline"]
 
 #: Resources scalability divides (``Resources.as_counts()`` keys).
