@@ -9,11 +9,12 @@ from .window_buffer import WindowBuffer
 from .direct import Unbuffered
 from .smart_buffer import SmartBuffer
 from .line_buffer import LineBuffer
-from .system import PESystem, frame_elements, window_system, window_system_of
+from .interconnect import ChannelPort, Interconnect, channels_for
+from .system import PESystem, beat_bytes, frame_elements, window_system, window_system_of
 
 __all__ = [
-    "AffineWalk", "BUFFERS", "BeatFormat", "ControlSignature", "LineBuffer", "Loop", "MASK_SHAPES",
+    "AffineWalk", "BUFFERS", "BeatFormat", "ChannelPort", "ControlSignature", "Interconnect", "LineBuffer", "Loop", "MASK_SHAPES",
     "OP_ALIASES", "PESystem", "REDUCTIONS", "Reduction", "SmartBuffer", "Unbuffered", "WindowBuffer",
-    "WindowFilter", "WindowTraffic", "dilation", "erosion", "frame_elements", "pe_members", "reduction",
+    "WindowFilter", "WindowTraffic", "beat_bytes", "channels_for", "dilation", "erosion", "frame_elements", "pe_members", "reduction",
     "structuring_element", "window_system", "window_system_of",
 ]

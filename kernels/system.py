@@ -1,49 +1,54 @@
-"""A system of identical PEs sharing one off-chip port: what a board full of PEs is.
+"""A system of identical PEs behind a memory interconnect: what a board full of PEs is.
 
-:class:`PESystem` keeps the PE port contract of :mod:`hwgen.kernels.pe` itself, so the harness,
-the memory model, the HMM probes and the build treat a system exactly as they treat one PE:
+:class:`PESystem` has a PE's ``ctrl`` port and, instead of one memory port, ``channels`` memory
+channels ``mem0``, ``mem1``, ... of the :class:`~hwgen.kernels.interconnect.Interconnect`, each
+with exactly a PE's memory port (``rd_req``, ``rd_rsp``, ``wr_req``), so one memory model serves
+a PE and a system's channels alike:
 
 ``ctrl``
     ``start``, ``busy``, ``done`` as for a PE; the PEs' run-time parameters, which PE ``i``
     receives plus ``i * frame_stride`` (each PE works on its own frame, ``frame_stride``
     elements after the previous PE's: window filters' parameters are all base addresses), and
     ``frame_stride``. ``start`` launches the PEs one per cycle, PE 0 first (one shared adder
-    steps the parameters instead of one multiplier per PE); ``done`` pulses in the cycle the
-    last PE finishes.
-``rd_req``, ``wr_req``
-    One beat per cycle at most, from the PE a round-robin arbiter grants (a grant holds while
-    the memory is not ready, so the payload stays still).
-``rd_rsp``
-    Responses in request order; a queue of granted PE indices routes each response to the PE
-    that asked for it.
+    steps the parameters instead of one multiplier per PE); ``done`` pulses once the last PE
+    has finished and the interconnect has handed every write to its channel (the memory has
+    accepted them all).
+``mem<c>``
+    Memory channel ``c``: the PEs the interconnect groups onto it share its beat per cycle each
+    way; responses come back in the channel's request order.
 """
 
-from amaranth.hdl import Array, Cat, Const, Module, Signal, unsigned
+from amaranth.hdl import Cat, Module, Signal, unsigned
 from amaranth.lib import wiring
-from amaranth.lib.fifo import SyncFIFO
+from amaranth.lib.wiring import In, Out
 
-from .pe import pe_members
-from .pipeline.arbiter import RoundRobin, select
+from .interconnect import ChannelPort, Interconnect, channels_for, memory_port_signature
+from .pe import ControlSignature
 from .window import WindowFilter
 
-__all__ = ["PESystem", "frame_elements", "window_system", "window_system_of"]
+__all__ = ["PESystem", "beat_bytes", "frame_elements", "window_system", "window_system_of"]
 
 
 class PESystem(wiring.Component):
-    """``pes`` identical PEs behind one off-chip port (see the module).
+    """``pes`` identical PEs behind ``channels`` memory channels (see the module).
 
     Parameters
     ----------
     pes : sequence of PE components
         At least one; every PE has the same signature and self-description.
+    channels : int or None
+        Memory channels, 1 to the PEs (``None``: one per PE, an unlimited link); see
+        :func:`~hwgen.kernels.interconnect.channels_for` to size them from a link.
 
     Members
     -------
-    ctrl, rd_req, rd_rsp, wr_req
-        The PE contract, with ``ctrl.frame_stride`` added.
+    ctrl
+        The PE's, with ``frame_stride`` added.
+    mem0, mem1, ...
+        The memory channels.
     """
 
-    def __init__(self, pes):
+    def __init__(self, pes, *, channels=None):
         pes = tuple(pes)
         if not pes:
             raise ValueError("a system needs at least one PE")
@@ -56,9 +61,14 @@ class PESystem(wiring.Component):
         if "frame_stride" in params:
             raise ValueError("a PE's run-time parameter may not be named 'frame_stride'")
         self._pes = pes
-        super().__init__(pe_members(
+        self._interconnect = Interconnect(
+            pes=len(pes), channels=len(pes) if channels is None else channels,
             addr_width=first.addr_width, rd_beat=first.rd_beat, wr_beat=first.wr_beat,
-            params={**params, "frame_stride": unsigned(first.addr_width)}))
+            reads_in_flight=first.max_outstanding_reads)
+        port = memory_port_signature(first.addr_width, first.rd_beat, first.wr_beat)
+        super().__init__({
+            "ctrl": In(ControlSignature({**params, "frame_stride": unsigned(first.addr_width)})),
+            **{f"mem{c}": Out(port) for c in range(self._interconnect.channels)}})
 
     @property
     def pes(self):
@@ -69,6 +79,17 @@ class PESystem(wiring.Component):
         """PEs in the system."""
         return len(self._pes)
 
+    @property
+    def interconnect(self):
+        return self._interconnect
+
+    @property
+    def channels(self):
+        """The memory channels as :class:`~hwgen.kernels.interconnect.ChannelPort`."""
+        return [ChannelPort(getattr(self, f"mem{c}"), self.addr_width, self.rd_beat,
+                            self.wr_beat, prefix=f"mem{c}__")
+                for c in range(self._interconnect.channels)]
+
     addr_width = property(lambda self: self._pes[0].addr_width)
     rd_beat = property(lambda self: self._pes[0].rd_beat)
     wr_beat = property(lambda self: self._pes[0].wr_beat)
@@ -76,7 +97,7 @@ class PESystem(wiring.Component):
 
     @property
     def max_outstanding_reads(self):
-        """Read beats in flight at most: every PE's, which is also the routing queue's depth."""
+        """Read beats in flight at most: every PE's."""
         return sum(pe.max_outstanding_reads for pe in self._pes)
 
     @property
@@ -87,24 +108,24 @@ class PESystem(wiring.Component):
     def parameters(self):
         """Every parameter, as plain data (the PE's under ``pe``)."""
         first = self._pes[0]
+        ic = self._interconnect
         return {"pes": self.count,
                 "pe": first.parameters() if hasattr(first, "parameters") else None,
-                "response_queue_depth": self.max_outstanding_reads if self.count > 1 else 0}
+                "channels": ic.channels,
+                "pes_per_channel": [len(group) for group in ic.groups],
+                "route_depth": [ic.route_depth(g) if len(g) > 1 else 0 for g in ic.groups]}
 
     def elaborate(self, platform):
         m = Module()
-        pes, n = self._pes, len(self._pes)
-        for i, pe in enumerate(pes):
+        m.submodules.interconnect = ic = self._interconnect
+        for i, pe in enumerate(self._pes):
             m.submodules[f"pe{i}"] = pe
+            port = getattr(ic, f"pe{i}")
+            for name in ("rd_req", "rd_rsp", "wr_req"):
+                wiring.connect(m, getattr(pe, name), getattr(port, name))
+        for c in range(ic.channels):
+            wiring.connect(m, wiring.flipped(getattr(self, f"mem{c}")), getattr(ic, f"mem{c}"))
         self._launch(m)
-        if n == 1:
-            (pe,) = pes
-            for name in ("rd_req", "wr_req"):
-                wiring.connect(m, wiring.flipped(getattr(self, name)), getattr(pe, name))
-            wiring.connect(m, wiring.flipped(self.rd_rsp), pe.rd_rsp)
-            return m
-        self._reads(m)
-        self._writes(m)
         return m
 
     def _launch(self, m):
@@ -126,7 +147,9 @@ class PESystem(wiring.Component):
                 m.d.comb += getattr(pe.ctrl, name).eq(values[name])
         m.d.comb += [
             self.ctrl.busy.eq(busy),
-            self.ctrl.done.eq(busy & ~launching & (finished | dones).all()),
+            # Done once every PE is, and its last writes have left the interconnect.
+            self.ctrl.done.eq(busy & ~launching & (finished | dones).all() &
+                              ~self._interconnect.writes_pending),
         ]
         with m.If(self.ctrl.start & ~busy):
             m.d.sync += [busy.eq(1), launching.eq(1), index.eq(0), finished.eq(0),
@@ -142,48 +165,6 @@ class PESystem(wiring.Component):
             with m.If(self.ctrl.done):
                 m.d.sync += busy.eq(0)
 
-    def _reads(self, m):
-        pes, n = self._pes, len(self._pes)
-        m.submodules.rd_arbiter = arbiter = RoundRobin(n, hold=True)
-        # Which PE each outstanding read belongs to, oldest first.
-        m.submodules.rd_queue = queue = SyncFIFO(width=(n - 1).bit_length(),
-                                                 depth=self.max_outstanding_reads)
-        accept = Signal()
-        m.d.comb += [
-            arbiter.requests.eq(Cat(pe.rd_req.valid for pe in pes)),
-            accept.eq(self.rd_req.ready & queue.w_rdy),
-            arbiter.accept.eq(accept),
-            # The queue only fills when a beat transfers, so a beat offered stays offered.
-            self.rd_req.valid.eq(arbiter.valid & queue.w_rdy),
-            self.rd_req.payload.eq(select(arbiter.grant, [pe.rd_req.payload for pe in pes])),
-            queue.w_en.eq(arbiter.valid & accept),
-            queue.w_data.eq(select(arbiter.grant, [Const(i, queue.width) for i in range(n)])),
-        ]
-        for i, pe in enumerate(pes):
-            m.d.comb += pe.rd_req.ready.eq(arbiter.grant[i] & accept)
-        head = queue.r_data
-        for i, pe in enumerate(pes):
-            m.d.comb += [
-                pe.rd_rsp.valid.eq(self.rd_rsp.valid & queue.r_rdy & (head == i)),
-                pe.rd_rsp.payload.eq(self.rd_rsp.payload),
-            ]
-        m.d.comb += [
-            self.rd_rsp.ready.eq(queue.r_rdy & Array(pe.rd_rsp.ready for pe in pes)[head]),
-            queue.r_en.eq(self.rd_rsp.valid & self.rd_rsp.ready),
-        ]
-
-    def _writes(self, m):
-        pes, n = self._pes, len(self._pes)
-        m.submodules.wr_arbiter = arbiter = RoundRobin(n, hold=True)
-        m.d.comb += [
-            arbiter.requests.eq(Cat(pe.wr_req.valid for pe in pes)),
-            arbiter.accept.eq(self.wr_req.ready),
-            self.wr_req.valid.eq(arbiter.valid),
-            self.wr_req.payload.eq(select(arbiter.grant, [pe.wr_req.payload for pe in pes])),
-        ]
-        for i, pe in enumerate(pes):
-            m.d.comb += pe.wr_req.ready.eq(arbiter.grant[i] & self.wr_req.ready)
-
 
 def frame_elements(width, height, size=(3, 3)):
     """Elements one frame of a window filter takes in memory: its input image, then its output
@@ -192,25 +173,35 @@ def frame_elements(width, height, size=(3, 3)):
     return width * height + max(0, width - cols + 1) * max(0, height - rows + 1)
 
 
-def window_system(pes, *, width, height, op="max", size=(3, 3), **params):
+def beat_bytes(pe):
+    """Bytes of a PE's widest beat, read or write: what one channel moves per cycle each way."""
+    return max(beat.lanes * beat.element_bytes for beat in (pe.rd_beat, pe.wr_beat))
+
+
+def window_system(pes, *, width, height, op="max", size=(3, 3), bytes_per_cycle=None, **params):
     """A :class:`PESystem` of ``pes`` identical :class:`WindowFilter` PEs of a ``width`` x
     ``height`` image, with addresses wide enough for ``pes`` frames side by side (see
-    :func:`frame_elements`); ``params`` are the filter's other parameters."""
+    :func:`frame_elements`) and as many memory channels as a link of ``bytes_per_cycle``
+    carries beats per cycle (``None``: unlimited, a channel per PE; see
+    :func:`~hwgen.kernels.interconnect.channels_for`); ``params`` are the filter's other
+    parameters."""
     if isinstance(pes, bool) or not isinstance(pes, int) or pes < 1:
         raise ValueError(f"pes must be a positive integer, not {pes!r}")
     end = pes * frame_elements(width, height, size)
     params.setdefault("addr_width", max(1, (end - 1).bit_length()))
-    return PESystem(WindowFilter(op, size, width=width, height=height, **params)
-                    for _ in range(pes))
+    filters = [WindowFilter(op, size, width=width, height=height, **params) for _ in range(pes)]
+    return PESystem(filters, channels=channels_for(pes, beat_bytes(filters[0]), bytes_per_cycle))
 
 
-def window_system_of(pe, pes):
+def window_system_of(pe, pes, bytes_per_cycle=None):
     """A :func:`window_system` of ``pes`` PEs with the parameters of the window filter ``pe``
-    (its tree policy kept; addresses widened for ``pes`` frames)."""
+    (its tree policy kept; addresses widened for ``pes`` frames) for a link of
+    ``bytes_per_cycle``."""
     p = pe.parameters()
     tree_stages = p["tree_policy"] if p["tree_policy"] is not None else p["tree_stages"]
     mask = p["mask"] if p["mask"] != "custom" else pe.mask
     return window_system(pes, width=p["width"], height=p["height"], op=p["op"],
                          size=(p["rows"], p["cols"]), mask=mask, pixel_bits=p["pixel_bits"],
                          unroll=p["unroll"], buffer=p["buffer"], pipeline=p["pipeline"],
-                         tree_stages=tree_stages, credits=p["credits"])
+                         tree_stages=tree_stages, credits=p["credits"],
+                         bytes_per_cycle=bytes_per_cycle)

@@ -40,7 +40,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import Out
 
 from ..instrument import READ_LATENCY_CYCLES, Instrumented
-from ..kernels.pe import check_pe
+from ..kernels.interconnect import ChannelPort
 from .stage import stage
 
 from .cache import cache_dir as cache_folder
@@ -613,18 +613,24 @@ def _setup(designs, storage, memory, *, record_addresses, waveforms, source, cyc
                       memory.jitter_cycles, float(memory.backpressure),
                       memory.seed & _NEVER)
     sim._storage = array    # the C++ side holds a pointer into it
+    channels = []    # the memory ports of each design: a system has several channels
     for prefix, pe in zip(prefixes, bare):
-        check_pe(pe)    # the ports bound below by name are those of PESignature
-        rd, wr = pe.rd_beat, pe.wr_beat
-        if rd.element_bits > 64:
-            raise ValueError(f"the compiled engine serves elements of up to 64 bits, not "
-                             f"{rd.element_bits}")
-        index = sim.lib.hw_add_pe(sim.handle, prefix.encode(), pe.addr_width, rd.lanes,
-                                  rd.stride, wr.lanes, wr.stride, rd.element_bits,
-                                  rd.element_bytes, int(record_addresses))
-        if index < 0 or sim.lib.hw_add_job(sim.handle, prefix.encode()) < 0:
-            raise ValueError(f"the design has no PE ports named {prefix}rd_req__... and "
-                             f"{prefix}ctrl__...")
+        channels.append([])
+        for port in ChannelPort.ports_of(pe):
+            rd, wr = port.rd_beat, port.wr_beat
+            if rd.element_bits > 64:
+                raise ValueError(f"the compiled engine serves elements of up to 64 bits, not "
+                                 f"{rd.element_bits}")
+            name = prefix + port.prefix
+            index = sim.lib.hw_add_pe(sim.handle, name.encode(), port.addr_width, rd.lanes,
+                                      rd.stride, wr.lanes, wr.stride, rd.element_bits,
+                                      rd.element_bytes, int(record_addresses))
+            if index < 0:
+                raise ValueError(f"the design has no PE ports named {name}rd_req__...")
+            channels[-1].append(index)
+        if sim.lib.hw_add_job(sim.handle, prefix.encode()) < 0:
+            raise ValueError(f"the design has no control port named {prefix}ctrl__...")
+    sim._channels = channels
     return sim, prefixes, bare, array, info
 
 
@@ -708,7 +714,8 @@ def run_pes(designs, storage, *, params, memory, vcd=None, max_cycles=None,
     if array is not storage:
         storage[:] = array.tolist()
     results = [JobResult(int(sim.lib.hw_job_cycles(sim.handle, i)),
-                         _traffic(sim, i, record_addresses), readouts[i])
+                         PortTraffic.total(_traffic(sim, c, record_addresses)
+                                           for c in sim._channels[i]), readouts[i])
                for i in range(len(designs))]
     return results, info
 

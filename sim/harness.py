@@ -26,7 +26,8 @@ from ..kernels.pe import check_pe
 from .cycle_data import CycleData
 from .engine import choose_engine, pysim_only, resolve_engine
 from .hmm_host import HMMHost
-from .memory import MemoryModel, MemoryServer
+from ..kernels.interconnect import ChannelPort
+from .memory import MemoryModel, MemoryServer, PortTraffic
 
 __all__ = ["PERun", "WindowRun", "check_image", "instrument_pe", "run_pe", "run_pes",
            "run_window_filter"]
@@ -184,7 +185,11 @@ def run_pes(pes, storage, *, params, memory=MemoryModel(), vcd=None, max_cycles=
         return runs
     designs = list(pes)
     bare = [d.design if isinstance(d, Instrumented) else d for d in designs]
-    server = MemoryServer(memory, storage, bare, record_addresses=record_addresses)
+    # A system's memory channels are served like PEs' ports.
+    ports = [ChannelPort.ports_of(design) for design in bare]
+    server = MemoryServer(memory, storage, [p for group in ports for p in group],
+                          record_addresses=record_addresses)
+    first = [sum(len(group) for group in ports[:i]) for i in range(len(ports))]
     if len(designs) == 1:
         top = designs[0]
     else:
@@ -241,7 +246,9 @@ def run_pes(pes, storage, *, params, memory=MemoryModel(), vcd=None, max_cycles=
         on_simulator(sim)
     with sim.write_vcd(vcd) if vcd else nullcontext():
         sim.run()
-    return [PERun(cycles=cycles[i], storage=storage, traffic=server.traffic(i),
+    return [PERun(cycles=cycles[i], storage=storage,
+                  traffic=PortTraffic.total(server.traffic(first[i] + c)
+                                            for c in range(len(ports[i]))),
                   readout=readouts[i], engine=PYSIM) for i in range(len(bare))]
 
 

@@ -107,6 +107,18 @@ class PortTraffic:
     read_addresses: list = field(default_factory=list, repr=False)
     write_addresses: list = field(default_factory=list, repr=False)
 
+    @classmethod
+    def total(cls, traffics):
+        """The traffic of several ports (a system's channels) together."""
+        traffics = list(traffics)
+        if len(traffics) == 1:
+            return traffics[0]
+        return cls(*(sum(getattr(t, name) for t in traffics) for name in (
+            "read_beats", "read_elements", "bytes_read", "write_beats", "write_elements",
+            "bytes_written")),
+            read_addresses=[a for t in traffics for a in t.read_addresses],
+            write_addresses=[a for t in traffics for a in t.write_addresses])
+
 
 class _Port:
     """Decoding constants and run-time state for one PE's ports."""

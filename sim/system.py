@@ -1,9 +1,10 @@
 """Run a system of window-filter PEs (:class:`hwgen.kernels.PESystem`) on one frame per PE.
 
-The system simulated here is the very hardware ``hwgen build --pes`` writes: P PEs behind one
-off-chip port and its arbiter, measured by one HMM (:func:`instrument_system`). The memory model
-serves that one port, so the PEs share its bandwidth, and the system's ops per cycle show
-whether it is compute-bound or I/O-bound, which is the roofline's claim to check.
+The system simulated here is the very hardware ``hwgen build --pes`` writes: P PEs behind the
+memory interconnect and its channels, measured by one HMM (:func:`instrument_system`). The
+memory model serves every channel from one bandwidth budget (the link), so the PEs share it,
+and the system's ops per cycle show whether it is compute-bound or I/O-bound, which is the
+roofline's claim to check.
 """
 
 from dataclasses import dataclass
@@ -54,11 +55,12 @@ class SystemRun(Rates):
     ``minimal`` probes); ``readout`` is the system HMM's (``None`` for a bare system).
     """
     images: list
-    figures: CycleData     # the system's, at its off-chip port
+    figures: CycleData     # the system's, at its memory channels
     per_pe: list | None    # CycleData of every PE
     memory: MemoryModel
     readout: object = None
     engine: dict = None    # the engine that ran it, see hwgen.sim.harness.PERun
+    channels: int = 1      # memory channels of the system
 
     cycles = property(lambda self: self.figures.cycles)
     ops = property(lambda self: self.figures.ops)
@@ -73,6 +75,7 @@ class SystemRun(Rates):
     def to_json(self):
         return {
             "pes": len(self.images),
+            "channels": self.channels,
             "cycles": self.cycles,
             "ops": self.ops,
             "bytes_read": self.bytes_read,
@@ -88,7 +91,7 @@ class SystemRun(Rates):
 
 def run_window_system(system, images, *, memory=MemoryModel(), instrument=True,
                       probes="default", vcd=None, progress=None, engine=None):
-    """Run PE ``i`` of ``system`` on ``images[i]``, all at once, through the system's one port.
+    """Run PE ``i`` of ``system`` on ``images[i]``, all at once, through the system's channels.
 
     Parameters
     ----------
@@ -149,4 +152,5 @@ def run_window_system(system, images, *, memory=MemoryModel(), instrument=True,
                             bytes_read=t.bytes_read, bytes_written=t.bytes_written,
                             ops=t.write_elements * first.ops_per_element)
     return SystemRun(images=outputs, figures=figures, per_pe=per_pe, memory=memory,
-                     readout=run.readout, engine=run.engine)
+                     readout=run.readout, engine=run.engine,
+                     channels=system.interconnect.channels)

@@ -95,7 +95,7 @@ def test_roofline_clock_from_nextpnr_and_resources_from_yosys(tmp_path, capsys):
 
 def test_roofline_validates_systems_of_pes(tmp_path, capsys):
     out = tmp_path / "out"
-    # Frames tall enough that the one port's fill and drain stay within the 5%.
+    # Frames tall enough that the interconnect's fill and drain stay within the 5%.
     code, stdout, _ = run(["roofline", "dilation", "--image", "32x64", "--board", "ulx3s-85f",
                            "--unroll", "1,8", "--buffer", "line", "--pes", "3", "--out", str(out)],
                           capsys)
@@ -105,15 +105,24 @@ def test_roofline_validates_systems_of_pes(tmp_path, capsys):
         s = p["system"]
         # The link: 0.332 GB/s at the board's 25 MHz.
         assert s["pes"] == 3 and s["bandwidth_bytes_per_cycle"] == pytest.approx(13.28)
-        # The system's one port moves one step's beats per cycle: a line-buffer step reads U
-        # pixels and writes U outputs, W x rows / U steps per frame.
+        # Each memory channel moves one step's beats per cycle: a line-buffer step reads U
+        # pixels and writes U outputs, W x rows / U steps per frame; the link's 13.28 bytes
+        # per cycle are 14 one-byte beats (U1: a channel for each of the 3 PEs) or 2 of U8's
+        # 8-byte beats (2 channels).
         unroll = p["point"]["unroll"]
+        channels = {1: 3, 8: 2}[unroll]
         ops = 8 * (32 - 2) * (s["height"] - 2)
-        port = ops / (32 * s["height"] / unroll)
+        port = channels * ops / (32 * s["height"] / unroll)
         predicted = min(3 * s["pe_ops_per_cycle"], s["pe_ci_ops_per_byte"] * 13.28, port)
         assert s["simulated_ops_per_cycle"] == pytest.approx(predicted, rel=0.05)
         assert s["port_ops_per_cycle"] == pytest.approx(port)
-    assert {p["system"]["predicted_bound"] for p in data["points"]} == {"port", "io"}
+        # The roofline's interconnect roof for SC PEs: the link's beats per cycle, each channel
+        # a read and a write beat of U bytes per cycle, never below the other roofs' minimum.
+        assert p["channels"] == min(p["sc_pes_per_device"], {1: 14, 8: 2}[unroll])
+        assert p["port_roof_gbops"] == pytest.approx(
+            p["ci_ops_per_byte"] * p["channels"] * 2 * unroll * p["clock_mhz"] / 1000)
+        assert p["port_roof_gbops"] >= min(p["cp_gbops"], p["io_roof_gbops"])
+    assert {p["system"]["predicted_bound"] for p in data["points"]} == {"compute", "io"}
     assert "system of 3 PEs sharing the bounding link" in stdout
     header = (out / "points.csv").read_text().splitlines()[0]
     assert "system_simulated_ops_per_cycle" in header

@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 
 import reference as ref
-from hwgen.instrument.system_probes import TABLE_PES
 from hwgen.kernels import WindowFilter
 from hwgen.kernels.pipeline import Pipeline
 from hwgen.programs import GemmJob, PiJob
@@ -117,12 +116,12 @@ def test_a_traced_run_drains_the_same_records_in_both_engines():
 def test_a_system_of_pes_sharing_the_memory_is_identical_in_both_engines():
     rng = np.random.default_rng(7)
     # Enough PEs that the default probes keep their bytes and ops in tables.
-    images = [rng.integers(0, 256, (9, 16)) for _ in range(TABLE_PES)]
+    images = [rng.integers(0, 256, (9, 16)) for _ in range(4)]
     memory = MemoryModel(bandwidth_bytes_per_cycle=2.5, latency_cycles=4, jitter_cycles=2,
                          backpressure=0.1, seed=11)
 
     def make():
-        return window_system(TABLE_PES, width=16, height=9, unroll=2, buffer="smart")
+        return window_system(4, width=16, height=9, unroll=2, buffer="smart")
 
     a, b = _both_engines(make, lambda pes, engine: run_window_system(pes, images, memory=memory,
                                                                      engine=engine))

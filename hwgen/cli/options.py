@@ -21,7 +21,7 @@ from ..kernels import BUFFERS, MASK_SHAPES
 from ..kernels.window import TREE_POLICIES
 from ..instrument import PROBE_PRESETS
 from ..kernels import window_system_of
-from ..roofline.model import board_scalability
+from ..roofline.model import board_scalability, system_bytes_per_cycle
 from ..sim import MemoryModel, instrument_pe, instrument_system
 from .imageio import read_mask
 
@@ -299,6 +299,16 @@ def window_filter_from_args(args, image_shape=None, board=None):
         tree_stages=tree_stages, credits=args.credits)
 
 
+def system_link(args, board):
+    """Bytes per cycle of the link a system's memory channels are sized for: ``board``'s
+    tightest link (or ``--link``) at its clock (or ``--clock``); ``None`` (unlimited, a
+    channel per PE) without a board."""
+    if board is None:
+        return None
+    clock = getattr(args, "clock", None) or board.clock_mhz
+    return system_bytes_per_cycle(board, clock, getattr(args, "link", None))
+
+
 def design_from_args(args, board=None):
     """``(pe, design)``: the PE (or, with ``--pes``, the :class:`hwgen.kernels.PESystem`) the
     options describe and the design to build or measure, it with its HMM (of ``--probes``)
@@ -310,7 +320,7 @@ def design_from_args(args, board=None):
             # The first filter only gave the parameters of the system's PEs.
             warnings.simplefilter("ignore", UnusedElaboratable)
             template, pe = pe, None
-            pe = window_system_of(template, count)
+            pe = window_system_of(template, count, bytes_per_cycle=system_link(args, board))
             del template
             gc.collect()
     if not args.instrument:

@@ -5,8 +5,9 @@ for each area budget, and the front's points re-measured by simulation and synth
 A window filter's point (:class:`FastPoint`, :func:`explore_fast`) is a PE configuration (a
 :class:`~hwgen.roofline.sweep.DesignPoint` with a register policy) and a PE count ``P``: ``P``
 PEs, each filtering its own frame, share the memory, so each is predicted with ``1 / P`` of its
-bandwidth, and together they take at least ``P`` times the beats one PE moves through the
-system's one port (:func:`port_beats`; bound ``port``). Resources are one bare PE's estimate
+bandwidth, and the ``G`` PEs of one memory channel (``C`` channels carry the link in whole
+beats, :func:`hwgen.kernels.channels_for`) take at least ``G`` times the beats one PE moves
+through its port (:func:`port_beats`; bound ``port``). Resources are one bare PE's estimate
 times ``P``; only points whose PEs fit on one device of the board are kept.
 
 A pipeline program's point (:class:`ProgramPoint`, :func:`explore_program`) is a job: a variant,
@@ -28,6 +29,7 @@ import numpy as np
 from amaranth.hdl import UnusedElaboratable
 
 from ..catalog import KERNELS, design_name
+from ..kernels import beat_bytes, channels_for
 from ..kernels.pipeline import Pipeline
 from ..model import predict_program, predict_window
 from ..programs import MAX_THREADS, program_name
@@ -85,23 +87,24 @@ class FastPoint(_Performance):
     unmodelled: dict = field(default_factory=dict)   # what one PE's estimate leaves out
 
     #: What :meth:`hardware` is, against the point's resources (``pes`` x one bare PE).
-    hardware_note = ("the bare system of P PEs behind one port, its arbiters included, against "
-                     "the point's area of P x one bare PE")
+    hardware_note = ("the bare system of P PEs behind its memory interconnect (a channel per "
+                     "PE), against the point's area of P x one bare PE")
 
     @property
     def label(self):
         return f"{self.point.label}, {self.tree_stages}, {self.pes} PE" + ("s" * (self.pes > 1))
 
-    def hardware(self):
+    def hardware(self, bytes_per_cycle=None):
         """The :class:`hwgen.kernels.PESystem` of the point's PEs, bare, as ``sim --pes`` and
-        ``synth --pes`` build it: ``(design, name)``."""
-        system = self.point.system(self.pes, self.point.height)
+        ``synth --pes`` build it, its channels sized for a link of ``bytes_per_cycle``
+        (``None``: a channel per PE): ``(design, name)``."""
+        system = self.point.system(self.pes, self.point.height, bytes_per_cycle)
         return system, design_name(self.point.kernel, system)
 
     def simulate(self, memory, *, engine=None):
         """Simulate the point's PEs sharing ``memory``, each on a random frame (seed 0): the
         cycles."""
-        system, _ = self.hardware()
+        system, _ = self.hardware(memory.bandwidth_bytes_per_cycle)
         rng = np.random.default_rng(0)
         images = [rng.integers(0, 256, (self.point.height, self.point.width))
                   for _ in range(system.count)]
@@ -258,9 +261,9 @@ def _pe_counts(limit):
 
 
 def port_beats(pe):
-    """The beats one frame of ``pe`` moves through the busier way of a system's port: P such PEs
-    behind the one port of :class:`~hwgen.kernels.PESystem`, which moves a read beat and a write
-    beat per cycle, take at least P times as many cycles."""
+    """The beats one frame of ``pe`` moves through the busier way of its memory port: G such
+    PEs on one channel of :class:`~hwgen.kernels.PESystem`'s interconnect, which moves a read
+    beat and a write beat per cycle, take at least G times as many cycles."""
     traffic = pe.traffic()
     return max(traffic.steps * pe.beats_per_step, -(-traffic.writes // pe.unroll))
 
@@ -289,12 +292,14 @@ def explore_fast(points, board, memory=MemoryModel(), *, tree_policies=("lean", 
                 beats = port_beats(pe)
                 for pes in _pe_counts(min(fits, max_pes)):
                     bw = memory.bandwidth_bytes_per_cycle
+                    # The busiest channel of the interconnect serves ceil(P / C) PEs.
+                    per_channel = -(-pes // channels_for(pes, beat_bytes(pe), bw))
                     shared = memory if bw is None else replace(
                         memory, bandwidth_bytes_per_cycle=bw / pes)
                     prediction = predict_window(pe, shared)
                     cycles, bound = prediction.cycles, prediction.bound
-                    if pes > 1 and pes * beats > cycles:
-                        cycles, bound = pes * beats, "port"
+                    if per_channel > 1 and per_channel * beats > cycles:
+                        cycles, bound = per_channel * beats, "port"
                     found.append(FastPoint(
                         hardware, policy, pes, {r: per_pe[r] * pes for r in RESOURCES},
                         cycles, traffic.ops * pes,

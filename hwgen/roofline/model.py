@@ -27,11 +27,17 @@ compute roof: the pipelining ceiling is the compute roof of the same point witho
 and the frequency ceilings are its compute roof at lower clocks.
 """
 
+import gc
 import math
+import warnings
 from dataclasses import dataclass, replace
+from functools import cache
 from fractions import Fraction
 
+from amaranth.hdl import UnusedElaboratable
+
 from ..boards import Board
+from ..kernels import beat_bytes, channels_for
 
 from ..errors import HwgenError
 from ..catalog import resolve_board
@@ -41,7 +47,8 @@ from .sweep import Measurement, measure, simulate_systems
 from ..versions import tool_versions
 
 __all__ = ["RESOURCES", "CLOCK_CHOICES", "RooflinePoint", "SystemCheck", "Ceiling", "Roofline",
-           "scalability", "board_scalability", "find_link", "bounding_link", "bytes_per_cycle", "check_clock",
+           "scalability", "board_scalability", "find_link", "bounding_link", "bytes_per_cycle",
+           "system_bytes_per_cycle", "check_clock",
            "build_roofline"]
 
 #: Resources scalability divides (``Resources.as_counts()`` keys).
@@ -107,6 +114,25 @@ def bytes_per_cycle(bandwidth_gbps, clock_mhz):
     return bandwidth_gbps * 1000 / clock_mhz
 
 
+def system_bytes_per_cycle(board, clock_mhz, link=None):
+    """Bytes per cycle at ``clock_mhz`` of the link that bounds one device of ``board`` (the
+    named ``link``, or the tightest): what a system's memory channels are sized for (see
+    :func:`hwgen.kernels.channels_for`)."""
+    return bytes_per_cycle(bounding_link(board, 1, link)[1], clock_mhz)
+
+
+@cache
+def _beats(point):
+    """``(widest beat bytes, read + write beat bytes)`` of a design point's PE."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnusedElaboratable)   # built for its beats only
+        pe = point.build()
+        beats = beat_bytes(pe), sum(b.lanes * b.element_bytes for b in (pe.rd_beat, pe.wr_beat))
+        del pe
+        gc.collect()
+    return beats
+
+
 def _product(*factors):
     """The product of ``factors``, or ``None`` (undefined) when one of them is."""
     if any(f is None for f in factors):
@@ -122,8 +148,8 @@ class SystemCheck:
     frame, which takes long to simulate P times), so the prediction takes perf_PE and CI of one PE
     on that frame:
     ``min(pes x pe_ops_per_cycle, ci x bandwidth, port_ops_per_cycle)`` ops per cycle, the last
-    the roof of the system's one off-chip port (a read beat and a write beat per cycle; ``None``
-    when unknown). A figure that cannot be
+    the roof of the system's memory channels (each a read beat and a write beat per cycle;
+    ``None`` when unknown). A figure that cannot be
     computed (a PE that ran no cycle or moved no byte) is ``None``, and so is what depends on it.
     ``saturated`` names the HMM values that saturated in the system's PEs (``pe<i>.<name>``).
     """
@@ -296,6 +322,28 @@ class RooflinePoint:
         return self.limiting_resource if self.bound == "compute" else self.link
 
     @property
+    def channels(self):
+        """Memory channels of the system of SC PEs on one device: this link's share per device
+        at this clock in whole beats, at most one per PE (:func:`hwgen.kernels.channels_for`);
+        ``None`` when no PE fits."""
+        sc = self.sc_pes_per_device
+        if not sc:
+            return None
+        link = bytes_per_cycle(self.bandwidth_gbps / self.devices, self.clock_mhz)
+        return channels_for(sc, _beats(self.measurement.point)[0], link)
+
+    @property
+    def port_roof_gbops(self):
+        """The interconnect's roof: each channel moves a read beat and a write beat per cycle,
+        so CI x channels x (read + write beat bytes) x the clock, on every device. The channels
+        carry the link (or serve one PE each), so this roof is never below the lower of the
+        compute and I/O roofs."""
+        if self.channels is None or self.ci_ops_per_byte is None:
+            return None
+        port_bytes = self.channels * _beats(self.measurement.point)[1]
+        return self.ci_ops_per_byte * port_bytes * self.clock_mhz / 1000 * self.devices
+
+    @property
     def saturated(self):
         """HMM values that saturated in the simulations behind the point's figures (the PE's
         frames, then its system's as ``system <name>``): those figures are lower bounds."""
@@ -319,6 +367,8 @@ class RooflinePoint:
             "perf_pe_gbops": self.perf_pe_gbops,
             "cp_gbops": self.cp_gbops,
             "io_roof_gbops": self.io_roof_gbops,
+            "channels": self.channels,
+            "port_roof_gbops": self.port_roof_gbops,
             "attainable_gbops": self.attainable_gbops,
             "bound": self.bound,
             "bound_by": self.bound_by,

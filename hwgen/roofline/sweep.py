@@ -101,13 +101,14 @@ class DesignPoint:
             height=self.height if height is None else height, unroll=self.unroll,
             buffer=self.buffer, pipeline=self.pipeline, tree_stages=self.pe_tree_stages)
 
-    def system(self, pes, height):
+    def system(self, pes, height, bytes_per_cycle=None):
         """A :class:`hwgen.kernels.PESystem` of ``pes`` PEs of this point on frames of ``height``
-        rows, addressable side by side."""
+        rows, addressable side by side, its memory channels sized for a link of
+        ``bytes_per_cycle`` (``None``: unlimited, a channel per PE)."""
         return window_system(pes, width=self.width, height=height, op=kernel_info(self.kernel).op,
                              size=(self.rows, self.cols), mask=self.mask, unroll=self.unroll,
                              buffer=self.buffer, pipeline=self.pipeline,
-                             tree_stages=self.pe_tree_stages)
+                             tree_stages=self.pe_tree_stages, bytes_per_cycle=bytes_per_cycle)
 
     @property
     def label(self):
@@ -294,17 +295,19 @@ def _simulate_frame(spec):
 def _simulate_system(spec):
     """``pes`` PEs on one frame each, sharing a memory of the given bandwidth."""
     point = DesignPoint.from_json(spec["point"])
-    system = point.system(spec["pes"], spec["height"])
+    system = point.system(spec["pes"], spec["height"], spec["bandwidth_bytes_per_cycle"])
     memory = MemoryModel(bandwidth_bytes_per_cycle=spec["bandwidth_bytes_per_cycle"])
     run = run_window_system(system, _random_frames(system.count, point.width, spec["height"]),
                             memory=memory, engine=spec["engine"])
     pe = system.pes[0]
     traffic = pe.traffic()
-    # The system's one port moves a read beat and a write beat per cycle at most.
-    port = traffic.ops / (traffic.steps * pe.beats_per_step) if traffic.steps else None
+    # Each memory channel moves a read beat and a write beat per cycle at most.
+    channels = system.interconnect.channels
+    port = channels * traffic.ops / (traffic.steps * pe.beats_per_step) if traffic.steps \
+        else None
     return {"cycles": run.cycles, "ops": run.ops, "bytes_read": run.bytes_read,
             "bytes_written": run.bytes_written, "saturated": list(run.saturated),
-            "port_ops_per_cycle": port}
+            "port_ops_per_cycle": port, "channels": channels}
 
 
 def _measure_resources(spec):

@@ -384,12 +384,13 @@ def _system_table(roofline):
     return _format(head, rows, {"design point"})
 
 
-def _confirm(roofline, out, *, quiet):
-    """Synthesize the best point's system of SC PEs, print the comparison, write confirm.json."""
+def _confirm(roofline, out, *, quiet, engine=None):
+    """Synthesize and simulate the best point's system of SC PEs, print the comparison, write
+    confirm.json."""
     best = roofline.best()
     if best is None:
         raise HwgenError("--confirm: no design point is placed, so there is no best point")
-    found = confirm_point(best, roofline.board, progress=not quiet)
+    found = confirm_point(best, roofline.board, progress=not quiet, engine=engine)
     write_files({out / "confirm.json": json.dumps(
         {"tool_versions": tool_versions(), **found.to_json()}, indent=2) + "\n"})
     verdict = "fits" if found.fits else "DOES NOT FIT (" + ", ".join(
@@ -406,7 +407,16 @@ def _confirm(roofline, out, *, quiet):
                         {"resource"}):
         print(f"  {line}")
     fmax = NOT_AVAILABLE if found.fmax_mhz is None else f"{found.fmax_mhz:.1f} MHz"
-    print(f"  Fmax {fmax} ({found.fmax_source}); wrote {out / 'confirm.json'}")
+    print(f"  Fmax {fmax} ({found.fmax_source})")
+    sim = found.simulated
+    error = NOT_AVAILABLE if found.attained_error is None else f"{100 * found.attained_error:+.1f}%"
+    print(f"  attainable {figure(found.attainable_gbops, '.3f')} GBops/s (the roofline, at "
+          f"{found.attainable_clock_mhz:g} MHz); attained {figure(found.attained_gbops, '.3f')} "
+          f"GBops/s ({error}) = {sim['ops_per_cycle']:.2f} ops/cycle simulated ({sim['channels']} "
+          f"channel(s), {sim['width']}x{sim['height']} frames, "
+          f"{sim['bandwidth_bytes_per_cycle']:.2f} B/cycle) x {found.attained_clock_mhz:.1f} MHz, "
+          f"{found.attained_clock_source}")
+    print(f"  wrote {out / 'confirm.json'}")
 
 
 def run_sweep(args, *, ranked):
@@ -443,14 +453,14 @@ def run_sweep(args, *, ranked):
             print(f"  {line}")
         if args.pes is not None:
             print(f"system of {args.pes} PEs sharing the bounding link, simulated vs "
-                  f"min(P x perf_PE, CI x BW, the port's beat per cycle) (ops/cycle, on "
-                  f"frames of the rows shown):")
+                  f"min(P x perf_PE, CI x BW, the memory channels' beats per cycle) "
+                  f"(ops/cycle, on frames of the rows shown):")
             for line in _system_table(roofline):
                 print(f"  {line}")
     for line in why(roofline):
         print(line)
     if getattr(args, "confirm", False):
-        _confirm(roofline, parsed["out"], quiet=args.quiet)
+        _confirm(roofline, parsed["out"], quiet=args.quiet, engine=engine)
     unmodelled = [p for p in roofline.points if p.devices == roofline.device_counts[0]
                   and p.measurement.resources_unmodelled]
     if unmodelled and not args.quiet:

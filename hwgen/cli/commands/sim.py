@@ -112,8 +112,9 @@ def _link_memory(args, memory):
     return memory, f"{link.name} of {board.name}, {gbps:g} GB/s at {clock:g} MHz"
 
 
-def _system(args, shape, board):
-    """``args.pes`` PEs of the options' parameters, addressable side by side."""
+def _system(args, shape, board, memory):
+    """``args.pes`` PEs of the options' parameters, addressable side by side, with memory
+    channels for ``memory``'s bandwidth (one per PE when it is unlimited)."""
     with warnings.catch_warnings():
         # The first filter only checks the options and gives the parameters.
         warnings.simplefilter("ignore", UnusedElaboratable)
@@ -123,7 +124,8 @@ def _system(args, shape, board):
     return window_system(args.pes, width=p["width"], height=p["height"], op=p["op"],
                          size=(p["rows"], p["cols"]), mask=mask, pixel_bits=p["pixel_bits"],
                          unroll=p["unroll"], buffer=p["buffer"], pipeline=p["pipeline"],
-                         tree_stages=p["tree_stages"], credits=p["credits"])
+                         tree_stages=p["tree_stages"], credits=p["credits"],
+                         bytes_per_cycle=memory.bandwidth_bytes_per_cycle)
 
 
 #: Memory one pixel of a simulated frame takes at the peak of a run (the input, the memory
@@ -210,7 +212,7 @@ def run(args):
     if args.pes > 1 and not isinstance(KERNELS.get_or_error(args.kernel), KernelInfo):
         raise HwgenError(f"--pes builds systems of window filters; {args.kernel} is a PE of "
                          f"its own: leave --pes out")
-    system = None if args.pes == 1 else _system(args, shape, board)
+    system = None if args.pes == 1 else _system(args, shape, board, memory)
     pe = window_filter_from_args(args, shape, board=board) if system is None else system.pes[0]
     if image is None:
         rng = np.random.default_rng(args.seed)
@@ -281,7 +283,9 @@ def run(args):
         if link is not None:
             print(f"memory: {memory.bandwidth_bytes_per_cycle:.3f} B/cycle, the {link}")
         if system is not None:
-            print(f"{title}: {args.pes} PEs sharing the memory through one port, "
+            channels = system.channels
+            print(f"{title}: {args.pes} PEs sharing the memory through {channels} channel"
+                  f"{'s' * (channels > 1)} of one beat each way per cycle, "
                   f"{system.cycles} cycles "
                   f"({figure(system.ops_per_cycle)} ops/cycle, {figure(system.bytes_per_cycle)} "
                   f"B/cycle); "

@@ -1,0 +1,283 @@
+"""The memory interconnect of a system of PEs: P PE ports grouped onto C memory channels.
+
+Every channel has exactly a PE's memory port (``rd_req``, ``rd_rsp``, ``wr_req`` of
+:mod:`hwgen.kernels.pe`) and moves at most one read request beat, one read response beat and one
+write beat per cycle; the C channels are independent, so the system moves up to C beats each way
+per cycle. :func:`channels_for` sizes C from a link's bytes per cycle: as many beats as the link
+carries per cycle, at most one per PE.
+
+PE ``i`` is served by one channel (PEs ``c * P // C`` up to ``(c + 1) * P // C`` by channel
+``c``). A channel of one PE is a wire. A channel of several PEs is pipelined so that no path in
+it is longer than a PE's own (the PE only sees registered ``ready`` signals):
+
+* each PE's read and write requests enter a two-entry buffer (a PE's ``ready`` is the buffer's
+  registered "not full");
+* a tree of round-robin arbiters, :data:`FAN_IN` inputs each, every one writing into a
+  two-entry buffer, brings the requests to the channel; read requests carry the index of their
+  PE through it;
+* the channel's read responses enter a two-entry buffer with the index of their PE, taken from
+  a queue of the indices of the reads in flight (in request order, as deep as the reads the
+  group's PEs keep in flight together); a read request is only offered while that queue has
+  room.
+
+Beats of one PE keep their order (every stage is first-in first-out); beats of different PEs of
+one channel interleave, and channels are independent of each other, so a PE's responses are in
+its own request order while the system's are not in any global order.
+"""
+
+from dataclasses import dataclass
+
+from amaranth.hdl import Array, Cat, Const, Module
+from amaranth.lib import stream, wiring
+from amaranth.lib.fifo import SyncFIFO
+from amaranth.lib.wiring import In, Out
+
+from .pe import BeatFormat
+from .pipeline.arbiter import RoundRobin, select
+
+__all__ = ["FAN_IN", "ChannelPort", "Interconnect", "channel_groups", "channels_for",
+           "memory_port_signature"]
+
+#: Inputs of one arbiter of the request trees: a power of two (an index is then a field of bits
+#: per level) small enough that an arbiter and its multiplexer are a few logic levels.
+FAN_IN = 4
+
+
+def memory_port_signature(addr_width, rd_beat, wr_beat):
+    """A PE's memory port, seen from the PE: ``rd_req`` and ``wr_req`` out, ``rd_rsp`` in."""
+    return wiring.Signature({
+        "rd_req": Out(stream.Signature(rd_beat.request_layout(addr_width))),
+        "rd_rsp": In(stream.Signature(rd_beat.data_layout())),
+        "wr_req": Out(stream.Signature(wr_beat.write_layout(addr_width))),
+    })
+
+
+@dataclass(frozen=True)
+class ChannelPort:
+    """One memory port of a design as a memory model serves it: the streams, their beat
+    formats, and the prefix of its top-level port names (``"mem0__"``; ``""`` for a PE's)."""
+    port: object
+    addr_width: int
+    rd_beat: BeatFormat
+    wr_beat: BeatFormat
+    prefix: str = ""
+
+    rd_req = property(lambda self: self.port.rd_req)
+    rd_rsp = property(lambda self: self.port.rd_rsp)
+    wr_req = property(lambda self: self.port.wr_req)
+
+    @classmethod
+    def ports_of(cls, design):
+        """The memory ports of a PE or of a system (its ``channels``)."""
+        channels = getattr(design, "channels", None)
+        if channels is not None:
+            return list(channels)
+        return [cls(design, design.addr_width, design.rd_beat, design.wr_beat)]
+
+
+def channels_for(pes, beat_bytes, bytes_per_cycle=None):
+    """Channels for ``pes`` PEs on a link of ``bytes_per_cycle`` (``None``: unlimited): the
+    link's bytes per cycle in whole beats of ``beat_bytes``, at least 1 and at most ``pes``."""
+    for name, value in (("pes", pes), ("beat_bytes", beat_bytes)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be a positive integer, not {value!r}")
+    if bytes_per_cycle is None:
+        return pes
+    if not (isinstance(bytes_per_cycle, (int, float)) and bytes_per_cycle > 0):
+        raise ValueError(f"bytes_per_cycle must be a positive number, not {bytes_per_cycle!r}")
+    beats = -(-bytes_per_cycle // beat_bytes)
+    return int(max(1, min(pes, beats)))
+
+
+def channel_groups(pes, channels):
+    """The PEs of each channel: contiguous runs whose lengths differ by one at most."""
+    return [list(range(c * pes // channels, (c + 1) * pes // channels)) for c in range(channels)]
+
+
+class Interconnect(wiring.Component):
+    """``pes`` PE memory ports onto ``channels`` memory channels (see the module).
+
+    Parameters
+    ----------
+    pes : int
+        PE ports, at least 1.
+    channels : int
+        Memory channels, 1 to ``pes``.
+    addr_width : int
+    rd_beat, wr_beat : BeatFormat
+        The PEs' (and the channels') beats.
+    reads_in_flight : int
+        Read beats one PE keeps in flight at most (its ``max_outstanding_reads``).
+
+    Members
+    -------
+    pe<i> : In(memory_port_signature(...))
+        The port PE ``i`` connects to.
+    mem<c> : Out(memory_port_signature(...))
+        Memory channel ``c``.
+    writes_pending : Out(1)
+        A write a PE has handed over has not reached its channel yet (a system is not done
+        before its writes are).
+    """
+
+    def __init__(self, *, pes, channels, addr_width, rd_beat, wr_beat, reads_in_flight):
+        for name, value in (("pes", pes), ("reads_in_flight", reads_in_flight)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, not {value!r}")
+        if isinstance(channels, bool) or not isinstance(channels, int) \
+                or not 1 <= channels <= pes:
+            raise ValueError(f"channels must be an integer from 1 to pes = {pes}, "
+                             f"not {channels!r}")
+        self._pes, self._channels = pes, channels
+        self._addr_width, self._rd_beat, self._wr_beat = addr_width, rd_beat, wr_beat
+        self._reads_in_flight = reads_in_flight
+        port = memory_port_signature(addr_width, rd_beat, wr_beat)
+        super().__init__({**{f"pe{i}": In(port) for i in range(pes)},
+                          **{f"mem{c}": Out(port) for c in range(channels)},
+                          "writes_pending": Out(1)})
+
+    pes = property(lambda self: self._pes)
+    channels = property(lambda self: self._channels)
+    groups = property(lambda self: channel_groups(self._pes, self._channels))
+
+    def route_depth(self, group):
+        """Entries of a channel's queue of reads in flight: every read its PEs keep in flight."""
+        return len(group) * self._reads_in_flight
+
+    def latency(self, group):
+        """Cycles a request of a PE of ``group`` spends in the interconnect at least, and so
+        does its response (0 for a channel of one PE)."""
+        if len(group) == 1:
+            return 0
+        return 1 + _levels(len(group))
+
+    def elaborate(self, platform):
+        m = Module()
+        pending = []
+        for c, group in enumerate(self.groups):
+            channel = getattr(self, f"mem{c}")
+            ports = [getattr(self, f"pe{i}") for i in group]
+            if len(group) == 1:
+                (port,) = ports
+                _forward(m, port.rd_req, channel.rd_req)
+                _forward(m, channel.rd_rsp, port.rd_rsp)
+                _forward(m, port.wr_req, channel.wr_req)
+                continue
+            self._reads(m, f"ch{c}", ports, channel, self.route_depth(group))
+            pending += self._writes(m, f"ch{c}", ports, channel)
+        m.d.comb += self.writes_pending.eq(Cat(pending).any())
+        return m
+
+    def _reads(self, m, name, ports, channel, depth):
+        root = _tree(m, f"{name}_rd", [port.rd_req for port in ports])
+        tag_bits = len(root.tag)
+        m.submodules[f"{name}_route"] = route = SyncFIFO(width=max(1, tag_bits), depth=depth)
+        request = channel.rd_req
+        m.d.comb += [
+            # The route only fills when a request transfers: an offered request stays offered.
+            request.valid.eq(root.valid & route.w_rdy),
+            request.payload.eq(root.payload),
+            root.ready.eq(request.valid & request.ready),
+            route.w_en.eq(request.valid & request.ready),
+            route.w_data.eq(root.tag),
+        ]
+        # Responses with the index of their PE, in a buffer so the PEs see registered valids.
+        width = len(channel.rd_rsp.payload.as_value())
+        m.submodules[f"{name}_rsp"] = rsp = SyncFIFO(width=width + max(1, tag_bits), depth=2)
+        response = channel.rd_rsp
+        m.d.comb += [
+            response.ready.eq(rsp.w_rdy & route.r_rdy),
+            rsp.w_en.eq(response.valid & response.ready),
+            rsp.w_data.eq(Cat(response.payload, route.r_data)),
+            route.r_en.eq(response.valid & response.ready),
+        ]
+        index = rsp.r_data[width:]
+        for i, port in enumerate(ports):
+            m.d.comb += [
+                port.rd_rsp.valid.eq(rsp.r_rdy & (index == i)),
+                port.rd_rsp.payload.eq(rsp.r_data[:width]),
+            ]
+        m.d.comb += rsp.r_en.eq(Array(port.rd_rsp.ready for port in ports)[index])
+
+    def _writes(self, m, name, ports, channel):
+        """Connect the write tree; returns its buffers' "not empty" signals."""
+        buffers = []
+        root = _tree(m, f"{name}_wr", [port.wr_req for port in ports], tagged=False,
+                     buffers=buffers)
+        m.d.comb += [
+            channel.wr_req.valid.eq(root.valid),
+            channel.wr_req.payload.eq(root.payload),
+            root.ready.eq(channel.wr_req.ready),
+        ]
+        return [head.valid for head in buffers]
+
+
+@dataclass(frozen=True)
+class _Head:
+    """The output of a buffer: ``valid`` (its registered "not empty"), ``ready`` (its read
+    enable), ``payload`` and ``tag`` (the index of the source below it)."""
+    valid: object
+    ready: object
+    payload: object
+    tag: object
+
+
+def _levels(count):
+    """Arbiter levels of a tree over ``count`` inputs."""
+    levels = 0
+    while count > 1:
+        count = -(-count // FAN_IN)
+        levels += 1
+    return levels
+
+
+def _forward(m, source, sink):
+    """Connect stream ``source`` to stream ``sink`` by wires."""
+    m.d.comb += [sink.valid.eq(source.valid), sink.payload.eq(source.payload),
+                 source.ready.eq(sink.ready)]
+
+
+def _buffer(m, name, width, tag_bits):
+    """A two-entry first-in first-out buffer: full throughput, registered on both sides."""
+    m.submodules[name] = fifo = SyncFIFO(width=width + tag_bits, depth=2)
+    return fifo, _Head(fifo.r_rdy, fifo.r_en, fifo.r_data[:width], fifo.r_data[width:])
+
+
+def _tree(m, name, streams, tagged=True, buffers=None):
+    """Buffer every stream, then arbitrate them in a tree of :data:`FAN_IN`-input round-robin
+    arbiters with a buffer after each; the root's ``tag`` is the index of a beat's stream
+    (``FAN_IN`` is a power of two, so each level adds its bits above the level below's).
+    Every buffer's head is appended to ``buffers`` when given."""
+    buffers = [] if buffers is None else buffers
+    width = len(streams[0].payload.as_value())
+    heads = []
+    for i, s in enumerate(streams):
+        fifo, head = _buffer(m, f"{name}_in{i}", width, 0)
+        m.d.comb += [fifo.w_en.eq(s.valid), fifo.w_data.eq(s.payload), s.ready.eq(fifo.w_rdy)]
+        heads.append(head)
+    buffers += heads
+    level = 0
+    while len(heads) > 1:
+        heads = [_node(m, f"{name}_l{level}n{k}", heads[k:k + FAN_IN], width, tagged)
+                 for k in range(0, len(heads), FAN_IN)]
+        buffers += heads
+        level += 1
+    return heads[0]
+
+
+def _node(m, name, children, width, tagged):
+    """A round-robin arbiter of ``children`` into a buffer."""
+    local = (FAN_IN - 1).bit_length() if tagged else 0
+    tag_bits = len(children[0].tag) + local
+    m.submodules[f"{name}_arbiter"] = arbiter = RoundRobin(len(children))
+    fifo, head = _buffer(m, name, width, tag_bits)
+    beats = [Cat(child.payload, child.tag, Const(i, local)) for i, child in enumerate(children)]
+    m.d.comb += [
+        arbiter.requests.eq(Cat(child.valid for child in children)),
+        arbiter.accept.eq(fifo.w_rdy),
+        fifo.w_en.eq(arbiter.valid & fifo.w_rdy),
+        fifo.w_data.eq(select(arbiter.grant, beats)),
+    ]
+    for i, child in enumerate(children):
+        m.d.comb += child.ready.eq(arbiter.grant[i] & fifo.w_rdy)
+    return head

@@ -1,0 +1,134 @@
+# amaranth: UnusedElaboratable=no
+"""The memory interconnect never drops, duplicates or reorders a PE's beats, and serves each
+PE's reads from its own channel in its own order, whatever the PEs and the memory do."""
+
+import random
+
+import pytest
+from amaranth.hdl import ClockDomain, Module
+from amaranth.sim import Simulator
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hwgen.kernels import BeatFormat, Interconnect, channels_for
+from hwgen.kernels.interconnect import channel_groups
+
+BEAT = BeatFormat(lanes=1, stride=1, element_bits=16)
+ADDR_WIDTH = 16
+
+
+def _run(pes, channels, beats, seed, p_offer, p_ready):
+    """PE ``i`` offers reads and writes of addresses ``i * 256 + k`` (k = 0, 1, ...) at random
+    times; each channel accepts at random and answers a read, after a random delay, with its
+    address as data. Returns what each channel saw and what each PE received."""
+    dut = Interconnect(pes=pes, channels=channels, addr_width=ADDR_WIDTH, rd_beat=BEAT,
+                       wr_beat=BEAT, reads_in_flight=4)
+    rng = random.Random(seed)
+    seen = {"rd": [[] for _ in range(channels)], "wr": [[] for _ in range(channels)]}
+    received = [[] for _ in range(pes)]
+
+    async def bench(ctx):
+        sent = {"rd": [0] * pes, "wr": [0] * pes}
+        answers = [[] for _ in range(channels)]    # [due cycle, data] in request order
+        cycle = 0
+        while any(len(r) < beats for r in received) \
+                or sum(map(len, seen["wr"])) < pes * beats:
+            cycle += 1
+            assert cycle < 200 * beats * pes, "the interconnect stopped moving beats"
+            # Drive the PE side: a PE keeps a beat offered until it is taken.
+            for i in range(pes):
+                port = getattr(dut, f"pe{i}")
+                for kind, stream in (("rd", port.rd_req), ("wr", port.wr_req)):
+                    if not ctx.get(stream.valid) and sent[kind][i] < beats \
+                            and rng.random() < p_offer:
+                        ctx.set(stream.valid, 1)
+                        ctx.set(stream.payload.addr, i * 256 + sent[kind][i])
+                ctx.set(port.rd_rsp.ready, rng.random() < p_ready)
+            # Drive the memory side.
+            for c in range(channels):
+                channel = getattr(dut, f"mem{c}")
+                ctx.set(channel.rd_req.ready, rng.random() < p_ready)
+                ctx.set(channel.wr_req.ready, rng.random() < p_ready)
+                due = bool(answers[c]) and answers[c][0][0] <= cycle
+                ctx.set(channel.rd_rsp.valid, due)
+                if due:
+                    ctx.set(channel.rd_rsp.payload.as_value(), answers[c][0][1])
+            await ctx.delay(1e-9)
+            # Sample the handshakes of this cycle, then let the clock edge take them.
+            taken = []
+            for i in range(pes):
+                port = getattr(dut, f"pe{i}")
+                for kind, stream in (("rd", port.rd_req), ("wr", port.wr_req)):
+                    if ctx.get(stream.valid) and ctx.get(stream.ready):
+                        taken.append((kind, i, stream))
+                if ctx.get(port.rd_rsp.valid) and ctx.get(port.rd_rsp.ready):
+                    received[i].append(ctx.get(port.rd_rsp.payload.as_value()))
+            for c in range(channels):
+                channel = getattr(dut, f"mem{c}")
+                if ctx.get(channel.wr_req.valid) and ctx.get(channel.wr_req.ready):
+                    seen["wr"][c].append(ctx.get(channel.wr_req.payload.addr))
+                if ctx.get(channel.rd_req.valid) and ctx.get(channel.rd_req.ready):
+                    addr = ctx.get(channel.rd_req.payload.addr)
+                    seen["rd"][c].append(addr)
+                    answers[c].append([cycle + rng.randrange(1, 4), addr])
+                if ctx.get(channel.rd_rsp.valid) and ctx.get(channel.rd_rsp.ready):
+                    answers[c].pop(0)
+            await ctx.tick()
+            for kind, i, stream in taken:
+                sent[kind][i] += 1
+                ctx.set(stream.valid, 0)
+
+    top = Module()
+    top.domains.sync = ClockDomain()    # a channel of one PE is wires: no clock of its own
+    top.submodules.dut = dut
+    sim = Simulator(top)
+    sim.add_clock(1e-6)
+    sim.add_testbench(bench)
+    sim.run()
+    return seen, received
+
+
+@settings(max_examples=8, deadline=None)
+@given(pes=st.integers(1, 7), channel_fraction=st.floats(0, 1), beats=st.integers(1, 4),
+       seed=st.integers(0, 2**16), p_offer=st.sampled_from([0.3, 1.0]),
+       p_ready=st.sampled_from([0.4, 1.0]))
+def test_the_interconnect_never_drops_duplicates_or_reorders_a_pes_beats(
+        pes, channel_fraction, beats, seed, p_offer, p_ready):
+    channels = 1 + int(channel_fraction * (pes - 1))
+    seen, received = _run(pes, channels, beats, seed, p_offer, p_ready)
+    for c, group in enumerate(channel_groups(pes, channels)):
+        for kind in ("rd", "wr"):
+            # Exactly the channel's PEs' beats, each PE's in its own order.
+            addresses = seen[kind][c]
+            assert sorted(a // 256 for a in addresses) == sorted(group * beats)
+            for i in group:
+                assert [a % 256 for a in addresses if a // 256 == i] == list(range(beats))
+    for i in range(pes):
+        assert received[i] == [i * 256 + k for k in range(beats)]
+
+
+def test_channels_carry_the_link_in_whole_beats_and_at_most_one_per_pe():
+    assert channels_for(26, 8, 0.5) == 1
+    assert channels_for(26, 8, 8) == 1
+    assert channels_for(26, 8, 8.01) == 2
+    assert channels_for(26, 8, 64) == 8
+    assert channels_for(4, 8, 64) == 4
+    assert channels_for(4, 8) == 4
+    with pytest.raises(ValueError, match="bytes_per_cycle must be a positive number"):
+        channels_for(4, 8, 0)
+
+
+def test_channel_groups_are_contiguous_and_balanced():
+    assert channel_groups(7, 3) == [[0, 1], [2, 3], [4, 5, 6]]
+    for pes in range(1, 30):
+        for channels in range(1, pes + 1):
+            groups = channel_groups(pes, channels)
+            assert [i for g in groups for i in g] == list(range(pes))
+            assert max(map(len, groups)) - min(map(len, groups)) <= 1
+
+
+@pytest.mark.parametrize("pes,channels", [(4, 5), (0, 1), (3, 0)])
+def test_the_interconnect_refuses_bad_sizes(pes, channels):
+    with pytest.raises(ValueError, match="must be"):
+        Interconnect(pes=pes, channels=channels, addr_width=8, rd_beat=BEAT, wr_beat=BEAT,
+                     reads_in_flight=2)
