@@ -40,12 +40,11 @@ def deployment_top(design, memory_elements, divisor, launch_delay_cycles=None):
 
 
 def job_arguments(job):
-    """What rebuilds a program's job: ``type(job)(**job_arguments(job))``."""
-    if job.name == "gemm":
-        return {"variant": job.variant, "dim": job.dim, "threads": job.threads,
-                "element_bits": job.element_bits, "frac_bits": job.frac_bits,
-                "lanes": job.lanes, "seed": job.seed}
-    return {"steps": job.steps, "threads": job.threads, "frac_bits": job.frac_bits}
+    """What rebuilds a program's job: ``type(job)(**job_arguments(job))``: the value of every
+    option the job declares that applies to its variant."""
+    variant = getattr(job, "variant", None)
+    return {option.name: getattr(job, option.name) for option in job.options
+            if option.variants is None or variant in option.variants}
 
 
 def make_manifest(*, kernel, pe, design, top, board, probes, baud, memory_blocks, bitstream,
