@@ -149,7 +149,8 @@ def test_roofline_point_measured_with_a_saturated_counter_is_flagged(narrow_coun
     out = tmp_path / "out"
     # Short frames of 3 and 4 rows of 40 pixels: ops 8 x 38 = 304 > 255 already.
     assert main(["roofline", "dilation", "--board", "ulx3s-85f", "--image", "40x10",
-                 "--unroll", "1,2", "--buffer", "line", "--out", str(out), "-q"]) == 3
+                 "--unroll", "1,2", "--buffer", "line", "--out", str(out), "-q",
+                 "-j", "1"]) == 3     # in this process, where the HMM is narrowed
     err = _suspect_line(capsys)
     assert "2 design point(s) measured with saturated HMM counters" in err
     assert {p.name for p in out.iterdir()} == {"roofline.png", "roofline.svg", "points.csv",
