@@ -141,7 +141,7 @@ def test_a_large_design_compiles_at_o1_for_a_short_job(monkeypatch, tmp_path):
     assert "-O3" in compiled.Source(pe).flags
     # A model built at either level serves every job.
     long = compiled.Source(pe)
-    long.path.parent.mkdir(parents=True)
+    long.path.parent.mkdir(parents=True, exist_ok=True)
     long.path.write_bytes(b"")
     again = compiled.Source(pe, cycles=1000)
     assert "-O3" in again.flags and again.cached and again.path == long.path

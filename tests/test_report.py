@@ -273,7 +273,7 @@ def test_report_option_refuses_a_folder_before_simulating(tmp_path, capsys):
     (tmp_path / "page.html").mkdir()
     assert main([*SIM, "--report", str(tmp_path / "page.html")]) == 2
     err = capsys.readouterr().err
-    assert err == f"hwgen: error: --report: {str(tmp_path / 'page.html')!r} is a folder, not a file\n"
+    assert err == f"hwgen: error: --report: {str(tmp_path / 'page.html')!r} is a folder, not a file; end it in / to write a file into it\n"
 
 
 @pytest.mark.slow
