@@ -165,8 +165,9 @@ def add_system_build_options(parser):
     group = parser.add_argument_group("system of PEs")
     add_option(group, "--pes", default=None, metavar="P|max",
                help="a system of P PEs sharing one off-chip port through an arbiter, with one "
-                    "HMM (what `sim --pes` simulates); max: the roofline's SC, the PEs that fit "
-                    "one device of --board by the estimate",
+                    "HMM (what `sim --pes` simulates); max: the roofline's SC, the most PEs whose "
+                    "system (PEs, interconnect and, unless --no-instrument, HMM) fits one "
+                    "device of --board by the estimate",
                shown="one PE, no system")
     add_option(group, "--probes", default="default", choices=PROBE_PRESETS,
                metavar="|".join(PROBE_PRESETS),
@@ -186,7 +187,9 @@ def pes_from_args(args, pe, board):
     if pes == "max":
         if board is None:
             raise HwgenError("--pes max takes the PEs that fit a board: give --board")
-        return board_scalability(pe, board)[0]
+        return board_scalability(pe, board, bytes_per_cycle=system_link(args, board),
+                                 probes=getattr(args, "probes", "default")
+                                 if getattr(args, "instrument", False) else None)[0]
     try:
         count = int(pes)
     except ValueError:

@@ -1,25 +1,28 @@
 """Synthesis and simulation confirm the roofline: the system of SC PEs the model counts, built,
 measured and run.
 
-The model's SC divides one device by one bare PE's resources; the system that would fill the
-device also has its memory interconnect (:class:`hwgen.kernels.PESystem`, its channels sized
-for the point's link at the board's clock, as ``synth --pes`` builds it). This synthesizes
-that system (with nextpnr's Fmax where the family has place and route), sets what it uses
-against what the model predicted (SC x one PE), and simulates it against the link: what the
+The model's SC is the most PEs whose system fits one device: SC PEs and their memory
+interconnect (:class:`hwgen.kernels.PESystem`, its channels sized for the point's link share
+at the point's clock), the interconnect estimated
+(:func:`hwgen.roofline.model.system_scalability`). This synthesizes that system (with
+nextpnr's Fmax where the family has place and route), sets what it uses against what the model
+predicted (SC x one PE + the estimated interconnect), and simulates it against the link: what the
 system **attains** is its simulated ops per cycle times its own clock (its Fmax; without place
 and route, the roofline's clock, stated as an assumption), beside what the roofline says is
 **attainable** at the roofline's clock.
 """
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
+from amaranth.hdl import UnusedElaboratable
 
 from ..catalog import design_name, resolve_board
 from ..errors import HwgenError
 from ..resources.synth import synthesize
 from ..sim import MemoryModel, run_window_system
-from .model import RESOURCES, bytes_per_cycle, system_bytes_per_cycle
+from .model import RESOURCES, bytes_per_cycle, system_overhead
 from .sweep import system_height
 
 __all__ = ["Confirmation", "confirm_point", "simulate_system"]
@@ -88,7 +91,12 @@ def confirm_point(point, board, *, seeds=3, progress=False, engine=None):
     board = resolve_board(board)
     design = point.measurement.point
     pes = point.sc_pes_per_device
-    link = system_bytes_per_cycle(board, board.clock_mhz, point.link)
+    link = point.channel_link
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnusedElaboratable)   # estimated, never built
+        pe = design.build()
+    overhead = system_overhead(lambda count: design.system(count, design.height, link),
+                               pe, board)(pes)
     system = design.system(pes, design.height, link)
     name = design_name(design.kernel, system)
     fmax_source = "not measured: no place and route for this family here"
@@ -113,7 +121,7 @@ def confirm_point(point, board, *, seeds=3, progress=False, engine=None):
     resources = point.measurement.resources
     return Confirmation(
         label=point.label, name=name, board=board.name, pes=pes,
-        predicted={r: pes * resources[r] for r in RESOURCES},
+        predicted={r: pes * resources[r] + overhead[r] for r in RESOURCES},
         synthesized=result.resources(), available=board.resources.as_counts(),
         fmax_mhz=result.fmax_mhz, fmax_source=fmax_source,
         attainable_gbops=point.attainable_gbops, attainable_clock_mhz=point.clock_mhz,

@@ -37,17 +37,18 @@ from fractions import Fraction
 from amaranth.hdl import UnusedElaboratable
 
 from ..boards import Board
-from ..kernels import beat_bytes, channels_for
+from ..kernels import beat_bytes, channels_for, window_system_of
 
 from ..errors import HwgenError
 from ..catalog import resolve_board
 from ..resources.estimate import estimate
+from ..sim.system import instrument_system
 from ..sim.cycle_data import ratio
-from .sweep import Measurement, measure, simulate_systems
+from .sweep import DesignPoint, Measurement, measure, simulate_systems
 from ..versions import tool_versions
 
 __all__ = ["RESOURCES", "CLOCK_CHOICES", "RooflinePoint", "SystemCheck", "Ceiling", "Roofline",
-           "scalability", "board_scalability", "find_link", "bounding_link", "bytes_per_cycle",
+           "scalability", "system_scalability", "system_overhead", "board_scalability", "point_scalability", "find_link", "bounding_link", "bytes_per_cycle",
            "system_bytes_per_cycle", "check_clock",
            "build_roofline"]
 
@@ -72,11 +73,75 @@ def scalability(used, available):
     return math.floor(ratios[limiting]), limiting
 
 
-def board_scalability(pe, board):
-    """``(SC, limiting resource)`` of one bare ``pe`` on one device of ``board``, from the fast
-    estimate, as ``roofline`` computes it by default: how many PEs ``--pes max`` builds."""
+def system_scalability(per_pe, available, overhead=None):
+    """``(SC, limiting resource)``: the largest P whose system fits, ``P x per_pe + overhead(P)``
+    within ``available`` in every resource, found by bisection below the bare PEs' bound
+    (:func:`scalability`); the limiting resource is the one the system of SC + 1 PEs overflows
+    most. ``overhead(P)`` is what a system of P PEs needs besides them (its interconnect, its
+    HMM), never negative and not shrinking as P grows; ``None``: nothing.
+    """
+    bound, limiting = scalability(per_pe, available)
+    if overhead is None:
+        return bound, limiting
+
+    def need(pes):
+        extra = overhead(pes)
+        return {r: pes * per_pe[r] + extra[r] for r in RESOURCES}
+
+    def fits(pes):
+        return all(need(pes)[r] <= available[r] for r in RESOURCES)
+
+    low, high = 0, bound     # the system of `low` PEs fits, none above `high` does
+    while low < high:
+        middle = (low + high + 1) // 2
+        if fits(middle):
+            low = middle
+        else:
+            high = middle - 1
+    over = need(low + 1)
+    ratios = {r: Fraction(over[r], available[r]) if available[r] else math.inf
+              for r in RESOURCES if over[r] > 0}
+    return low, max(ratios, key=ratios.get)
+
+
+def system_overhead(system, pe, board, *, probes=None):
+    """``overhead(P)`` for :func:`system_scalability`: the estimate (:func:`hwgen.resources.
+    estimate.estimate` on ``board``) of ``system(P)``, a system of P PEs like ``pe``, with its
+    HMM of ``probes`` when given, minus P bare PEs: the interconnect, the system's control and
+    the HMM."""
     board = resolve_board(board)
-    return scalability(estimate(pe, board).resources(), board.resources.as_counts())
+    bare = estimate(pe, board).resources()
+    found = {}
+
+    def overhead(pes):
+        if pes not in found:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UnusedElaboratable)   # estimated, never built
+                design = system(pes)
+                if probes is not None:
+                    design = instrument_system(design, probes=probes,
+                                               platform=board.elaboration_platform())
+                used = estimate(design, board).resources()
+                del design
+                gc.collect()
+            found[pes] = {r: max(0, used[r] - pes * bare[r]) for r in RESOURCES}
+        return found[pes]
+    return overhead
+
+
+def board_scalability(pe, board, *, per_pe=None, bytes_per_cycle=None, probes=None):
+    """``(SC, limiting resource)`` on one device of ``board`` of the window filter ``pe``: the
+    most such PEs whose system (:func:`hwgen.kernels.window_system_of`) fits it, with its
+    interconnect for a link of ``bytes_per_cycle`` (``None``: unlimited, a channel per PE) and,
+    when ``probes`` names a preset, its HMM; how many PEs ``--pes max`` builds and the
+    roofline's SC. ``per_pe`` is one PE's resources (default: the estimate; ``roofline
+    --resources synth`` gives Yosys's); the rest of the system is always estimated."""
+    board = resolve_board(board)
+    if per_pe is None:
+        per_pe = estimate(pe, board).resources()
+    return system_scalability(per_pe, board.resources.as_counts(), system_overhead(
+        lambda pes: window_system_of(pe, pes, bytes_per_cycle=bytes_per_cycle), pe, board,
+        probes=probes))
 
 
 def find_link(board, name):
@@ -250,6 +315,11 @@ class RooflinePoint:
         That link's bandwidth at ``devices`` devices.
     system : SystemCheck or None
         A simulated system of PEs, when one was asked for.
+    scale : tuple or None
+        ``(SC, limiting resource)`` of the whole system on one device (PEs, interconnect for
+        :attr:`channel_link`), as :func:`build_roofline` finds it with
+        :func:`system_scalability`; ``None`` (a point placed by hand, without a board to
+        estimate its interconnect on): the bare PEs' :func:`scalability`.
 
     A figure that cannot be computed is ``None``, and so is every figure derived from it: a PE
     that ran no cycle has no perf_PE, one that moved no byte no CI, and such a point has no
@@ -263,6 +333,7 @@ class RooflinePoint:
     link: str
     bandwidth_gbps: float
     system: SystemCheck | None = None
+    scale: tuple | None = None
 
     @property
     def label(self):
@@ -277,12 +348,24 @@ class RooflinePoint:
         return self.measurement.frame.ops_per_cycle
 
     @property
+    def _scale(self):
+        if self.scale is not None:
+            return self.scale
+        return scalability(self.measurement.resources, self.available_per_device)
+
+    @property
     def sc_pes_per_device(self):
-        return scalability(self.measurement.resources, self.available_per_device)[0]
+        return self._scale[0]
 
     @property
     def limiting_resource(self):
-        return scalability(self.measurement.resources, self.available_per_device)[1]
+        return self._scale[1]
+
+    @property
+    def channel_link(self):
+        """Bytes per cycle of this link's share per device at this clock: what the memory
+        channels of the system of SC PEs are sized for."""
+        return bytes_per_cycle(self.bandwidth_gbps / self.devices, self.clock_mhz)
 
     @property
     def perf_pe_gbops(self):
@@ -329,8 +412,7 @@ class RooflinePoint:
         sc = self.sc_pes_per_device
         if not sc:
             return None
-        link = bytes_per_cycle(self.bandwidth_gbps / self.devices, self.clock_mhz)
-        return channels_for(sc, _beats(self.measurement.point)[0], link)
+        return channels_for(sc, _beats(self.measurement.point)[0], self.channel_link)
 
     @property
     def port_roof_gbops(self):
@@ -383,7 +465,8 @@ class RooflinePoint:
                    available_per_device=dict(data["available_per_device"]),
                    clock_mhz=data["clock_mhz"], clock_source=data["clock_source"],
                    link=data["link"], bandwidth_gbps=data["bandwidth_gbps"],
-                   system=None if system is None else SystemCheck.from_json(system))
+                   system=None if system is None else SystemCheck.from_json(system),
+                   scale=(data["sc_pes_per_device"], data["limiting_resource"]))
 
 
 @dataclass(frozen=True)
@@ -568,9 +651,13 @@ def build_roofline(points, board, *, devices=None, resources="estimate", clock="
     placed = []
     for m in measurements:
         mhz, source = _clock(clock, board, m)
+        scales = {}
         for count in devices:
             bound, gbps = bounding_link(board, count, link)
-            placed.append(RooflinePoint(m, count, available, mhz, source, bound.name, gbps))
+            point = RooflinePoint(m, count, available, mhz, source, bound.name, gbps)
+            if point.channel_link not in scales:
+                scales[point.channel_link] = point_scalability(m, board, point.channel_link)
+            placed.append(replace(point, scale=scales[point.channel_link]))
     if pes is not None:
         requests = [(p.measurement.point, pes, bytes_per_cycle(p.bandwidth_gbps, p.clock_mhz))
                     for p in placed]
@@ -581,6 +668,21 @@ def build_roofline(points, board, *, devices=None, resources="estimate", clock="
     options = {"resources": resources, "clock": clock, "link": link, "devices": devices,
                "ceiling_clocks_mhz": ceiling_clocks_mhz, "pes": pes, "engine": engine}
     return Roofline(kernel=points[0].kernel, board=board, points=tuple(placed), options=options)
+
+
+def point_scalability(measurement, board, link):
+    """``(SC, limiting resource)`` of a measured design point on one device of ``board``: its
+    resources per PE (estimated or synthesized) and, for a window filter, its system's
+    interconnect for ``link`` bytes per cycle, estimated (:func:`system_scalability`)."""
+    design = measurement.point
+    available = board.resources.as_counts()
+    if not isinstance(design, DesignPoint):     # no system of other kernels' PEs is built
+        return scalability(measurement.resources, available)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnusedElaboratable)   # estimated, never built
+        pe = design.build()
+    return system_scalability(measurement.resources, available, system_overhead(
+        lambda pes: design.system(pes, design.height, link), pe, board))
 
 
 def _system_check(pes, bandwidth, run):
