@@ -30,7 +30,7 @@ and the frequency ceilings are its compute roof at lower clocks.
 import gc
 import math
 import warnings
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cache
 from fractions import Fraction
 
@@ -333,7 +333,7 @@ class RooflinePoint:
     link: str
     bandwidth_gbps: float
     system: SystemCheck | None = None
-    scale: tuple | None = None
+    scale: tuple | None = field(default=None, compare=False)   # derived from the rest
 
     @property
     def label(self):
