@@ -129,3 +129,17 @@ def test_yosys_fits_the_sc_system_on_icebreaker():
     result = synthesize(system, board, name="sc_system", fmax=False, require_fit=False)
     assert result.resources()["lut"] <= 5280
     assert all(result.resources()[r] <= board.resources.as_counts()[r] for r in RESOURCES)
+
+
+def test_explore_fast_stops_at_sc_and_prices_the_interconnect():
+    from hwgen.roofline.fast import explore_fast
+    from hwgen.sim import MemoryModel
+    board = resolve_board("icebreaker")
+    memory = MemoryModel(bandwidth_bytes_per_cycle=system_bytes_per_cycle(board, board.clock_mhz))
+    point = DesignPoint("dilation", 3, 3, "rect", 32, 16, 1, "line", True)
+    found = explore_fast([point], board, memory, tree_policies=("lean",))
+    largest = max(found, key=lambda p: p.pes)
+    pe = _pe(1)
+    assert largest.pes == board_scalability(
+        pe, board, bytes_per_cycle=memory.bandwidth_bytes_per_cycle)[0]
+    assert largest.resources == _system(pe, largest.pes, memory.bandwidth_bytes_per_cycle, board)

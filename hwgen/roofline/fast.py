@@ -37,7 +37,7 @@ from ..resources.estimate import estimate
 from ..resources.synth import synthesize
 from ..sim import (HostModel, MemoryModel, instrument_pipeline, run_threads, run_window_filter,
                    run_window_system)
-from .model import RESOURCES, scalability
+from .model import RESOURCES, board_scalability, scalability, window_overhead
 from .sweep import cached_task
 
 __all__ = ["AREA_BUDGETS", "THREAD_COUNTS", "ExploredPrograms", "FastPoint", "KernelPoint",
@@ -86,9 +86,11 @@ class FastPoint(_Performance):
     clock_mhz: float
     unmodelled: dict = field(default_factory=dict)   # what one PE's estimate leaves out
 
-    #: What :meth:`hardware` is, against the point's resources (``pes`` x one bare PE).
+    #: What :meth:`hardware` is, against the point's resources (``pes`` x one bare PE and the
+    #: estimated rest of their system).
     hardware_note = ("the bare system of P PEs behind its memory interconnect (a channel per "
-                     "PE), against the point's area of P x one bare PE")
+                     "PE), against the point's area of P x one bare PE and the estimated "
+                     "interconnect")
 
     @property
     def label(self):
@@ -271,13 +273,14 @@ def port_beats(pe):
 def explore_fast(points, board, memory=MemoryModel(), *, tree_policies=("lean", "fast"),
                  max_pes=64, progress=None):
     """Every point of ``points`` with every register policy of ``tree_policies`` (pipelined
-    points) and every PE count that fits on one device of ``board`` (at most ``max_pes``).
+    points) and every PE count whose system fits on one device of ``board`` (up to SC,
+    :func:`hwgen.roofline.model.board_scalability`, at most ``max_pes``), its channels sized for
+    ``memory``'s bandwidth.
 
     Returns
     -------
     list of FastPoint
     """
-    available = board.resources.as_counts()
     found = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UnusedElaboratable)   # the estimate never elaborates
@@ -287,11 +290,13 @@ def explore_fast(points, board, memory=MemoryModel(), *, tree_policies=("lean", 
                 pe = hardware.build()
                 pe_estimate = estimate(pe, board, name="pe")
                 per_pe = pe_estimate.resources()
-                fits, _ = scalability(per_pe, available)
+                bw = memory.bandwidth_bytes_per_cycle
+                overhead = window_overhead(pe, board, bytes_per_cycle=bw)
+                fits, _ = board_scalability(pe, board, per_pe=per_pe, overhead=overhead,
+                                            most=max_pes)
                 traffic = pe.traffic()
                 beats = port_beats(pe)
-                for pes in _pe_counts(min(fits, max_pes)):
-                    bw = memory.bandwidth_bytes_per_cycle
+                for pes in _pe_counts(fits):
                     # The busiest channel of the interconnect serves ceil(P / C) PEs.
                     per_channel = -(-pes // channels_for(pes, beat_bytes(pe), bw))
                     shared = memory if bw is None else replace(
@@ -301,7 +306,8 @@ def explore_fast(points, board, memory=MemoryModel(), *, tree_policies=("lean", 
                     if per_channel > 1 and per_channel * beats > cycles:
                         cycles, bound = per_channel * beats, "port"
                     found.append(FastPoint(
-                        hardware, policy, pes, {r: per_pe[r] * pes for r in RESOURCES},
+                        hardware, policy, pes,
+                        {r: per_pe[r] * pes + overhead(pes)[r] for r in RESOURCES},
                         cycles, traffic.ops * pes,
                         (traffic.bytes_read + traffic.bytes_written) * pes, bound,
                         board.clock_mhz, pe_estimate.unmodelled))

@@ -48,7 +48,7 @@ from .sweep import DesignPoint, Measurement, measure, simulate_systems
 from ..versions import tool_versions
 
 __all__ = ["RESOURCES", "CLOCK_CHOICES", "RooflinePoint", "SystemCheck", "Ceiling", "Roofline",
-           "scalability", "system_scalability", "system_overhead", "board_scalability", "point_scalability", "find_link", "bounding_link", "bytes_per_cycle",
+           "scalability", "system_scalability", "system_overhead", "window_overhead", "board_scalability", "point_scalability", "find_link", "bounding_link", "bytes_per_cycle",
            "system_bytes_per_cycle", "check_clock",
            "build_roofline"]
 
@@ -73,14 +73,17 @@ def scalability(used, available):
     return math.floor(ratios[limiting]), limiting
 
 
-def system_scalability(per_pe, available, overhead=None):
+def system_scalability(per_pe, available, overhead=None, *, most=None):
     """``(SC, limiting resource)``: the largest P whose system fits, ``P x per_pe + overhead(P)``
     within ``available`` in every resource, found by bisection below the bare PEs' bound
     (:func:`scalability`); the limiting resource is the one the system of SC + 1 PEs overflows
     most. ``overhead(P)`` is what a system of P PEs needs besides them (its interconnect, its
-    HMM), never negative and not shrinking as P grows; ``None``: nothing.
+    HMM), never negative and not shrinking as P grows; ``None``: nothing. With ``most``, the
+    search stops there: ``min(SC, most)``, for a caller that wants no more PEs.
     """
     bound, limiting = scalability(per_pe, available)
+    if most is not None:
+        bound = min(bound, most)
     if overhead is None:
         return bound, limiting
 
@@ -129,19 +132,29 @@ def system_overhead(system, pe, board, *, probes=None):
     return overhead
 
 
-def board_scalability(pe, board, *, per_pe=None, bytes_per_cycle=None, probes=None):
+def board_scalability(pe, board, *, per_pe=None, bytes_per_cycle=None, probes=None,
+                      overhead=None, most=None):
     """``(SC, limiting resource)`` on one device of ``board`` of the window filter ``pe``: the
     most such PEs whose system (:func:`hwgen.kernels.window_system_of`) fits it, with its
     interconnect for a link of ``bytes_per_cycle`` (``None``: unlimited, a channel per PE) and,
     when ``probes`` names a preset, its HMM; how many PEs ``--pes max`` builds and the
     roofline's SC. ``per_pe`` is one PE's resources (default: the estimate; ``roofline
-    --resources synth`` gives Yosys's); the rest of the system is always estimated."""
+    --resources synth`` gives Yosys's); the rest of the system is always estimated, by
+    ``overhead`` when given (:func:`window_overhead` of the same arguments, to reuse its
+    estimates); ``most`` as for :func:`system_scalability`."""
     board = resolve_board(board)
     if per_pe is None:
         per_pe = estimate(pe, board).resources()
-    return system_scalability(per_pe, board.resources.as_counts(), system_overhead(
-        lambda pes: window_system_of(pe, pes, bytes_per_cycle=bytes_per_cycle), pe, board,
-        probes=probes))
+    if overhead is None:
+        overhead = window_overhead(pe, board, bytes_per_cycle=bytes_per_cycle, probes=probes)
+    return system_scalability(per_pe, board.resources.as_counts(), overhead, most=most)
+
+
+def window_overhead(pe, board, *, bytes_per_cycle=None, probes=None):
+    """:func:`system_overhead` of the system :func:`hwgen.kernels.window_system_of` builds of
+    the window filter ``pe`` for a link of ``bytes_per_cycle``."""
+    return system_overhead(lambda pes: window_system_of(pe, pes, bytes_per_cycle=bytes_per_cycle),
+                           pe, board, probes=probes)
 
 
 def find_link(board, name):
