@@ -56,6 +56,9 @@ __all__ = ["RESOURCES", "CLOCK_CHOICES", "RooflinePoint", "SystemCheck", "Ceilin
 RESOURCES = ("lut", "ff", "bram", "dsp")
 #: ``clock=`` choices besides a number in MHz.
 CLOCK_CHOICES = ("board", "fmax")
+#: PEs of the small system whose overhead per PE gives :func:`system_scalability` its first guess
+#: (more than one arbiter of :data:`hwgen.kernels.interconnect.FAN_IN` inputs per channel).
+GUESS_PES = 8
 #: Frequency ceilings by default: these fractions of a point's clock.
 DEFAULT_CEILING_FRACTIONS = (0.25, 0.5, 0.75)
 
@@ -94,7 +97,30 @@ def system_scalability(per_pe, available, overhead=None, *, most=None):
     def fits(pes):
         return all(need(pes)[r] <= available[r] for r in RESOURCES)
 
-    low, high = 0, bound     # the system of `low` PEs fits, none above `high` does
+    # The system of `low` PEs fits, none above `high` does. Systems are estimated near SC only:
+    # a first guess from the overhead per PE of a small system, galloping from it, then bisection.
+    low, high = 0, bound
+    small = min(bound, GUESS_PES)
+    if small:
+        slope = {r: per_pe[r] + Fraction(overhead(small)[r], small) for r in RESOURCES}
+        guess = min(math.floor(available[r] / slope[r]) for r in RESOURCES if slope[r] > 0)
+        guess, step = max(1, min(bound, guess)), 1
+        if fits(guess):
+            low = guess
+            while low < high:
+                probe = min(high, low + step)
+                if not fits(probe):
+                    high = probe - 1
+                    break
+                low, step = probe, 2 * step
+        else:
+            high = guess - 1
+            while low < high:
+                probe = max(low + 1, high + 1 - step)
+                if fits(probe):
+                    low = probe
+                    break
+                high, step = probe - 1, 2 * step
     while low < high:
         middle = (low + high + 1) // 2
         if fits(middle):
