@@ -219,12 +219,13 @@ def test_roofline_confirm_synthesizes_the_best_point_at_sc_pes(tmp_path, monkeyp
     confirm = json.loads((out / "confirm.json").read_text())
     (point,) = json.loads((out / "roofline.json").read_text())["points"]
     assert confirm["pes"] == point["sc_pes_per_device"] >= 2
+    # The model counts the interconnect (estimated) beside SC synthesized PEs ...
     for r in ("lut", "ff", "bram", "dsp"):
-        assert confirm["predicted"][r] == confirm["pes"] * point["resources_per_pe"][r]
-    # The arbiters and the response queue are what the model leaves out.
-    assert confirm["synthesized"]["lut"] > confirm["predicted"]["lut"]
-    assert confirm["fits"] == all(confirm["synthesized"][r] <= confirm["available"][r]
-                                  for r in ("lut", "ff", "bram", "dsp"))
+        assert confirm["predicted"][r] >= confirm["pes"] * point["resources_per_pe"][r]
+    assert confirm["predicted"]["lut"] > confirm["pes"] * point["resources_per_pe"]["lut"]
+    # ... so the system of SC PEs fits this LUT-limited device by Yosys.
+    assert confirm["fits"] and all(confirm["synthesized"][r] <= confirm["available"][r]
+                                   for r in ("lut", "ff", "bram", "dsp"))
     # The system simulated against the USB link attains what the (I/O-bound) roofline says.
     assert confirm["attained"] == pytest.approx(confirm["attainable"], rel=0.10)
     assert confirm["attained_clock_mhz"] > 0 and confirm["attainable_clock_mhz"] > 0

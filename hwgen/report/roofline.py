@@ -36,7 +36,8 @@ def _headline(best):
         ("one PE", number(best.ops_per_cycle, "ops/cycle")),
         ("PEs per FPGA", integer(best.sc_pes_per_device, note=f"limited by "
                                  f"{best.limiting_resource.upper()}: {m.resources[best.limiting_resource]:,} "
-                                 f"per PE of {best.available_per_device[best.limiting_resource]:,}")),
+                                 f"per PE and the interconnect of "
+                                 f"{best.available_per_device[best.limiting_resource]:,}")),
         ("compute roof", number(best.cp_gbops, "GBops/s", digits=1)),
         ("I/O roof", number(best.io_roof_gbops, "GBops/s", digits=2)),
     ])

@@ -48,7 +48,8 @@ from .sweep import DesignPoint, Measurement, measure, simulate_systems
 from ..versions import tool_versions
 
 __all__ = ["RESOURCES", "CLOCK_CHOICES", "RooflinePoint", "SystemCheck", "Ceiling", "Roofline",
-           "scalability", "system_scalability", "system_overhead", "window_overhead", "board_scalability", "point_scalability", "find_link", "bounding_link", "bytes_per_cycle",
+           "scalability", "system_scalability", "system_overhead", "window_overhead",
+           "board_scalability", "point_scalability", "find_link", "bounding_link", "bytes_per_cycle",
            "system_bytes_per_cycle", "check_clock",
            "build_roofline"]
 

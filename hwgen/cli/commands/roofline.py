@@ -346,8 +346,8 @@ def why(roofline):
             and abs(p.attainable_gbops - best.attainable_gbops) <= 1e-3 * best.attainable_gbops]
     limit = best.limiting_resource
     compute = (f"compute roof {best.cp_gbops:.1f} GBops/s = {best.sc_pes_per_device} PEs per FPGA "
-               f"(limited by {limit.upper()}: {m.resources[limit]} per PE of "
-               f"{best.available_per_device[limit]}) x "
+               f"(limited by {limit.upper()}: {m.resources[limit]} per PE and the interconnect "
+               f"of {best.available_per_device[limit]}) x "
                f"{best.perf_pe_gbops:.2f} GBops/s per PE ({best.ops_per_cycle:.2f} ops/cycle at "
                f"{best.clock_mhz:g} MHz) x {best.devices}")
     io_roof = (f"I/O roof {best.io_roof_gbops:.2f} GBops/s = CI {best.ci_ops_per_byte:.3f} ops/B x "
