@@ -58,8 +58,8 @@ RESOURCES = ("lut", "ff", "bram", "dsp")
 #: ``clock=`` choices besides a number in MHz.
 CLOCK_CHOICES = ("board", "fmax")
 #: PEs of the small system whose overhead per PE gives :func:`system_scalability` its first guess
-#: (more than one arbiter of :data:`hwgen.kernels.interconnect.FAN_IN` inputs per channel).
-GUESS_PES = 8
+#: (enough to share the channels of a fast link: a small system of a channel per PE is wires).
+GUESS_PES = 32
 #: Frequency ceilings by default: these fractions of a point's clock.
 DEFAULT_CEILING_FRACTIONS = (0.25, 0.5, 0.75)
 
