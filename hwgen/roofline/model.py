@@ -99,13 +99,16 @@ def system_scalability(per_pe, available, overhead=None, *, most=None):
         return all(need(pes)[r] <= available[r] for r in RESOURCES)
 
     # The system of `low` PEs fits, none above `high` does. Systems are estimated near SC only:
-    # a first guess from the overhead per PE of a small system, galloping from it, then bisection.
+    # a guess from the overhead per PE of a small system, refined by that of the guessed one,
+    # galloping from it, then bisection.
     low, high = 0, bound
-    small = min(bound, GUESS_PES)
-    if small:
-        slope = {r: per_pe[r] + Fraction(overhead(small)[r], small) for r in RESOURCES}
-        guess = min(math.floor(available[r] / slope[r]) for r in RESOURCES if slope[r] > 0)
-        guess, step = max(1, min(bound, guess)), 1
+    guess = min(bound, GUESS_PES)
+    if guess:
+        for _ in range(2):
+            slope = {r: per_pe[r] + Fraction(overhead(guess)[r], guess) for r in RESOURCES}
+            guess = min(math.floor(available[r] / slope[r]) for r in RESOURCES if slope[r] > 0)
+            guess = max(1, min(bound, guess))
+        step = 1
         if fits(guess):
             low = guess
             while low < high:
