@@ -8,8 +8,9 @@ devices of a board:
 
 - perf_PE = ops per cycle of one PE over a full frame (simulated, steady state included) x the
   clock, in GBops/s (10**9 ops per second; for 8-bit pixels an op is a byte operation);
-- SC = floor(min over LUT, FF, block RAM, DSP of available per device / used per PE): the PEs
-  that fit in one device, and the resource that limits them;
+- SC = the most PEs whose system fits one device in LUT, FF, block RAM and DSP: SC x the
+  resources per PE + the system's memory interconnect for SC PEs on the channels of the link's
+  share (estimated; :func:`system_scalability`), and the resource that limits them;
 - compute roof CP = SC x perf_PE x d;
 - CI = ops per byte read or written over the frame (what crosses the PE's ports);
 - I/O roof = CI x BW, with BW the bandwidth of the link that bounds the point at ``d`` devices;
@@ -79,8 +80,8 @@ def scalability(used, available):
 
 def system_scalability(per_pe, available, overhead=None, *, most=None):
     """``(SC, limiting resource)``: the largest P whose system fits, ``P x per_pe + overhead(P)``
-    within ``available`` in every resource, found by bisection below the bare PEs' bound
-    (:func:`scalability`); the limiting resource is the one the system of SC + 1 PEs overflows
+    within ``available`` in every resource, below the bare PEs' bound (:func:`scalability`),
+    found by estimating a few systems near it; the limiting resource is the one the system of SC + 1 PEs overflows
     most. ``overhead(P)`` is what a system of P PEs needs besides them (its interconnect, its
     HMM), never negative and not shrinking as P grows; ``None``: nothing. With ``most``, the
     search stops there: ``min(SC, most)``, for a caller that wants no more PEs.
