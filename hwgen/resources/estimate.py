@@ -703,9 +703,14 @@ def _memory_cost(table, depth, width, read):
     RAM at the other, since LUT RAM grows with the depth and a block does not; the estimate
     takes the one nearer in the ratio of depths (LUT RAM scaled to the depth up to the
     geometric mean of the two, block RAM beyond). Deeper than every characterised depth: the
-    deepest, repeated."""
+    deepest, repeated. Shallower than every characterised depth (a FIFO of two entries): as the
+    shallowest where the family made that LUT RAM, else registers (:func:`_register_file`: on
+    the iCE40, which has no LUT RAM, pricing two words as sixteen put an interconnect at seven
+    times what Yosys makes of it)."""
     entries = [e for e in table["memories"] if e["read"] == read]
     depths = sorted({e["depth"] for e in entries})
+    if depth < depths[0] and _memory_at(entries, depths[0], width)["ff"] >= depths[0] * width:
+        return _register_file(table, depth, width, read)
     below = [d for d in depths if d <= depth]
     above = [d for d in depths if d >= depth]
     if not above:
@@ -726,9 +731,25 @@ def _memory_cost(table, depth, width, read):
     return deep
 
 
+def _register_file(table, depth, width, read):
+    """A memory of a few words as Yosys's ``memory_map`` builds it: a register per word, a
+    multiplexer tree that reads one (``depth - 1`` 2:1 choices per bit) and, for a synchronous
+    read, the read register; each word's write enable is a decode of the address (one LUT)."""
+    cost = {r: _kind_cost(table, "ff", depth * width)[r] for r in RESOURCES}
+    if depth > 1:
+        for r, v in _kind_cost(table, "mux", (depth - 1) * width).items():
+            cost[r] += v
+    if read == "sync":
+        for r, v in _kind_cost(table, "ff", width).items():
+            cost[r] += v
+    cost["lut"] += depth
+    return cost
+
+
 def _memory_at(entries, depth, width):
     """The characterised memories of one ``depth``, scaled over the width: LUT, FF and carry
-    interpolated; block RAM whole, that of the memory at or above ``width`` (repeated for
+    interpolated (extrapolated below the narrowest); block RAM whole, that of the memory at or
+    above ``width`` (repeated for
     wider memories)."""
     row = sorted((e for e in entries if e["depth"] == depth), key=lambda e: e["width"])
     widths = [e["width"] for e in row]
@@ -739,7 +760,14 @@ def _memory_at(entries, depth, width):
             cost[resource] = (wider[0]["bram"] if wider
                               else row[-1]["bram"] * -(-width // row[-1]["width"]))
         else:
-            cost[resource] = _interp(widths, [e[resource] for e in row], width)
+            values = [e[resource] for e in row]
+            if width < widths[0] and len(widths) > 1:
+                # Narrower than every characterised memory: along the first two's slope (a
+                # clamp would price a 2-bit queue as an 8-bit one).
+                slope = (values[1] - values[0]) / (widths[1] - widths[0])
+                cost[resource] = max(0.0, values[0] - slope * (widths[0] - width))
+            else:
+                cost[resource] = _interp(widths, values, width)
     return cost
 
 
