@@ -142,4 +142,8 @@ def test_explore_fast_stops_at_sc_and_prices_the_interconnect():
     pe = _pe(1)
     assert largest.pes == board_scalability(
         pe, board, bytes_per_cycle=memory.bandwidth_bytes_per_cycle)[0]
-    assert largest.resources == _system(pe, largest.pes, memory.bandwidth_bytes_per_cycle, board)
+    # Priced as P PEs and the rest with the PEs as black boxes: the whole system's estimate
+    # within 1% (it merges a few cells across PEs).
+    whole = _system(pe, largest.pes, memory.bandwidth_bytes_per_cycle, board)
+    for r in RESOURCES:
+        assert largest.resources[r] == pytest.approx(whole[r], rel=0.01, abs=1)

@@ -43,6 +43,7 @@ from ..kernels import beat_bytes, channels_for, window_system_of
 from ..errors import HwgenError
 from ..catalog import resolve_board
 from ..resources.estimate import estimate
+from ..resources.estimate_system import estimate_overhead
 from ..sim.system import instrument_system
 from ..sim.cycle_data import ratio
 from .sweep import DesignPoint, Measurement, measure, simulate_systems
@@ -138,28 +139,47 @@ def system_scalability(per_pe, available, overhead=None, *, most=None):
     return low, max(ratios, key=ratios.get)
 
 
+#: Estimates of systems besides their PEs, by the system's parameters, the cost family and the
+#: probes: SC's searches (the roofline's points, ``--pes max``, ``explore --fast``, confirm)
+#: estimate the same systems again and again.
+_OVERHEADS = {}
+
+
 def system_overhead(system, pe, board, *, probes=None):
-    """``overhead(P)`` for :func:`system_scalability`: the estimate (:func:`hwgen.resources.
-    estimate.estimate` on ``board``) of ``system(P)``, a system of P PEs like ``pe``, with its
-    HMM of ``probes`` when given, minus P bare PEs: the interconnect, the system's control and
-    the HMM."""
+    """``overhead(P)`` for :func:`system_scalability`: what ``system(P)``, a system of P PEs like
+    ``pe``, with its HMM of ``probes`` when given, needs besides P bare PEs, estimated
+    (:func:`hwgen.resources.estimate.estimate` on ``board``): its interconnect, its control and
+    its HMM (:func:`hwgen.resources.estimate_system.estimate_overhead`, the PEs as black boxes),
+    plus P times what a PE costs more inside the system (wider addresses). The ``full`` probes
+    look inside the PEs: then the whole system is estimated, minus P bare PEs. Estimates are
+    kept for the process (``_OVERHEADS``)."""
     board = resolve_board(board)
-    bare = estimate(pe, board).resources()
-    found = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnusedElaboratable)   # estimated, never built
+        bare = estimate(pe, board).resources()
+    platform = board.elaboration_platform()
+
+    def instrument(design):
+        return instrument_system(design, probes=probes, platform=platform)
 
     def overhead(pes):
-        if pes not in found:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", UnusedElaboratable)   # estimated, never built
-                design = system(pes)
-                if probes is not None:
-                    design = instrument_system(design, probes=probes,
-                                               platform=board.elaboration_platform())
-                used = estimate(design, board).resources()
-                del design
-                gc.collect()
-            found[pes] = {r: max(0, used[r] - pes * bare[r]) for r in RESOURCES}
-        return found[pes]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UnusedElaboratable)   # estimated, never built
+            design = system(pes)
+            key = (repr(design.parameters()), board.toolchain.cost_family, probes,
+                   tuple(bare.values()))
+            if key not in _OVERHEADS:
+                if probes == "full":
+                    used = estimate(instrument(design), board).resources()
+                    extra = {r: used[r] - pes * bare[r] for r in RESOURCES}
+                else:
+                    rest = estimate_overhead(design, board,
+                                             instrument=None if probes is None else instrument)
+                    inner = estimate(design.pes[0], board).resources()
+                    extra = {r: rest[r] + pes * max(0, inner[r] - bare[r]) for r in RESOURCES}
+                _OVERHEADS[key] = {r: max(0, extra[r]) for r in RESOURCES}
+            del design
+        return _OVERHEADS[key]
     return overhead
 
 
