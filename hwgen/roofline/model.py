@@ -50,7 +50,8 @@ from .sweep import DesignPoint, Measurement, measure, simulate_systems
 from ..versions import tool_versions
 
 __all__ = ["RESOURCES", "CLOCK_CHOICES", "RooflinePoint", "SystemCheck", "Ceiling", "Roofline",
-           "scalability", "system_scalability", "system_overhead", "window_overhead",
+           "PLACEMENT_CEILING", "scalability", "system_scalability", "placeable",
+           "system_overhead", "window_overhead",
            "board_scalability", "point_scalability", "find_link", "bounding_link", "bytes_per_cycle",
            "system_bytes_per_cycle", "check_clock",
            "build_roofline"]
@@ -62,6 +63,11 @@ CLOCK_CHOICES = ("board", "fmax")
 #: PEs of the small system whose overhead per PE gives :func:`system_scalability` its first guess
 #: (enough to share the channels of a fast link: a small system of a channel per PE is wires).
 GUESS_PES = 32
+#: Where nextpnr places and routes (the families with an open place-and-route flow here), SC's
+#: system fills at most this share of the device's LUT and FF: a system that fits by the count
+#: may still not place (docs/systems.md: an iCE40UP5K system at about 100% of its LUT by Yosys
+#: was refused with "design is probably at utilisation limit"; one at 75% placed).
+PLACEMENT_CEILING = {"ice40": 0.8, "ecp5": 0.9}
 #: Frequency ceilings by default: these fractions of a point's clock.
 DEFAULT_CEILING_FRACTIONS = (0.25, 0.5, 0.75)
 
@@ -77,6 +83,18 @@ def scalability(used, available):
         raise ValueError("a PE that uses no LUT, FF, block RAM or DSP has no scalability limit")
     limiting = min(ratios, key=ratios.get)
     return math.floor(ratios[limiting]), limiting
+
+
+def placeable(board):
+    """The resources of one device of ``board`` that SC's system may fill: every one, less the
+    placement headroom of :data:`PLACEMENT_CEILING` in LUT and FF where the family is placed
+    and routed by nextpnr."""
+    counts = board.resources.as_counts()
+    ceiling = PLACEMENT_CEILING.get(board.family) if board.toolchain.has_place_and_route \
+        else None
+    if ceiling is None:
+        return counts
+    return {r: math.floor(v * ceiling) if r in ("lut", "ff") else v for r, v in counts.items()}
 
 
 def system_scalability(per_pe, available, overhead=None, *, most=None):
@@ -198,7 +216,7 @@ def board_scalability(pe, board, *, per_pe=None, bytes_per_cycle=None, probes=No
         per_pe = estimate(pe, board).resources()
     if overhead is None:
         overhead = window_overhead(pe, board, bytes_per_cycle=bytes_per_cycle, probes=probes)
-    return system_scalability(per_pe, board.resources.as_counts(), overhead, most=most)
+    return system_scalability(per_pe, placeable(board), overhead, most=most)
 
 
 def window_overhead(pe, board, *, bytes_per_cycle=None, probes=None):
@@ -739,9 +757,9 @@ def point_scalability(measurement, board, link):
     resources per PE (estimated or synthesized) and, for a window filter, its system's
     interconnect for ``link`` bytes per cycle, estimated (:func:`system_scalability`)."""
     design = measurement.point
-    available = board.resources.as_counts()
     if not isinstance(design, DesignPoint):     # no system of other kernels' PEs is built
-        return scalability(measurement.resources, available)
+        return scalability(measurement.resources, board.resources.as_counts())
+    available = placeable(board)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UnusedElaboratable)   # estimated, never built
         pe = design.build()
