@@ -105,11 +105,14 @@ def confirm_point(point, board, *, seeds=3, progress=False, engine=None):
         if result.fmax_mhz is not None:
             fmax_source = f"nextpnr, median of {result.seeds} seed(s)"
     except HwgenError as error:
-        if "does not fit" not in str(error):
+        if "does not fit" in str(error):
+            fmax_source = "not measured: the system does not fit"
+        elif "place and route" in str(error):
+            fmax_source = f"not measured: nextpnr did not place and route it ({error})"
+        else:
             raise
         result = synthesize(system, board, name=name, fmax=False, require_fit=False,
                             progress=progress)
-        fmax_source = "not measured: the system does not fit"
     if result.fmax_mhz is not None:
         clock, clock_source = result.fmax_mhz, f"the system's Fmax ({fmax_source})"
     else:

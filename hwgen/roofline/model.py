@@ -50,7 +50,8 @@ from .sweep import DesignPoint, Measurement, measure, simulate_systems
 from ..versions import tool_versions
 
 __all__ = ["RESOURCES", "CLOCK_CHOICES", "RooflinePoint", "SystemCheck", "Ceiling", "Roofline",
-           "PLACEMENT_CEILING", "scalability", "system_scalability", "placeable",
+           "PLACEMENT_CEILING", "LOGIC_CELL_CEILING", "scalability", "system_scalability",
+           "placeable", "logic_cells",
            "system_overhead", "window_overhead",
            "board_scalability", "point_scalability", "find_link", "bounding_link", "bytes_per_cycle",
            "system_bytes_per_cycle", "check_clock",
@@ -63,11 +64,15 @@ CLOCK_CHOICES = ("board", "fmax")
 #: PEs of the small system whose overhead per PE gives :func:`system_scalability` its first guess
 #: (enough to share the channels of a fast link: a small system of a channel per PE is wires).
 GUESS_PES = 32
-#: Where nextpnr places and routes (the families with an open place-and-route flow here), SC's
-#: system fills at most this share of the device's LUT and FF: a system that fits by the count
-#: may still not place (docs/systems.md: an iCE40UP5K system at about 100% of its LUT by Yosys
-#: was refused with "design is probably at utilisation limit"; one at 75% placed).
-PLACEMENT_CEILING = {"ice40": 0.8, "ecp5": 0.9}
+#: Where nextpnr places and routes the ECP5, SC's system fills at most this share of the
+#: device's LUT and FF (an assumption: no LUT-limited ECP5 system was placed here yet).
+PLACEMENT_CEILING = {"ecp5": 0.9}
+#: Where nextpnr places and routes the iCE40, SC's system's LUT + FF are at most this share of
+#: the device's logic cells (a LUT and a flip-flop each): nextpnr-ice40 packed a 4-PE system of
+#: 1,540 LUT and 1,381 FF (with its registered I/O harness) into 2,475 cells, a pair for only
+#: one flip-flop in three; a system of 3,941 LUT and 3,154 FF by Yosys did not place
+#: (docs/systems.md).
+LOGIC_CELL_CEILING = {"ice40": 1.0}
 #: Frequency ceilings by default: these fractions of a point's clock.
 DEFAULT_CEILING_FRACTIONS = (0.25, 0.5, 0.75)
 
@@ -97,15 +102,29 @@ def placeable(board):
     return {r: math.floor(v * ceiling) if r in ("lut", "ff") else v for r, v in counts.items()}
 
 
-def system_scalability(per_pe, available, overhead=None, *, most=None):
+def logic_cells(board):
+    """The most LUT + FF SC's system may have on one device of ``board`` where nextpnr packs
+    them into logic cells (:data:`LOGIC_CELL_CEILING`), ``None`` elsewhere."""
+    ceiling = LOGIC_CELL_CEILING.get(board.family) if board.toolchain.has_place_and_route \
+        else None
+    return None if ceiling is None else math.floor(board.resources.as_counts()["lut"] * ceiling)
+
+
+def system_scalability(per_pe, available, overhead=None, *, most=None, cells=None):
     """``(SC, limiting resource)``: the largest P whose system fits, ``P x per_pe + overhead(P)``
     within ``available`` in every resource, below the bare PEs' bound (:func:`scalability`),
     found by estimating a few systems near it; the limiting resource is the one the system of SC + 1 PEs overflows
     most. ``overhead(P)`` is what a system of P PEs needs besides them (its interconnect, its
     HMM), never negative and not shrinking as P grows; ``None``: nothing. With ``most``, the
-    search stops there: ``min(SC, most)``, for a caller that wants no more PEs.
+    search stops there: ``min(SC, most)``, for a caller that wants no more PEs. With ``cells``,
+    LUT + FF are at most that many too (logic cells, :func:`logic_cells`); when they bind, the
+    limiting resource is ``lut``.
     """
     bound, limiting = scalability(per_pe, available)
+    if cells is not None and per_pe["lut"] + per_pe["ff"] > 0:
+        packed = cells // (per_pe["lut"] + per_pe["ff"])
+        if packed < bound:
+            bound, limiting = packed, "lut"
     if most is not None:
         bound = min(bound, most)
     if overhead is None:
@@ -116,7 +135,9 @@ def system_scalability(per_pe, available, overhead=None, *, most=None):
         return {r: pes * per_pe[r] + extra[r] for r in RESOURCES}
 
     def fits(pes):
-        return all(need(pes)[r] <= available[r] for r in RESOURCES)
+        needed = need(pes)
+        return all(needed[r] <= available[r] for r in RESOURCES) \
+            and (cells is None or needed["lut"] + needed["ff"] <= cells)
 
     # The system of `low` PEs fits, none above `high` does. Systems are estimated near SC only:
     # a guess from the overhead per PE of a small system, refined by that of the guessed one,
@@ -154,6 +175,8 @@ def system_scalability(per_pe, available, overhead=None, *, most=None):
     over = need(low + 1)
     ratios = {r: Fraction(over[r], available[r]) if available[r] else math.inf
               for r in RESOURCES if over[r] > 0}
+    if cells is not None and over["lut"] + over["ff"] > cells:
+        ratios["lut"] = max(ratios.get("lut", 0), Fraction(over["lut"] + over["ff"], cells))
     return low, max(ratios, key=ratios.get)
 
 
@@ -216,7 +239,8 @@ def board_scalability(pe, board, *, per_pe=None, bytes_per_cycle=None, probes=No
         per_pe = estimate(pe, board).resources()
     if overhead is None:
         overhead = window_overhead(pe, board, bytes_per_cycle=bytes_per_cycle, probes=probes)
-    return system_scalability(per_pe, placeable(board), overhead, most=most)
+    return system_scalability(per_pe, placeable(board), overhead, most=most,
+                              cells=logic_cells(board))
 
 
 def window_overhead(pe, board, *, bytes_per_cycle=None, probes=None):
@@ -764,7 +788,8 @@ def point_scalability(measurement, board, link):
         warnings.simplefilter("ignore", UnusedElaboratable)   # estimated, never built
         pe = design.build()
     return system_scalability(measurement.resources, available, system_overhead(
-        lambda pes: design.system(pes, design.height, link), pe, board))
+        lambda pes: design.system(pes, design.height, link), pe, board),
+        cells=logic_cells(board))
 
 
 def _system_check(pes, bandwidth, run):
