@@ -188,3 +188,26 @@ def test_sc_leaves_placement_headroom_where_nextpnr_places(board_name):
         expected = min(expected, cells // 200)
     assert system_scalability(per_pe, available, lambda p: dict.fromkeys(RESOURCES, 0),
                               cells=cells) == (expected, "lut")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("board_name", ["icebreaker", "ulx3s-85f", "arty-a7-100t"])
+@pytest.mark.parametrize("unroll,pes,channels", [(1, 6, 5), (8, 6, 2)])
+def test_the_interconnect_estimate_is_within_ten_percent_of_yosys(board_name, unroll, pes,
+                                                                  channels):
+    # Interconnects the calibration did not see (6 PEs), against Yosys.
+    from hwgen.kernels import Interconnect
+    from hwgen.resources.estimate_system import estimate_interconnect
+    from hwgen.resources.synth import synthesize
+    board = resolve_board(board_name)
+    pe = _pe(unroll)
+
+    def interconnect():
+        return Interconnect(pes=pes, channels=channels, addr_width=pe.addr_width + 3,
+                            rd_beat=pe.rd_beat, wr_beat=pe.wr_beat,
+                            reads_in_flight=pe.max_outstanding_reads)
+    estimated = estimate_interconnect(interconnect(), board)
+    synthesized = synthesize(interconnect(), board, name="interconnect", fmax=False,
+                             require_fit=False).resources()
+    for r in ("lut", "ff"):
+        assert estimated[r] == pytest.approx(synthesized[r], rel=0.10)
