@@ -10,11 +10,13 @@ from .direct import Unbuffered
 from .smart_buffer import SmartBuffer
 from .line_buffer import LineBuffer
 from .interconnect import ChannelPort, Interconnect, channels_for
-from .system import PESystem, beat_bytes, frame_elements, window_system, window_system_of
+from .system import (PESystem, beat_bytes, frame_elements, system_addr_width, window_system,
+                     window_system_of, window_system_pe)
 
 __all__ = [
     "AffineWalk", "BUFFERS", "BeatFormat", "ChannelPort", "ControlSignature", "Interconnect", "LineBuffer", "Loop", "MASK_SHAPES",
     "OP_ALIASES", "PESystem", "REDUCTIONS", "Reduction", "SmartBuffer", "Unbuffered", "WindowBuffer",
     "WindowFilter", "WindowTraffic", "beat_bytes", "channels_for", "dilation", "erosion", "frame_elements", "pe_members", "reduction",
-    "structuring_element", "window_system", "window_system_of",
+    "structuring_element", "system_addr_width", "window_system", "window_system_of",
+    "window_system_pe",
 ]

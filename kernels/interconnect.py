@@ -138,6 +138,10 @@ class Interconnect(wiring.Component):
 
     pes = property(lambda self: self._pes)
     channels = property(lambda self: self._channels)
+    addr_width = property(lambda self: self._addr_width)
+    rd_beat = property(lambda self: self._rd_beat)
+    wr_beat = property(lambda self: self._wr_beat)
+    reads_in_flight = property(lambda self: self._reads_in_flight)
     groups = property(lambda self: channel_groups(self._pes, self._channels))
 
     def route_depth(self, group):

@@ -26,7 +26,8 @@ from .interconnect import ChannelPort, Interconnect, channels_for, memory_port_s
 from .pe import ControlSignature
 from .window import WindowFilter
 
-__all__ = ["PESystem", "beat_bytes", "frame_elements", "window_system", "window_system_of"]
+__all__ = ["PESystem", "beat_bytes", "frame_elements", "system_addr_width", "window_system",
+           "window_system_of", "window_system_pe"]
 
 
 class PESystem(wiring.Component):
@@ -187,21 +188,38 @@ def window_system(pes, *, width, height, op="max", size=(3, 3), bytes_per_cycle=
     parameters."""
     if isinstance(pes, bool) or not isinstance(pes, int) or pes < 1:
         raise ValueError(f"pes must be a positive integer, not {pes!r}")
-    end = pes * frame_elements(width, height, size)
-    params.setdefault("addr_width", max(1, (end - 1).bit_length()))
+    params.setdefault("addr_width", system_addr_width(pes, width, height, size))
     filters = [WindowFilter(op, size, width=width, height=height, **params) for _ in range(pes)]
     return PESystem(filters, channels=channels_for(pes, beat_bytes(filters[0]), bytes_per_cycle))
+
+
+def system_addr_width(pes, width, height, size=(3, 3)):
+    """Address bits of a system of ``pes`` window filters: ``pes`` frames side by side."""
+    return max(1, (pes * frame_elements(width, height, size) - 1).bit_length())
 
 
 def window_system_of(pe, pes, bytes_per_cycle=None):
     """A :func:`window_system` of ``pes`` PEs with the parameters of the window filter ``pe``
     (its tree policy kept; addresses widened for ``pes`` frames) for a link of
     ``bytes_per_cycle``."""
+    return window_system(pes, bytes_per_cycle=bytes_per_cycle, **_filter_parameters(pe))
+
+
+def window_system_pe(pe, pes):
+    """One PE of :func:`window_system_of` ``(pe, pes)``: the window filter ``pe`` with addresses
+    wide enough for ``pes`` frames."""
+    params = _filter_parameters(pe)
+    op, size = params.pop("op"), params.pop("size")
+    return WindowFilter(op, size, addr_width=system_addr_width(
+        pes, params["width"], params["height"], size), **params)
+
+
+def _filter_parameters(pe):
+    """The parameters of the window filter ``pe`` as :func:`window_system` takes them."""
     p = pe.parameters()
     tree_stages = p["tree_policy"] if p["tree_policy"] is not None else p["tree_stages"]
     mask = p["mask"] if p["mask"] != "custom" else pe.mask
-    return window_system(pes, width=p["width"], height=p["height"], op=p["op"],
-                         size=(p["rows"], p["cols"]), mask=mask, pixel_bits=p["pixel_bits"],
-                         unroll=p["unroll"], buffer=p["buffer"], pipeline=p["pipeline"],
-                         tree_stages=tree_stages, credits=p["credits"],
-                         bytes_per_cycle=bytes_per_cycle)
+    return {"width": p["width"], "height": p["height"], "op": p["op"],
+            "size": (p["rows"], p["cols"]), "mask": mask, "pixel_bits": p["pixel_bits"],
+            "unroll": p["unroll"], "buffer": p["buffer"], "pipeline": p["pipeline"],
+            "tree_stages": tree_stages, "credits": p["credits"]}

@@ -17,6 +17,7 @@ pipeline programs, put it at about half of Yosys's count on the ECP5 and 1.5 tim
 """
 
 import json
+from collections import Counter
 from functools import cache
 from pathlib import Path
 
@@ -26,9 +27,12 @@ from amaranth.lib.wiring import Flow
 
 from ..boards import cost_table
 from ..catalog import resolve_board
+from ..kernels import Interconnect, PESystem
+from ..kernels.interconnect import channel_groups
 from .estimate import count_primitives, estimate, lut_groups, price, rom_luts, uncalibrated_luts
 
-__all__ = ["FACTORS_PATH", "Shell", "estimate_interconnect", "estimate_overhead"]
+__all__ = ["FACTORS_PATH", "EXACT_CONTROL_PES", "Shell", "estimate_interconnect",
+           "estimate_overhead", "estimate_rest"]
 
 #: The interconnect's LUT factors per cost family.
 FACTORS_PATH = Path(__file__).with_name("interconnect_costs.json")
@@ -82,10 +86,29 @@ def estimate_interconnect(interconnect, board):
 
 
 def _interconnect_prices(interconnect, board):
-    """``(the family table's price, the calibrated one)`` of an interconnect, counted once."""
-    family = board.toolchain.cost_family
+    """``(the family table's price, the calibrated one)`` of an interconnect: the sum over its
+    channels of a channel of as many PEs (channels are independent logic), each size estimated
+    once per process (:func:`_channel_prices`)."""
+    sizes = Counter(len(group) for group in interconnect.groups if len(group) > 1)
+    found = ({r: 0 for r in _RESOURCES}, {r: 0 for r in _RESOURCES})
+    for size, count in sizes.items():
+        prices = _channel_prices(size, interconnect.addr_width, interconnect.rd_beat,
+                                 interconnect.wr_beat, interconnect.reads_in_flight, board.name,
+                                 board.toolchain.cost_family)
+        for total, price_ in zip(found, prices):
+            for r in _RESOURCES:
+                total[r] += count * price_[r]
+    return found
+
+
+@cache
+def _channel_prices(pes, addr_width, rd_beat, wr_beat, reads_in_flight, board_name, family):
+    """``(the family table's price, the calibrated one)`` of one channel of ``pes`` PEs."""
+    board = resolve_board(board_name)
+    channel = Interconnect(pes=pes, channels=1, addr_width=addr_width, rd_beat=rd_beat,
+                           wr_beat=wr_beat, reads_in_flight=reads_in_flight)
     table = cost_table(family)
-    kinds, memories, instances, _ = count_primitives(interconnect,
+    kinds, memories, instances, _ = count_primitives(channel,
                                                      platform=board.elaboration_platform())
     total = price(table, kinds, memories, instances)
     generic = {r: round(total[r]) for r in _RESOURCES}
@@ -102,14 +125,63 @@ def estimate_overhead(system, board, *, instrument=None):
     """``{"lut", "ff", "bram", "dsp"}`` of ``system`` besides its PEs, estimated on ``board``:
     its interconnect (:func:`estimate_interconnect`) and control, and its HMM when
     ``instrument`` is given (a function that returns a system instrumented; its probes must not
-    look inside the PEs)."""
-    shelled = type(system)([Shell(pe) for pe in system.pes],
-                           channels=system.interconnect.channels)
-    interconnect = shelled.interconnect
-    if instrument is not None:
-        shelled = instrument(shelled)
-    found = estimate(shelled, board).resources()
-    if all(len(group) == 1 for group in interconnect.groups):
-        return found          # a channel per PE: wires
-    generic, calibrated = _interconnect_prices(interconnect, resolve_board(board))
-    return {r: max(0, found[r] - generic[r] + calibrated[r]) for r in found}
+    look inside the PEs). Without an HMM, the control is estimated on the system of a channel
+    per PE (wires), so the estimate's time grows with the PEs of a channel, not of the
+    system."""
+    board = resolve_board(board)
+    interconnect = system.interconnect
+    shells = [Shell(pe) for pe in system.pes]
+    if instrument is None:
+        control = estimate(type(system)(shells), board).resources()
+        calibrated = _interconnect_prices(interconnect, board)[1]
+        return {r: control[r] + calibrated[r] for r in _RESOURCES}
+    found = estimate(instrument(type(system)(shells, channels=interconnect.channels)),
+                     board).resources()
+    generic, calibrated = _interconnect_prices(interconnect, board)
+    return {r: max(0, found[r] - generic[r] + calibrated[r]) for r in _RESOURCES}
+
+
+#: Above this many PEs, the system's control is extrapolated (see :func:`estimate_rest`).
+EXACT_CONTROL_PES = 16
+
+
+def estimate_rest(pe, pes, channels, board):
+    """``{"lut", "ff", "bram", "dsp"}`` of a :class:`hwgen.kernels.PESystem` of ``pes`` PEs like
+    ``pe`` (as the system builds them: addresses for every frame) on ``channels`` channels,
+    besides its PEs, without building it: the interconnect as the sum of its channels
+    (:func:`estimate_interconnect`'s prices, each size of channel estimated once), and the
+    system's control (the launch of one PE per cycle, a done flag per PE). The control is
+    estimated on a system of shells up to :data:`EXACT_CONTROL_PES` PEs and extrapolated
+    linearly above (a comparison and a flag per PE), so the time does not grow with the PEs."""
+    board = resolve_board(board)
+    family = board.toolchain.cost_family
+    sizes = Counter(len(group) for group in channel_groups(pes, channels) if len(group) > 1)
+    found = dict(_control(pe, pes, board))
+    for size, count in sizes.items():
+        calibrated = _channel_prices(size, pe.addr_width, pe.rd_beat, pe.wr_beat,
+                                     pe.max_outstanding_reads, board.name, family)[1]
+        for r in _RESOURCES:
+            found[r] += count * calibrated[r]
+    return found
+
+
+def _control(pe, pes, board):
+    if pes <= EXACT_CONTROL_PES:
+        return _control_of(pe, pes, board)
+    low = _control_of(pe, EXACT_CONTROL_PES // 2, board)
+    high = _control_of(pe, EXACT_CONTROL_PES, board)
+    step = EXACT_CONTROL_PES - EXACT_CONTROL_PES // 2
+    return {r: max(0, round(high[r] + (high[r] - low[r]) * (pes - EXACT_CONTROL_PES) / step))
+            for r in _RESOURCES}
+
+
+_CONTROLS = {}
+
+
+def _control_of(pe, pes, board):
+    """The control of a system of ``pes`` shells of ``pe``, a channel each (wires)."""
+    key = (repr(pe.parameters()), pe.addr_width, pes, board.toolchain.cost_family)
+    if key not in _CONTROLS:
+        system = PESystem([Shell(pe) for _ in range(pes)])
+        _CONTROLS[key] = estimate(system, board).resources()
+    return _CONTROLS[key]

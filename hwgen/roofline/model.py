@@ -38,12 +38,12 @@ from fractions import Fraction
 from amaranth.hdl import UnusedElaboratable
 
 from ..boards import Board
-from ..kernels import beat_bytes, channels_for, window_system_of
+from ..kernels import beat_bytes, channels_for, window_system_of, window_system_pe
 
 from ..errors import HwgenError
 from ..catalog import resolve_board
 from ..resources.estimate import estimate
-from ..resources.estimate_system import estimate_overhead
+from ..resources.estimate_system import estimate_overhead, estimate_rest
 from ..sim.system import instrument_system
 from ..sim.cycle_data import ratio
 from .sweep import DesignPoint, Measurement, measure, simulate_systems
@@ -68,11 +68,10 @@ GUESS_PES = 32
 #: device's LUT and FF (an assumption: no LUT-limited ECP5 system was placed here yet).
 PLACEMENT_CEILING = {"ecp5": 0.9}
 #: Where nextpnr places and routes the iCE40, SC's system's LUT + FF are at most this share of
-#: the device's logic cells (a LUT and a flip-flop each): nextpnr-ice40 packed a 4-PE system of
-#: 1,540 LUT and 1,381 FF (with its registered I/O harness) into 2,475 cells, a pair for only
-#: one flip-flop in three; a system of 3,941 LUT and 3,154 FF by Yosys did not place
-#: (docs/systems.md).
-LOGIC_CELL_CEILING = {"ice40": 1.0}
+#: the device's logic cells (a LUT and a flip-flop each; nextpnr-ice40 pairs few of them, and
+#: the cells of a block share their clock enable and reset): on the iCE40UP5K, systems of line U1
+#: PEs of 3,295 LUT + FF by Yosys (62%) placed and of 4,560 (86%) did not (docs/systems.md).
+LOGIC_CELL_CEILING = {"ice40": 0.75}
 #: Frequency ceilings by default: these fractions of a point's clock.
 DEFAULT_CEILING_FRACTIONS = (0.25, 0.5, 0.75)
 
@@ -245,9 +244,36 @@ def board_scalability(pe, board, *, per_pe=None, bytes_per_cycle=None, probes=No
 
 def window_overhead(pe, board, *, bytes_per_cycle=None, probes=None):
     """:func:`system_overhead` of the system :func:`hwgen.kernels.window_system_of` builds of
-    the window filter ``pe`` for a link of ``bytes_per_cycle``."""
-    return system_overhead(lambda pes: window_system_of(pe, pes, bytes_per_cycle=bytes_per_cycle),
-                           pe, board, probes=probes)
+    the window filter ``pe`` for a link of ``bytes_per_cycle``. Without ``probes`` the system
+    is not built: its rest is :func:`hwgen.resources.estimate_system.estimate_rest` of one of
+    its PEs (:func:`hwgen.kernels.window_system_pe`), plus P times what that PE costs more than
+    ``pe``; each is kept for the process."""
+    if probes is not None:
+        return system_overhead(lambda pes: window_system_of(pe, pes,
+                                                            bytes_per_cycle=bytes_per_cycle),
+                               pe, board, probes=probes)
+    board = resolve_board(board)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnusedElaboratable)   # estimated, never built
+        bare = estimate(pe, board).resources()
+    family = board.toolchain.cost_family
+    inner = {}    # the system's PE and its estimate, by address width
+
+    def overhead(pes):
+        key = ("window", repr(pe.parameters()), pes, bytes_per_cycle, family)
+        if key not in _OVERHEADS:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UnusedElaboratable)   # estimated, never built
+                system_pe = window_system_pe(pe, pes)
+                if system_pe.addr_width not in inner:
+                    inner[system_pe.addr_width] = estimate(system_pe, board).resources()
+                grown = inner[system_pe.addr_width]
+                channels = channels_for(pes, beat_bytes(system_pe), bytes_per_cycle)
+                rest = estimate_rest(system_pe, pes, channels, board)
+            _OVERHEADS[key] = {r: max(0, rest[r] + pes * max(0, grown[r] - bare[r]))
+                               for r in RESOURCES}
+        return _OVERHEADS[key]
+    return overhead
 
 
 def find_link(board, name):
@@ -787,9 +813,9 @@ def point_scalability(measurement, board, link):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UnusedElaboratable)   # estimated, never built
         pe = design.build()
-    return system_scalability(measurement.resources, available, system_overhead(
-        lambda pes: design.system(pes, design.height, link), pe, board),
-        cells=logic_cells(board))
+    return system_scalability(measurement.resources, available,
+                              window_overhead(pe, board, bytes_per_cycle=link),
+                              cells=logic_cells(board))
 
 
 def _system_check(pes, bandwidth, run):
