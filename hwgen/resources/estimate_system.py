@@ -93,18 +93,29 @@ def _interconnect_prices(interconnect, board):
     found = ({r: 0 for r in _RESOURCES}, {r: 0 for r in _RESOURCES})
     for size, count in sizes.items():
         prices = _channel_prices(size, interconnect.addr_width, interconnect.rd_beat,
-                                 interconnect.wr_beat, interconnect.reads_in_flight, board.name,
-                                 board.toolchain.cost_family)
+                                 interconnect.wr_beat, interconnect.reads_in_flight, board)
         for total, price_ in zip(found, prices):
             for r in _RESOURCES:
                 total[r] += count * price_[r]
     return found
 
 
-@cache
-def _channel_prices(pes, addr_width, rd_beat, wr_beat, reads_in_flight, board_name, family):
-    """``(the family table's price, the calibrated one)`` of one channel of ``pes`` PEs."""
-    board = resolve_board(board_name)
+_CHANNELS = {}
+
+
+def _channel_prices(pes, addr_width, rd_beat, wr_beat, reads_in_flight, board):
+    """``(the family table's price, the calibrated one)`` of one channel of ``pes`` PEs,
+    estimated once per process."""
+    family = board.toolchain.cost_family
+    key = (pes, addr_width, rd_beat, wr_beat, reads_in_flight, family)
+    if key not in _CHANNELS:
+        _CHANNELS[key] = _price_channel(pes, addr_width, rd_beat, wr_beat, reads_in_flight,
+                                        board)
+    return _CHANNELS[key]
+
+
+def _price_channel(pes, addr_width, rd_beat, wr_beat, reads_in_flight, board):
+    family = board.toolchain.cost_family
     channel = Interconnect(pes=pes, channels=1, addr_width=addr_width, rd_beat=rd_beat,
                            wr_beat=wr_beat, reads_in_flight=reads_in_flight)
     table = cost_table(family)
@@ -154,12 +165,11 @@ def estimate_rest(pe, pes, channels, board):
     estimated on a system of shells up to :data:`EXACT_CONTROL_PES` PEs and extrapolated
     linearly above (a comparison and a flag per PE), so the time does not grow with the PEs."""
     board = resolve_board(board)
-    family = board.toolchain.cost_family
     sizes = Counter(len(group) for group in channel_groups(pes, channels) if len(group) > 1)
     found = dict(_control(pe, pes, board))
     for size, count in sizes.items():
         calibrated = _channel_prices(size, pe.addr_width, pe.rd_beat, pe.wr_beat,
-                                     pe.max_outstanding_reads, board.name, family)[1]
+                                     pe.max_outstanding_reads, board)[1]
         for r in _RESOURCES:
             found[r] += count * calibrated[r]
     return found
