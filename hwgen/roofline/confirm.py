@@ -82,12 +82,13 @@ class Confirmation:
                 "attained_error": self.attained_error, "simulated": self.simulated}
 
 
-def confirm_point(point, board, *, seeds=3, progress=False, engine=None):
+def confirm_point(point, board, *, seeds=3, progress=False, engine=None, place=True):
     """Synthesize the bare system of ``point.sc_pes_per_device`` PEs of a
-    :class:`hwgen.roofline.RooflinePoint` on ``board``, place and route it when it fits and the
-    family can, and simulate it against the point's link at the system's clock (frames of
-    :func:`hwgen.roofline.sweep.system_height` rows, one per PE; ``engine`` as for
-    :func:`hwgen.sim.run_window_system`)."""
+    :class:`hwgen.roofline.RooflinePoint` on ``board``, place and route it when it fits, the
+    family can and ``place`` is true, and simulate it against the point's link at the
+    system's clock (frames of :func:`hwgen.roofline.sweep.system_height` rows, one per PE;
+    ``engine`` as for :func:`hwgen.sim.run_window_system`). Without place and route the clock
+    is the roofline's, stated as an assumption."""
     board = resolve_board(board)
     design = point.measurement.point
     pes = point.sc_pes_per_device
@@ -100,8 +101,11 @@ def confirm_point(point, board, *, seeds=3, progress=False, engine=None):
     system = design.system(pes, design.height, link)
     name = design_name(design.kernel, system)
     fmax_source = "not measured: no place and route for this family here"
+    if not place and board.toolchain.has_place_and_route:
+        fmax_source = "not measured: place and route not asked for (the resources estimated)"
     try:
-        result = synthesize(system, board, name=name, seeds=seeds, progress=progress)
+        result = synthesize(system, board, name=name, seeds=seeds, progress=progress,
+                            fmax=place)
         if result.fmax_mhz is not None:
             fmax_source = f"nextpnr, median of {result.seeds} seed(s)"
     except HwgenError as error:

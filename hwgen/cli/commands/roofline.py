@@ -120,9 +120,11 @@ DESCRIPTION = ("Simulate every design point (one PE configuration) for its ops p
 def add_options(parser):
     add_sweep_options(parser)
     add_option(parser, "--confirm", action="store_true",
-               help="synthesize the best point's system of SC PEs (bare, one port and its "
-                    "arbiters) on one device, place and route it where the family can, and "
-                    "compare it with the model's SC x one PE; writes confirm.json",
+               help="synthesize the best point's system of SC PEs (bare, with its memory "
+                    "interconnect) on one device, place and route it where the family can "
+                    "(with --resources synth or --clock fmax; else its clock is the roofline's, "
+                    "stated), compare it with the model's SC x one PE + the interconnect, and "
+                    "simulate what it attains against the link; writes confirm.json",
                shown="no confirmation")
 
 
@@ -390,7 +392,11 @@ def _confirm(roofline, out, *, quiet, engine=None):
     best = roofline.best()
     if best is None:
         raise HwgenError("--confirm: no design point is placed, so there is no best point")
-    found = confirm_point(best, roofline.board, progress=not quiet, engine=engine)
+    # Place and route the system when the roofline measured its figures by the tools; with
+    # estimated resources at the board's clock it is synthesized only (a large system takes
+    # nextpnr long), and the clock it attains at is the roofline's, stated.
+    place = roofline.options["resources"] == "synth" or roofline.options["clock"] == "fmax"
+    found = confirm_point(best, roofline.board, progress=not quiet, engine=engine, place=place)
     write_files({out / "confirm.json": json.dumps(
         {"tool_versions": tool_versions(), **found.to_json()}, indent=2) + "\n"})
     verdict = "fits" if found.fits else "DOES NOT FIT (" + ", ".join(
