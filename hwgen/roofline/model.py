@@ -219,6 +219,7 @@ def system_overhead(system, pe, board, *, probes=None):
                     extra = {r: rest[r] + pes * max(0, inner[r] - bare[r]) for r in RESOURCES}
                 _OVERHEADS[key] = {r: max(0, extra[r]) for r in RESOURCES}
             del design
+            gc.collect()     # the PEs estimated or shelled, never built: warn of none
         return _OVERHEADS[key]
     return overhead
 
@@ -270,6 +271,8 @@ def window_overhead(pe, board, *, bytes_per_cycle=None, probes=None):
                 grown = inner[system_pe.addr_width]
                 channels = channels_for(pes, beat_bytes(system_pe), bytes_per_cycle)
                 rest = estimate_rest(system_pe, pes, channels, board)
+                del system_pe
+                gc.collect()     # the PE stands in shells, never built: warn of none
             _OVERHEADS[key] = {r: max(0, rest[r] + pes * max(0, grown[r] - bare[r]))
                                for r in RESOURCES}
         return _OVERHEADS[key]
