@@ -30,7 +30,7 @@ from ..options import (DEFAULT_SIZE, add_board_option, add_engine_option, add_li
 from ..outputs import check_folder_option, write_files
 from ..report import add_report_option, check_report_option, report_file
 from ...roofline.cluster import Cluster, check_scheduler
-from ...roofline.model import CLOCK_CHOICES, build_roofline, check_clock
+from ...roofline.model import CLOCK_CHOICES, build_roofline, check_clock, logic_cells, placeable
 from ...roofline.confirm import confirm_point
 from ...roofline.figure import plot_roofline
 from ...roofline.sweep import RESOURCE_METHODS, KernelDesignPoint, design_grid
@@ -347,9 +347,15 @@ def why(roofline):
     tied = [p for p in roofline.points if p is not best and p.placed
             and abs(p.attainable_gbops - best.attainable_gbops) <= 1e-3 * best.attainable_gbops]
     limit = best.limiting_resource
+    room = ""       # the placement headroom SC leaves where nextpnr places
+    cells = logic_cells(roofline.board)
+    if cells is not None and limit in ("lut", "ff"):
+        room = f"; LUT + FF within {cells} logic cells"
+    elif placeable(roofline.board)[limit] < best.available_per_device[limit]:
+        room = f"; {placeable(roofline.board)[limit]} placeable"
     compute = (f"compute roof {best.cp_gbops:.1f} GBops/s = {best.sc_pes_per_device} PEs per FPGA "
                f"(limited by {limit.upper()}: {m.resources[limit]} per PE and the interconnect "
-               f"of {best.available_per_device[limit]}) x "
+               f"of {best.available_per_device[limit]}{room}) x "
                f"{best.perf_pe_gbops:.2f} GBops/s per PE ({best.ops_per_cycle:.2f} ops/cycle at "
                f"{best.clock_mhz:g} MHz) x {best.devices}")
     io_roof = (f"I/O roof {best.io_roof_gbops:.2f} GBops/s = CI {best.ci_ops_per_byte:.3f} ops/B x "
