@@ -235,3 +235,20 @@ def test_the_interconnect_estimate_is_within_ten_percent_of_yosys(board_name, un
                              require_fit=False).resources()
     for r in ("lut", "ff"):
         assert estimated[r] == pytest.approx(synthesized[r], rel=0.10)
+
+
+def test_the_estimate_of_a_system_prices_its_interconnect_calibrated():
+    # estimate() of an interconnect or a system carries the interconnect's own LUT factors,
+    # as SC does: the interconnect alone is its channels' calibrated prices summed.
+    from hwgen.kernels import Interconnect
+    from hwgen.resources.estimate_system import estimate_interconnect
+    board = resolve_board("ulx3s-85f")
+    pe = _pe(8)
+
+    def interconnect():
+        return Interconnect(pes=8, channels=2, addr_width=pe.addr_width + 3, rd_beat=pe.rd_beat,
+                            wr_beat=pe.wr_beat, reads_in_flight=pe.max_outstanding_reads)
+    whole = estimate(interconnect(), board).resources()
+    summed = estimate_interconnect(interconnect(), board)
+    assert whole["lut"] == pytest.approx(summed["lut"], rel=0.01)
+    assert whole["ff"] == summed["ff"]

@@ -876,6 +876,10 @@ def estimate(design, board, *, name="top", ports=None):
         if collecting:
             gc.enable()
     total = price(table, kinds, memories, instances)
+    # A system's memory interconnect has LUT factors of its own (fitted against Yosys); the
+    # module that prices it builds on this one, hence the import here.
+    from .estimate_system import interconnect_lut_correction
+    total["lut"] += interconnect_lut_correction(design, board)
     return Estimate(
         name=name, board=board.name, cost_family=family, proxy=board.family == "intel",
         lut=round(total["lut"]), ff=round(total["ff"]), carry=round(total["carry"]),

@@ -35,7 +35,7 @@ from ..kernels.interconnect import channel_groups
 from .estimate import count_primitives, estimate, lut_groups, price, rom_luts, uncalibrated_luts
 
 __all__ = ["FACTORS_PATH", "EXACT_CONTROL_PES", "Shell", "estimate_interconnect",
-           "estimate_overhead", "estimate_rest"]
+           "estimate_overhead", "estimate_rest", "interconnect_lut_correction"]
 
 #: The interconnect's LUT factors per cost family.
 FACTORS_PATH = Path(__file__).with_name("interconnect_costs.json")
@@ -85,7 +85,8 @@ class Shell(wiring.Component):
 def estimate_interconnect(interconnect, board):
     """``{"lut", "ff", "bram", "dsp"}`` of a :class:`hwgen.kernels.Interconnect` on ``board``:
     the estimate, its LUTs priced with the interconnect's factors of the board's cost family
-    where they were fitted."""
+    where they were fitted (what :func:`hwgen.resources.estimate.estimate` gives for it, summed
+    over its channels)."""
     return _interconnect_prices(interconnect, resolve_board(board))[1]
 
 
@@ -136,6 +137,19 @@ def _price_channel(pes, addr_width, rd_beat, wr_beat, reads_in_flight, board):
     return generic, {**generic, "lut": round(lut)}
 
 
+def interconnect_lut_correction(design, board):
+    """LUTs to add to the family table's estimate of ``design`` for the interconnect in it (an
+    :class:`hwgen.kernels.Interconnect`, a system, or either instrumented): its calibrated
+    price less the table's; 0 for any other design."""
+    target = getattr(design, "design", design)     # an instrumented design's own
+    interconnect = target if isinstance(target, Interconnect) \
+        else getattr(target, "interconnect", None)
+    if not isinstance(interconnect, Interconnect):
+        return 0
+    generic, calibrated = _interconnect_prices(interconnect, resolve_board(board))
+    return calibrated["lut"] - generic["lut"]
+
+
 def estimate_overhead(system, board, *, instrument=None):
     """``{"lut", "ff", "bram", "dsp"}`` of ``system`` besides its PEs, estimated on ``board``:
     its interconnect (:func:`estimate_interconnect`) and control, and its HMM when
@@ -150,10 +164,8 @@ def estimate_overhead(system, board, *, instrument=None):
         control = estimate(type(system)(shells), board).resources()
         calibrated = _interconnect_prices(interconnect, board)[1]
         return {r: control[r] + calibrated[r] for r in _RESOURCES}
-    found = estimate(instrument(type(system)(shells, channels=interconnect.channels)),
-                     board).resources()
-    generic, calibrated = _interconnect_prices(interconnect, board)
-    return {r: max(0, found[r] - generic[r] + calibrated[r]) for r in _RESOURCES}
+    return estimate(instrument(type(system)(shells, channels=interconnect.channels)),
+                    board).resources()
 
 
 #: Above this many PEs, the system's control is extrapolated (see :func:`estimate_rest`).
