@@ -218,6 +218,9 @@ def design_grid(kernel, *, unrolls, buffers, pipelines=(True,), size=(3, 3), mas
             for point in points:
                 try:
                     point.build()
+                except ParameterError as error:
+                    raise ParameterError(error.parameter, f"{error.message} (design point "
+                                                          f"{point.label})") from None
                 except HwgenError as error:
                     raise HwgenError(f"design point {point.label}: {error}") from None
         finally:
@@ -480,13 +483,16 @@ def check_resources_method(board, resources, fmax):
         try:
             cost_table(board.toolchain.cost_family)
         except BoardError as error:
-            raise HwgenError(f"--resources estimate on {board.name}: {error}") from None
+            raise ParameterError("resources", f"estimate on {board.name}: {error}") from None
     if (resources == "synth" or fmax) and not board.toolchain.has_open_flow:
-        raise HwgenError(f"--resources synth and --clock fmax need an open synthesis flow, which "
-                         f"{board.name} ({board.family}) has not; use --resources estimate")
+        parameter, asked, instead = (("resources", "synth", "estimate") if resources == "synth"
+                                     else ("clock", "fmax", "board or MHz"))
+        raise ParameterError(parameter, f"{asked} needs an open synthesis flow, which "
+                                        f"{board.name} ({board.family}) has not; give {instead}")
     if fmax and not board.toolchain.has_place_and_route:
-        raise HwgenError(f"--clock fmax needs place and route, which runs here for ecp5 and ice40 "
-                         f"boards, not {board.name} ({board.family}); give --clock board or MHz")
+        raise ParameterError("clock", f"fmax needs place and route, which runs here for ecp5 and "
+                                      f"ice40 boards, not {board.name} ({board.family}); give "
+                                      f"board or MHz")
 
 
 def _frame_heights(point, engine):
@@ -501,9 +507,14 @@ def _frame_heights(point, engine):
 
 def _engine(engine):
     try:
-        return resolve_engine(engine, name="--engine")
-    except (EngineUnavailable, ValueError) as error:
+        return resolve_engine(engine)
+    except EngineUnavailable as error:
         raise HwgenError(str(error)) from None
+    except ValueError as error:
+        name, _, rest = str(error).partition(" ")
+        if name == "engine":
+            raise ParameterError("engine", rest) from None
+        raise HwgenError(str(error)) from None     # HWGEN_ENGINE, named as the user set it
 
 
 def measure(points, board, *, resources="estimate", fmax=False, jobs=1, progress=False,

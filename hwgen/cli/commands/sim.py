@@ -246,8 +246,10 @@ def run(args):
 
     figures = per_pe[0] if per_pe else system.figures
     model = pe.traffic()
-    matches = all(f.bytes_read == model.bytes_read and f.bytes_written == model.bytes_written
-                  for f in per_pe)
+    # A PE without closed-form traffic has no fetch model to hold its traffic against: n/a.
+    matches = None if model is None else all(
+        f.bytes_read == model.bytes_read and f.bytes_written == model.bytes_written
+        for f in per_pe)
     if system is not None:
         matches = matches and (system.bytes_read, system.bytes_written) == (
             args.pes * model.bytes_read, args.pes * model.bytes_written)
@@ -278,7 +280,7 @@ def run(args):
     write_files(files)
     if not args.quiet:
         title = design_title(args.kernel, pe)
-        verdict = "matches" if matches else "DOES NOT MATCH"
+        verdict = {True: "matches", False: "DOES NOT MATCH", None: "n/a (the PE states none)"}[matches]
         result_verdict = "matches" if mismatch is None else "DOES NOT MATCH"
         if link is not None:
             print(f"memory: {memory.bandwidth_bytes_per_cycle:.3f} B/cycle, the {link}")
@@ -334,7 +336,8 @@ def _figure_lines(name, figures, notes=("", "")):
 
 def _suspect(per_pe, matches, mismatch):
     """Why the run's figures cannot be trusted as they stand, if they cannot."""
-    reasons = [] if matches else ["the traffic measured does not match the fetch model"]
+    reasons = [] if matches in (True, None) else [
+        "the traffic measured does not match the fetch model"]
     if mismatch is not None:
         reasons.append(mismatch)
     saturated = [f"PE {i}: {name}" if len(per_pe) > 1 else name
