@@ -118,7 +118,8 @@ def write_outputs(out_dir, name, verilog_text, rtlil_text, manifest):
         os.umask(umask)
         staging.chmod(0o777 & ~umask)   # mkdtemp makes it private; a build folder is not
     except OSError as error:
-        raise ParameterError("out_dir", f": cannot create {str(out_dir)!r} ({error.strerror})") from None
+        raise ParameterError("out_dir", f": cannot create {str(out_dir)!r} "
+                                        f"({error.strerror})") from None
     try:
         (staging / f"{name}.v").write_text(verilog_text)
         (staging / f"{name}.il").write_text(rtlil_text)
@@ -134,7 +135,8 @@ def write_outputs(out_dir, name, verilog_text, rtlil_text, manifest):
         else:
             staging.replace(out_dir)
     except OSError as error:
-        raise ParameterError("out_dir", f": cannot write {str(out_dir)!r} ({error.strerror})") from None
+        raise ParameterError("out_dir", f": cannot write {str(out_dir)!r} "
+                                        f"({error.strerror})") from None
     finally:
         if staging.exists():
             shutil.rmtree(staging)

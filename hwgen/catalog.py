@@ -108,11 +108,13 @@ def _positive(parameter, value):
 def check_window_parameters(*, size, mask, pixel_bits, width, height, unroll, buffer,
                             tree_stages, credits):
     """Raise :class:`hwgen.errors.ParameterError`, naming the parameter and what it allows, for
-    the first window-filter parameter a user got wrong (the rules :class:`hwgen.kernels.WindowFilter` enforces)."""
+    the first window-filter parameter a user got wrong (the rules
+    :class:`hwgen.kernels.WindowFilter` enforces)."""
     pair = isinstance(size, (tuple, list)) and len(size) == 2
     if not pair or any(isinstance(n, bool) or not isinstance(n, int) or n < 1 for n in size):
         shown = "x".join(map(str, size)) if pair else repr(size)
-        raise ParameterError("size", f"must be NxM with positive integers, such as 3x3, not {shown}")
+        raise ParameterError("size", f"must be NxM with positive integers, such as 3x3, "
+                                     f"not {shown}")
     rows, cols = size
     problem = mask_problem(mask, rows, cols)
     if problem is not None:
@@ -125,7 +127,7 @@ def check_window_parameters(*, size, mask, pixel_bits, width, height, unroll, bu
     _positive("height", height)
     if rows > height or cols > width:
         raise ParameterError("size", f"{rows}x{cols} must fit in the image {height}x{width} "
-                         f"(rows x cols)")
+                                     f"(rows x cols)")
     if 2 * width * height > 1 << 64:
         raise ParameterError("height", f"must be at most {(1 << 63) // width} for an image "
                                        f"{width} pixels wide (2**63 pixels), not {height}")
@@ -134,21 +136,22 @@ def check_window_parameters(*, size, mask, pixel_bits, width, height, unroll, bu
         raise ParameterError("buffer", f"must be one of {', '.join(BUFFERS)}, not {buffer!r}")
     out_width, out_height = width - cols + 1, height - rows + 1
     if buffer == "line" and width % unroll:
-        raise ParameterError("unroll", f"must divide the image width {width} for the line buffer, "
-                         f"not {unroll}")
+        raise ParameterError("unroll", f"must divide the image width {width} for the line "
+                                       f"buffer, not {unroll}")
     if buffer == "smart" and unroll > out_height:
-        raise ParameterError("unroll", f"must be at most the output height {out_height} for the smart "
-                         f"buffer, not {unroll}")
+        raise ParameterError("unroll", f"must be at most the output height {out_height} for "
+                                       f"the smart buffer, not {unroll}")
     if buffer == "none" and unroll > out_width:
-        raise ParameterError("unroll", f"must be at most the output width {out_width} without a "
-                         f"buffer, not {unroll}")
+        raise ParameterError("unroll", f"must be at most the output width {out_width} without "
+                                       f"a buffer, not {unroll}")
     if tree_stages is not None and tree_stages not in TREE_POLICIES:
         patterns = ColumnPatterns(structuring_element(mask, rows, cols))
         levels = 0 if buffer == "none" else patterns.vertical_depth + patterns.horizontal_depth
         if isinstance(tree_stages, bool) or not isinstance(tree_stages, int) \
                 or not 0 <= tree_stages <= levels:
-            raise ParameterError("tree_stages", f"must be between 0 and {levels} for this window and "
-                             f"buffer, or one of {', '.join(TREE_POLICIES)}, not {tree_stages!r}")
+            raise ParameterError("tree_stages", f"must be between 0 and {levels} for this "
+                                                f"window and buffer, or one of "
+                                                f"{', '.join(TREE_POLICIES)}, not {tree_stages!r}")
     if credits is not None:
         _positive("credits", credits)
 

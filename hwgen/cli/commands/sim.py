@@ -280,7 +280,8 @@ def run(args):
     write_files(files)
     if not args.quiet:
         title = design_title(args.kernel, pe)
-        verdict = {True: "matches", False: "DOES NOT MATCH", None: "n/a (the PE states none)"}[matches]
+        verdict = {True: "matches", False: "DOES NOT MATCH",
+                   None: "n/a (the PE states none)"}[matches]
         result_verdict = "matches" if mismatch is None else "DOES NOT MATCH"
         if link is not None:
             print(f"memory: {memory.bandwidth_bytes_per_cycle:.3f} B/cycle, the {link}")
