@@ -14,14 +14,15 @@ from dataclasses import dataclass
 from .boards import Board, BoardError, get_board
 from .discovery import Registry
 from .errors import HwgenError, ParameterError
-from .kernels import BUFFERS, MASK_SHAPES, PESystem, WindowFilter
+from .kernels import (BUFFERS, MASK_SHAPES, PESystem, WindowFilter, beat_bytes, channels_for,
+                      window_system_of)
 from .kernels.pe import ProcessingElement
 from .kernels.mask import mask_problem, structuring_element
 from .kernels.separable import ColumnPatterns
 from .kernels.window import TREE_POLICIES, default_credits
 
 __all__ = ["ENTRY_POINT_GROUP", "KERNELS", "KernelInfo", "board_tree_policy", "is_user_kernel", "check_window_parameters", "design_name", "design_title",
-           "kernel_info", "make_window_filter", "resolve_board"]
+           "kernel_info", "make_window_filter", "resolve_board", "system_of"]
 
 
 @dataclass(frozen=True)
@@ -154,6 +155,36 @@ def check_window_parameters(*, size, mask, pixel_bits, width, height, unroll, bu
                                                 f"{', '.join(TREE_POLICIES)}, not {tree_stages!r}")
     if credits is not None:
         _positive("credits", credits)
+
+
+def system_of(pe, pes, bytes_per_cycle=None):
+    """A :class:`hwgen.kernels.PESystem` of ``pes`` PEs like ``pe``, each filtering its own
+    frame, the frames side by side in memory, with memory channels for a link of
+    ``bytes_per_cycle`` (``None``: unlimited, a channel per PE).
+
+    ``pe`` is a window filter or an image PE of the user's; the user's class is built again with
+    the values of its declared options. When its addresses cannot reach ``pes`` frames, its
+    class must take an ``addr_width`` keyword, which is then given the width they need.
+    """
+    if isinstance(pes, bool) or not isinstance(pes, int) or pes < 1:
+        raise ParameterError("pes", f"must be a positive integer, not {pes!r}")
+    if isinstance(pe, WindowFilter):
+        return window_system_of(pe, pes, bytes_per_cycle)
+    kind = type(pe)
+    values = {option.name: getattr(pe, option.name) for option in kind.options}
+    # Each frame is the input image, then the output image (the harness's layout).
+    frame = pe.width * pe.height + pe.out_width * pe.out_height
+    needed = max(1, (pes * frame - 1).bit_length())
+    if needed > pe.addr_width:
+        if "addr_width" not in inspect.signature(kind).parameters:
+            fits = (1 << pe.addr_width) // frame
+            raise ParameterError("pes", f"must be at most {fits} for {kind.name}: its "
+                                        f"{pe.addr_width}-bit addresses reach {fits} frames and "
+                                        f"{kind.__name__} takes no addr_width to widen them, "
+                                        f"not {pes}")
+        values["addr_width"] = needed
+    copies = [kind(**values) for _ in range(pes)]
+    return PESystem(copies, channels=channels_for(pes, beat_bytes(copies[0]), bytes_per_cycle))
 
 
 def board_tree_policy(board):
