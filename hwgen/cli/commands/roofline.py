@@ -149,7 +149,10 @@ DESCRIPTION = ("Simulate every design point (one PE configuration) for its ops p
                "board's extended roofline: compute roof = PEs that fit x one PE's "
                "performance, I/O roofs = the board's links. Writes "
                + ", ".join(OUTPUTS) + " and prints the design point that attains the most. "
-               "Every finished measurement is cached.")
+               "Every finished measurement is cached. A PROGRAM's jobs (the product of the "
+               "lists its options are given) are placed as PEs, one pipeline each: ops per "
+               "cycle from the cycle model, CI from the job's traffic, SC from the pipeline's "
+               "estimate.")
 
 
 def add_options(parser):
@@ -369,6 +372,14 @@ def _format(head, rows, text):
                       for name, c, w in zip(head, row, widths)).rstrip() for row in (head, *rows)]
 
 
+def _gbops(value, spec=".2f"):
+    """GBops/s as the tables give them, with two significant digits where ``spec`` would show a
+    small figure as 0.00 (a pipeline's few ops per cycle)."""
+    if value is not None and 0 < value < 0.01:
+        return f"{value:.2g}"
+    return figure(value, spec)
+
+
 def _table(points, ranked):
     head = (("#",) if ranked else ()) + (
         "design point", "FPGAs", "CI", "LUT", "FF", "BRAM", "DSP", "SC", "limit", "perf_PE",
@@ -381,8 +392,8 @@ def _table(points, ranked):
             p.label + (" SATURATED" if p.saturated else ""), str(p.devices),
             figure(p.ci_ops_per_byte), str(r["lut"]), str(r["ff"]), str(r["bram"]),
             str(r["dsp"]), str(p.sc_pes_per_device), p.limiting_resource,
-            figure(p.perf_pe_gbops, ".2f"), figure(p.cp_gbops, ".1f"),
-            figure(p.attainable_gbops, ".2f"), bound))
+            _gbops(p.perf_pe_gbops), _gbops(p.cp_gbops, ".1f"),
+            _gbops(p.attainable_gbops), bound))
     return _format(head, rows, {"design point", "limit", "bound"})
 
 
@@ -398,7 +409,8 @@ def why(roofline):
     compute = (f"compute roof {best.cp_gbops:.1f} GBops/s = {best.sc_pes_per_device} PEs per FPGA "
                f"(limited by {limit.upper()}: {m.resources[limit]} per PE of "
                f"{best.available_per_device[limit]}) x "
-               f"{best.perf_pe_gbops:.2f} GBops/s per PE ({best.ops_per_cycle:.2f} ops/cycle at "
+               f"{_gbops(best.perf_pe_gbops)} GBops/s per PE ({best.ops_per_cycle:.2f} "
+               f"ops/cycle at "
                f"{best.clock_mhz:g} MHz) x {best.devices}")
     io_roof = (f"I/O roof {best.io_roof_gbops:.2f} GBops/s = CI {best.ci_ops_per_byte:.3f} ops/B x "
                f"{best.bandwidth_gbps:g} GB/s ({best.link})")
