@@ -17,10 +17,10 @@ simulation.
 
 import warnings
 from dataclasses import dataclass
+from functools import cached_property
 
 from amaranth.hdl import UnusedElaboratable
 
-from ..boards import Board
 from ..catalog import resolve_board
 from ..errors import HwgenError, ParameterError
 from ..kernels.pipeline import Pipeline
@@ -28,7 +28,7 @@ from ..model import predict_program
 from ..programs import PROGRAMS, program_name
 from ..sim import HostModel, MemoryModel, instrument_pipeline, run_threads
 from .frame_scaling import FrameFigures
-from .model import (RooflinePoint, Roofline, _clock, bounding_link, check_clock)
+from .model import RooflinePoint, Roofline, _clock, bounding_link, check_clock
 from .sweep import Measurement, _engine, run_tasks
 
 __all__ = ["ProgramDesignPoint", "ProgramConfirmation", "build_program_roofline",
@@ -78,8 +78,10 @@ class ProgramDesignPoint:
         """The job's bare pipeline (a PE of the roofline; ``height`` has no meaning here)."""
         return Pipeline(self.job().program)
 
-    @property
+    @cached_property
     def label(self):
+        """``vector L2, 4 threads``: as the job labels itself (built once: a job builds its
+        program)."""
         values = dict(self.values)
         extra = [f"{name} {values[name]}" for name in self.shown if name in values]
         return ", ".join([self.job().label(), *extra])
@@ -207,7 +209,7 @@ def build_program_roofline(points, board, *, devices=None, resources="estimate",
     jobs, progress, engine, cluster
         See :func:`measure_programs`.
     """
-    board = resolve_board(board) if not isinstance(board, Board) else board
+    board = resolve_board(board)
     if resources != "estimate":
         raise ParameterError("resources", f"of a program's pipeline come from the estimate: "
                                           f"give estimate, not {resources!r}")
