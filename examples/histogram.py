@@ -7,8 +7,8 @@ as ``examples/histogram.py:Histogram`` with no edit of hwgen (docs/tutorial-prog
 
 Run ``python examples/histogram.py`` (from any folder): it simulates a job, checks the result
 against ``numpy.bincount``, sets the cycle model against the simulation, and runs the job
-through ``hwgen run``, ``profile``, ``estimate``, ``explore --fast`` and ``report``; the exit
-status is 0 only when every check holds.
+through ``hwgen run``, ``profile``, ``estimate``, ``explore --fast``, ``roofline`` and
+``report``; the exit status is 0 only when every check holds.
 """
 
 import json
@@ -148,6 +148,17 @@ def main():
         explored = _hwgen("explore", "--fast", "--bins", "8,16", "--threads", "1,2,4",
                           "--verify", "1", "--no-verify-synth", "--out", str(out / "explore"))
         print("hwgen explore --fast:", explored.splitlines()[0])
+        # The roofline: one pipeline per PE, the best job simulated against the cycle model.
+        best = _hwgen("roofline", "--n", "64", "--bins", "8", "--threads", "1,2,4", "--confirm",
+                      "--engine", "pysim", "--out", str(out / "roofline"), "-q")
+        print("hwgen roofline:", best.splitlines()[0])
+        confirm = json.loads((out / "roofline" / "confirm.json").read_text())
+        if any(confirm["errors"][name] for name in ("ops", "bytes_read", "bytes_written")):
+            failures.append(f"hwgen roofline: ops or traffic differ from the simulation's: "
+                            f"{confirm['errors']}")
+        if abs(confirm["errors"]["cycles"]) > 0.15:
+            failures.append(f"hwgen roofline: the cycle model is "
+                            f"{confirm['errors']['cycles']:+.1%} off the simulation")
         _hwgen_report = subprocess.run(
             [sys.executable, "-m", "hwgen", "report", str(out / "run.json"), "--out",
              str(out / "run.html"), "-q"], capture_output=True, text=True)

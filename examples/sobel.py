@@ -43,6 +43,9 @@ class SobelMagnitude(ProcessingElement):
         Frame size, at least 3 x 3.
     pixel_bits : int
         Bits per pixel, 1 to 16.
+    addr_width : int or None
+        Bits of an element address (``None``: enough for one frame, its input and output); a
+        system of several PEs (``--pes``) gives the width its frames side by side need.
     """
     name = "sobel"
     description = "3x3 Sobel gradient magnitude |gx| + |gy|, clipped to the pixel range"
@@ -54,11 +57,17 @@ class SobelMagnitude(ProcessingElement):
     #: Additions and subtractions per output pixel: 5 for gx, 5 for gy, 1 for the sum.
     OPS = 11
 
-    def __init__(self, *, width=64, height=64, pixel_bits=8):
+    def __init__(self, *, width=64, height=64, pixel_bits=8, addr_width=None):
         for option, value in zip(self.options, (width, height, pixel_bits)):
             option.check(value)
         self._width, self._height, self._pixel_bits = width, height, pixel_bits
-        addr_width = max(1, (2 * width * height - 1).bit_length())
+        frame = max(1, (2 * width * height - 1).bit_length())
+        if addr_width is None:
+            addr_width = frame
+        elif isinstance(addr_width, bool) or not isinstance(addr_width, int) \
+                or addr_width < frame:
+            raise ValueError(f"addr_width must be an integer >= {frame} (one frame), "
+                             f"not {addr_width!r}")
         super().__init__(addr_width=addr_width,
                          rd_beat=BeatFormat(lanes=3, stride=1, element_bits=pixel_bits),
                          wr_beat=BeatFormat(lanes=1, stride=1, element_bits=pixel_bits),

@@ -16,7 +16,7 @@ from amaranth.hdl import ValueCastable
 from amaranth.lib import data, wiring
 
 from .instrument._amaranth import PortDirection
-from .errors import HwgenError
+from .errors import ParameterError
 from .versions import tool_versions
 
 __all__ = ["BuildResult", "design_ports", "port_table", "convert", "to_rtlil", "write_outputs"]
@@ -118,14 +118,15 @@ def write_outputs(out_dir, name, verilog_text, rtlil_text, manifest):
         os.umask(umask)
         staging.chmod(0o777 & ~umask)   # mkdtemp makes it private; a build folder is not
     except OSError as error:
-        raise HwgenError(f"--out: cannot create {str(out_dir)!r} ({error.strerror})") from None
+        raise ParameterError("out_dir", f": cannot create {str(out_dir)!r} "
+                                        f"({error.strerror})") from None
     try:
         (staging / f"{name}.v").write_text(verilog_text)
         (staging / f"{name}.il").write_text(rtlil_text)
         (staging / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
         if out_dir.exists():
             if not out_dir.is_dir():
-                raise HwgenError(f"--out: {str(out_dir)!r} exists and is not a folder")
+                raise ParameterError("out_dir", f": {str(out_dir)!r} exists and is not a folder")
             for stale in ("manifest.json", f"{name}.v", f"{name}.il"):
                 (out_dir / stale).unlink(missing_ok=True)
             for item in staging.iterdir():
@@ -134,7 +135,8 @@ def write_outputs(out_dir, name, verilog_text, rtlil_text, manifest):
         else:
             staging.replace(out_dir)
     except OSError as error:
-        raise HwgenError(f"--out: cannot write {str(out_dir)!r} ({error.strerror})") from None
+        raise ParameterError("out_dir", f": cannot write {str(out_dir)!r} "
+                                        f"({error.strerror})") from None
     finally:
         if staging.exists():
             shutil.rmtree(staging)

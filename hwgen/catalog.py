@@ -13,15 +13,16 @@ from dataclasses import dataclass
 
 from .boards import Board, BoardError, get_board
 from .discovery import Registry
-from .errors import HwgenError
-from .kernels import BUFFERS, MASK_SHAPES, PESystem, WindowFilter
+from .errors import HwgenError, ParameterError
+from .kernels import (BUFFERS, MASK_SHAPES, PESystem, WindowFilter, beat_bytes, channels_for,
+                      window_system_of)
 from .kernels.pe import ProcessingElement
 from .kernels.mask import mask_problem, structuring_element
 from .kernels.separable import ColumnPatterns
 from .kernels.window import TREE_POLICIES, default_credits
 
 __all__ = ["ENTRY_POINT_GROUP", "KERNELS", "KernelInfo", "board_tree_policy", "is_user_kernel", "check_window_parameters", "design_name", "design_title",
-           "kernel_info", "make_window_filter", "resolve_board"]
+           "kernel_info", "make_window_filter", "resolve_board", "system_of"]
 
 
 @dataclass(frozen=True)
@@ -88,7 +89,7 @@ def make_window_filter(kernel, *, size=(3, 3), mask="rect", pixel_bits=8, width=
     """Build a :class:`hwgen.kernels.WindowFilter` for a named kernel.
 
     The parameters are the filter's; a parameter a user can get wrong raises
-    :class:`HwgenError` naming its command-line option, before anything is built.
+    :class:`hwgen.errors.ParameterError` naming it, before anything is built.
     """
     info = kernel_info(kernel)
     check_window_parameters(size=size, mask=mask, pixel_bits=pixel_bits, width=width,
@@ -99,56 +100,91 @@ def make_window_filter(kernel, *, size=(3, 3), mask="rect", pixel_bits=8, width=
                         tree_stages=tree_stages, credits=credits)
 
 
-def _positive(option, value):
+def _positive(parameter, value):
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise HwgenError(f"{option} must be a positive integer, not {value!r}")
+        raise ParameterError(parameter, f"must be a positive integer, not {value!r}")
     return value
 
 
 def check_window_parameters(*, size, mask, pixel_bits, width, height, unroll, buffer,
                             tree_stages, credits):
-    """Raise :class:`HwgenError`, naming the option and what it allows, for the first window-filter
-    parameter a user got wrong (the rules :class:`hwgen.kernels.WindowFilter` enforces)."""
+    """Raise :class:`hwgen.errors.ParameterError`, naming the parameter and what it allows, for
+    the first window-filter parameter a user got wrong (the rules
+    :class:`hwgen.kernels.WindowFilter` enforces)."""
     pair = isinstance(size, (tuple, list)) and len(size) == 2
     if not pair or any(isinstance(n, bool) or not isinstance(n, int) or n < 1 for n in size):
         shown = "x".join(map(str, size)) if pair else repr(size)
-        raise HwgenError(f"--size must be NxM with positive integers, such as 3x3, not {shown}")
+        raise ParameterError("size", f"must be NxM with positive integers, such as 3x3, "
+                                     f"not {shown}")
     rows, cols = size
     problem = mask_problem(mask, rows, cols)
     if problem is not None:
-        raise HwgenError(f"--{problem}")
+        name, _, rest = problem.partition(" ")
+        raise ParameterError(name, rest)
     if isinstance(pixel_bits, bool) or not isinstance(pixel_bits, int) \
             or not 1 <= pixel_bits <= 16:
-        raise HwgenError(f"--pixel-bits must be between 1 and 16, not {pixel_bits!r}")
-    _positive("--width", width)
-    _positive("--height", height)
+        raise ParameterError("pixel_bits", f"must be between 1 and 16, not {pixel_bits!r}")
+    _positive("width", width)
+    _positive("height", height)
     if rows > height or cols > width:
-        raise HwgenError(f"--size {rows}x{cols} must fit in the image {height}x{width} "
-                         f"(rows x cols)")
+        raise ParameterError("size", f"{rows}x{cols} must fit in the image {height}x{width} "
+                                     f"(rows x cols)")
     if 2 * width * height > 1 << 64:
-        raise HwgenError(f"--width x --height must be at most 2**63 pixels, not {width}x{height}")
-    _positive("--unroll", unroll)
+        raise ParameterError("height", f"must be at most {(1 << 63) // width} for an image "
+                                       f"{width} pixels wide (2**63 pixels), not {height}")
+    _positive("unroll", unroll)
     if buffer not in BUFFERS:
-        raise HwgenError(f"--buffer must be one of {', '.join(BUFFERS)}, not {buffer!r}")
+        raise ParameterError("buffer", f"must be one of {', '.join(BUFFERS)}, not {buffer!r}")
     out_width, out_height = width - cols + 1, height - rows + 1
     if buffer == "line" and width % unroll:
-        raise HwgenError(f"--unroll must divide the image width {width} for the line buffer, "
-                         f"not {unroll}")
+        raise ParameterError("unroll", f"must divide the image width {width} for the line "
+                                       f"buffer, not {unroll}")
     if buffer == "smart" and unroll > out_height:
-        raise HwgenError(f"--unroll must be at most the output height {out_height} for the smart "
-                         f"buffer, not {unroll}")
+        raise ParameterError("unroll", f"must be at most the output height {out_height} for "
+                                       f"the smart buffer, not {unroll}")
     if buffer == "none" and unroll > out_width:
-        raise HwgenError(f"--unroll must be at most the output width {out_width} without a "
-                         f"buffer, not {unroll}")
+        raise ParameterError("unroll", f"must be at most the output width {out_width} without "
+                                       f"a buffer, not {unroll}")
     if tree_stages is not None and tree_stages not in TREE_POLICIES:
         patterns = ColumnPatterns(structuring_element(mask, rows, cols))
         levels = 0 if buffer == "none" else patterns.vertical_depth + patterns.horizontal_depth
         if isinstance(tree_stages, bool) or not isinstance(tree_stages, int) \
                 or not 0 <= tree_stages <= levels:
-            raise HwgenError(f"--tree-stages must be between 0 and {levels} for this window and "
-                             f"buffer, or one of {', '.join(TREE_POLICIES)}, not {tree_stages!r}")
+            raise ParameterError("tree_stages", f"must be between 0 and {levels} for this "
+                                                f"window and buffer, or one of "
+                                                f"{', '.join(TREE_POLICIES)}, not {tree_stages!r}")
     if credits is not None:
-        _positive("--credits", credits)
+        _positive("credits", credits)
+
+
+def system_of(pe, pes, bytes_per_cycle=None):
+    """A :class:`hwgen.kernels.PESystem` of ``pes`` PEs like ``pe``, each filtering its own
+    frame, the frames side by side in memory, with memory channels for a link of
+    ``bytes_per_cycle`` (``None``: unlimited, a channel per PE).
+
+    ``pe`` is a window filter or an image PE of the user's; the user's class is built again with
+    the values of its declared options. When its addresses cannot reach ``pes`` frames, its
+    class must take an ``addr_width`` keyword, which is then given the width they need.
+    """
+    if isinstance(pes, bool) or not isinstance(pes, int) or pes < 1:
+        raise ParameterError("pes", f"must be a positive integer, not {pes!r}")
+    if isinstance(pe, WindowFilter):
+        return window_system_of(pe, pes, bytes_per_cycle)
+    kind = type(pe)
+    values = {option.name: getattr(pe, option.name) for option in kind.options}
+    # Each frame is the input image, then the output image (the harness's layout).
+    frame = pe.width * pe.height + pe.out_width * pe.out_height
+    needed = max(1, (pes * frame - 1).bit_length())
+    if needed > pe.addr_width:
+        if "addr_width" not in inspect.signature(kind).parameters:
+            fits = (1 << pe.addr_width) // frame
+            raise ParameterError("pes", f"must be at most {fits} for {kind.name}: its "
+                                        f"{pe.addr_width}-bit addresses reach {fits} frames and "
+                                        f"{kind.__name__} takes no addr_width to widen them, "
+                                        f"not {pes}")
+        values["addr_width"] = needed
+    copies = [kind(**values) for _ in range(pes)]
+    return PESystem(copies, channels=channels_for(pes, beat_bytes(copies[0]), bytes_per_cycle))
 
 
 def board_tree_policy(board):
@@ -197,4 +233,4 @@ def resolve_board(board):
     try:
         return get_board(board)
     except BoardError as error:
-        raise HwgenError(f"--board: {error}") from None
+        raise ParameterError("board", f": {error}") from None

@@ -37,15 +37,21 @@ class ParameterError(ValueError):
     parameter : str
         The parameter's name, as the function's signature spells it.
     message : str
-        What is wrong and what is allowed, the sentence after the name.
+        What is wrong and what is allowed, the sentence after the name (one that begins with
+        ``:`` follows the name directly: ``board: no board named 'x'``).
     """
 
     def __init__(self, parameter, message):
         super().__init__(parameter, message)
         self.parameter, self.message = parameter, message
 
+    def named(self, name):
+        """The message with ``name`` (such as the option that sets the parameter) in place of
+        the parameter's name."""
+        return f"{name}{'' if self.message.startswith(':') else ' '}{self.message}"
+
     def __str__(self):
-        return f"{self.parameter} {self.message}"
+        return self.named(self.parameter)
 
 
 class SuspectMeasurement(Exception):

@@ -1,6 +1,6 @@
 """Address generator for nested loops: the affine walks kernels make through memory."""
 
-from amaranth.hdl import Array, Const, Module, Mux, Signal, unsigned
+from amaranth.hdl import Array, Const, Module, Signal, unsigned
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 

@@ -320,7 +320,8 @@ def run_window_filter(pe, image, *, memory=MemoryModel(), vcd=None, record_addre
                  vcd=vcd, max_cycles=budget, record_addresses=record_addresses,
                  monitors=monitors, progress=progress, drain_interval_cycles=drain_interval_cycles,
                  engine=engine, on_simulator=on_simulator,
-                 expected_cycles=predict_window(pe, memory).cycles)
+                 expected_cycles=(None if traffic_model is None
+                                  else predict_window(pe, memory).cycles))
     out = np.array(storage[dst_base:], dtype=np.int64).reshape(out_h, out_w).astype(dtype)
     t = run.traffic
     if run.readout is not None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..instrument import Instrumented, attach, preset_attach_options, system_probes
-from ..kernels import PESystem, frame_elements, window_system
+from ..kernels import PESystem, window_system
 
 from ..model.window import predict_window
 from .cycle_data import CycleData, Rates
@@ -25,10 +25,10 @@ __all__ = ["SystemRun", "frame_layout", "instrument_system", "run_window_system"
 
 
 def frame_layout(pe, count):
-    """Element addresses of ``count`` frames of the window filter ``pe``: a list of
+    """Element addresses of ``count`` frames of the image PE ``pe``: a list of
     ``(src_base, dst_base)``; frame ``i`` puts its input image and then its output image after
     frame ``i - 1``'s (``frame_stride`` elements apart)."""
-    stride = frame_elements(pe.width, pe.height, (pe.rows, pe.cols))
+    stride = pe.width * pe.height + pe.out_width * pe.out_height
     return [(i * stride, i * stride + pe.width * pe.height) for i in range(count)]
 
 

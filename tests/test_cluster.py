@@ -11,7 +11,7 @@ import pytest
 import hwgen.roofline.cluster as cluster_module
 import hwgen.roofline.sweep as sweep
 from hwgen.cli.main import main
-from hwgen.errors import HwgenError
+from hwgen.errors import HwgenError, ParameterError
 from hwgen.roofline.cluster import Cluster, WorkerMismatch, check_scheduler, expected_versions
 from hwgen.roofline.sweep import DesignPoint, measure
 
@@ -76,7 +76,7 @@ def test_scheduler_is_an_address_or_local_workers(text, expected):
     ("local:0", "local:N needs at least one worker"), ("local:two", "must be a Dask scheduler"),
     ("tcp://host:port", "must be a Dask scheduler"), ("", "must be a Dask scheduler")])
 def test_a_bad_scheduler_is_one_line(text, message):
-    with pytest.raises(HwgenError, match=message):
+    with pytest.raises(ParameterError, match=f"^scheduler .*{message}"):
         check_scheduler(text)
 
 

@@ -137,7 +137,6 @@ def test_sobel_on_the_roofline(tmp_path, monkeypatch):
     (["sim", SPEC, "--buffer", "line"], "--buffer applies to the window filters, not to sobel"),
     (["sim", SPEC, "--width", "2"], "--width must be between 3 and 4096, not 2"),
     (["sim", SPEC, "--unroll", "2"], "--unroll applies to the window filters, not to sobel"),
-    (["sim", SPEC, "--pes", "2"], "--pes builds systems of window filters"),
     (["sim", f"{EXAMPLE}:main"], "is not a kernel"),
 ])
 def test_user_kernel_refusals_in_one_line(argv, message, capsys):

@@ -5,7 +5,7 @@ import math
 import pytest
 
 from hwgen.boards import get_board
-from hwgen.errors import HwgenError
+from hwgen.errors import HwgenError, ParameterError
 from hwgen.roofline.frame_scaling import FrameFigures
 from hwgen.roofline.model import (Roofline, RooflinePoint, SystemCheck, bounding_link, bytes_per_cycle,
                             scalability)
@@ -52,14 +52,15 @@ def test_ex500_links_in_series_bound_one_fpga_at_4_2_and_two_at_5_5():
 
 
 @pytest.mark.parametrize("devices, name, words", [
-    (3, None, ["--devices", "between 1 and", "2"]),
-    (0, None, ["--devices"]),
-    (1, "pcie", ["--link", "PCIe x8 per FPGA; PCIe x16"]),      # names both: ambiguous
-    (1, "hbm", ["--link", "not 'hbm'"]),
+    (3, None, ["devices", "between 1 and", "2"]),
+    (0, None, ["devices"]),
+    (1, "pcie", ["link", "PCIe x8 per FPGA; PCIe x16"]),      # names both: ambiguous
+    (1, "hbm", ["link", "not 'hbm'"]),
 ])
 def test_bad_device_counts_and_links_are_refused(devices, name, words):
-    with pytest.raises(HwgenError) as error:
+    with pytest.raises(ParameterError) as error:
         bounding_link(EX500, devices, name)
+    assert error.value.parameter == words[0] and str(error.value).startswith(words[0] + " ")
     for word in words:
         assert word in str(error.value)
 

@@ -8,7 +8,7 @@ same PE and HMM (checked by the layout id) to decode what the board answers, and
 
 import numpy as np
 
-from ..errors import HwgenError
+from ..errors import HwgenError, ParameterError
 from ..instrument import HMMLayout
 from ..kernels import WindowFilter
 from ..kernels.pipeline import Pipeline
@@ -18,8 +18,7 @@ from ..versions import tool_versions
 
 from .top import BoardTop
 
-__all__ = ["MANIFEST_VERSION", "ManifestError", "Deployment", "deployment_top", "job_arguments",
-           "make_manifest"]
+__all__ = ["MANIFEST_VERSION", "ManifestError", "Deployment", "deployment_top", "make_manifest"]
 
 MANIFEST_VERSION = 1
 
@@ -39,14 +38,6 @@ def deployment_top(design, memory_elements, divisor, launch_delay_cycles=None):
     return BoardTop(design, memory_elements, divisor=divisor)
 
 
-def job_arguments(job):
-    """What rebuilds a program's job: ``type(job)(**job_arguments(job))``: the value of every
-    option the job declares that applies to its variant."""
-    variant = getattr(job, "variant", None)
-    return {option.name: getattr(job, option.name) for option in job.options
-            if option.variants is None or variant in option.variants}
-
-
 def make_manifest(*, kernel, pe, design, top, board, probes, baud, memory_blocks, bitstream,
                   protocol, job=None, launch_delay_cycles=None):
     """The manifest of a deployment (plain data); ``bitstream`` ``None`` when only the build
@@ -57,7 +48,7 @@ def make_manifest(*, kernel, pe, design, top, board, probes, baud, memory_blocks
                 "frame": {"src_base": 0, "dst_base": pe.width * pe.height}}
     else:
         what = {"program": kernel, "parameters": job.parameters(),
-                "job_arguments": job_arguments(job), "launch_delay_cycles": launch_delay_cycles,
+                "job_arguments": job.arguments(), "launch_delay_cycles": launch_delay_cycles,
                 "stages": list(pe.stage_names)}
     return {
         "manifest_version": MANIFEST_VERSION,
@@ -125,7 +116,7 @@ class Deployment:
             self.params = manifest["params"]
         except (KeyError, TypeError, AttributeError) as error:
             raise ManifestError(f"it lacks {error}") from None
-        except HwgenError as error:
+        except (HwgenError, ParameterError) as error:
             raise ManifestError(str(error)) from None
         if self.design.layout.layout_id != self.layout.layout_id:
             raise ManifestError(f"its HMM layout id {self.layout.layout_id:#010x} is not the "

@@ -11,6 +11,11 @@ FLAGS = {
     "variant": "--variant", "dim": "--dim", "threads": "--threads", "lanes": "--lanes",
     "element_bits": "--element-bits", "frac_bits": "--frac-bits", "steps": "--steps",
     "program": "PROGRAM",
+    "size": "--size", "mask": "--mask", "pixel_bits": "--pixel-bits", "width": "--width",
+    "height": "--height", "unroll": "--unroll", "buffer": "--buffer",
+    "tree_stages": "--tree-stages", "credits": "--credits", "board": "--board",
+    "link": "--link", "devices": "--devices", "clock": "--clock", "scheduler": "--scheduler",
+    "seeds": "--seeds", "target_mhz": "--target-mhz", "engine": "--engine",
 }
 
 
@@ -18,4 +23,4 @@ def flag_error(error):
     """The :class:`HwgenError` the command line prints for a
     :class:`~hwgen.errors.ParameterError`: the option in place of the parameter's name (the
     name itself when no option sets it)."""
-    return HwgenError(f"{FLAGS.get(error.parameter, error.parameter)} {error.message}")
+    return HwgenError(error.named(FLAGS.get(error.parameter, error.parameter)))

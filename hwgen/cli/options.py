@@ -14,13 +14,12 @@ import warnings
 from amaranth.hdl import UnusedElaboratable
 
 from ..sim.engine import ENGINES, EngineNotice, EngineUnavailable, resolve_engine
-from ..catalog import KERNELS, KernelInfo, board_tree_policy, make_window_filter
+from ..catalog import KERNELS, KernelInfo, board_tree_policy, make_window_filter, system_of
 from ..programs import PROGRAMS
 from ..errors import HwgenError, did_you_mean
 from ..kernels import BUFFERS, MASK_SHAPES
 from ..kernels.window import TREE_POLICIES
 from ..instrument import PROBE_PRESETS
-from ..kernels import window_system_of
 from ..roofline.model import board_scalability, system_bytes_per_cycle
 from ..sim import MemoryModel, instrument_pe, instrument_system
 from .imageio import read_mask
@@ -323,7 +322,7 @@ def design_from_args(args, board=None):
             # The first filter only gave the parameters of the system's PEs.
             warnings.simplefilter("ignore", UnusedElaboratable)
             template, pe = pe, None
-            pe = window_system_of(template, count, bytes_per_cycle=system_link(args, board))
+            pe = system_of(template, count, bytes_per_cycle=system_link(args, board))
             del template
             gc.collect()
     if not args.instrument:

@@ -16,7 +16,7 @@ from ..sim import HostModel
 from .options import add_option
 
 __all__ = ["add_program_options", "command_line", "job_from_args", "named_programs",
-           "option_error", "program_options", "set_command_line"]
+           "option_error", "program_grid", "program_options", "set_command_line"]
 
 _command_line = []
 
@@ -110,6 +110,27 @@ def given_options(args, kind, name):
     if "seed" in declared and getattr(args, "seed", None) is not None:
         values["seed"] = args.seed
     return values
+
+
+def program_grid(args, kind):
+    """``{option: [values]}`` the program options give ``kind`` as comma-separated lists."""
+    convert = {int: int, float: float, str: str,
+               bool: lambda text: {"true": True, "false": False}[text.lower()]}
+    grid = {}
+    for name, text in given_options(args, kind, kind.name).items():
+        option = kind.option(name)
+        if isinstance(text, int):       # --seed
+            grid[name] = [text]
+            continue
+        try:
+            values = [convert[option.type](item.strip()) for item in text.split(",")]
+        except (KeyError, ValueError):
+            raise HwgenError(f"{option.flag} must be a comma-separated list of "
+                             f"{option.type.__name__} values, not {text!r}") from None
+        if len(set(values)) != len(values):
+            raise HwgenError(f"{option.flag} lists a value twice: {text!r}")
+        grid[name] = values
+    return grid
 
 
 def option_error(error, kind):

@@ -34,11 +34,12 @@ class SimResult:
         The input image's file, or how the random one was made.
     figures : CycleData
         PE 0's figures (the system's at its port when no PE was measured).
-    fetch_model : WindowTraffic
-        The closed-form traffic of one frame.
-    fetch_model_matches, result_matches_numpy_model : bool
-        The checks: every PE's traffic equals the fetch model's; every output image equals
-        the numpy model's.
+    fetch_model : WindowTraffic or None
+        The closed-form traffic of one frame (``None``: the PE states none).
+    fetch_model_matches : bool or None
+        Every PE's traffic equals the fetch model's (``None``: n/a, no fetch model).
+    result_matches_numpy_model : bool
+        Every output image equals the numpy model's.
     suspect : tuple of str
         Why the figures cannot be trusted as they stand (empty when they can).
     engine : dict
@@ -63,8 +64,8 @@ class SimResult:
     memory: MemoryModel
     input: str
     figures: CycleData
-    fetch_model: WindowTraffic
-    fetch_model_matches: bool
+    fetch_model: WindowTraffic | None
+    fetch_model_matches: bool | None
     result_matches_numpy_model: bool
     suspect: tuple
     engine: dict
@@ -104,7 +105,7 @@ class SimResult:
             "link": self.link,
             "input": self.input,
             **self.figures.to_json(),
-            "fetch_model": self.fetch_model.to_json(),
+            "fetch_model": None if self.fetch_model is None else self.fetch_model.to_json(),
             "fetch_model_matches": self.fetch_model_matches,
             "result_matches_numpy_model": self.result_matches_numpy_model,
             "engine": self.engine,
@@ -127,10 +128,12 @@ class SimResult:
         """The record :meth:`to_json` wrote (:class:`~.schema.SchemaError` for another schema
         or a newer version)."""
         check_schema(obj, cls.SCHEMA, cls.SCHEMA_VERSION)
-        traffic = {f.name: obj["fetch_model"][f.name] for f in fields(WindowTraffic)}
+        model = obj["fetch_model"]
+        traffic = None if model is None else WindowTraffic(
+            **{f.name: model[f.name] for f in fields(WindowTraffic)})
         return cls(kernel=obj["kernel"], title=obj.get("title"), parameters=obj["parameters"],
                    memory=MemoryModel.from_json(obj["memory"]), input=obj["input"],
-                   figures=CycleData.from_json(obj), fetch_model=WindowTraffic(**traffic),
+                   figures=CycleData.from_json(obj), fetch_model=traffic,
                    fetch_model_matches=obj["fetch_model_matches"],
                    result_matches_numpy_model=obj["result_matches_numpy_model"],
                    suspect=tuple(obj["suspect"]), engine=obj["engine"],

@@ -19,7 +19,7 @@ def _title(data):
 
 def _figures_headline(f, data):
     """The headline of one PE's figures (``f``) or of a system's."""
-    model = data["fetch_model"]
+    model = data["fetch_model"] or {}   # None: the PE states no closed-form traffic
     system = "system" in data
     fetch_note = (f"model ({model['formula']}): {model['bytes_read']:,} B read, "
                   f"{model['bytes_written']:,} B written per frame" if "formula" in model else "")
@@ -61,7 +61,7 @@ def _run_facts(data):
 
 
 def _fetch_facts(data):
-    model = data["fetch_model"]
+    model = data["fetch_model"] or {}   # None: the PE states no closed-form traffic
     return Facts("Fetch model (closed form, one frame)", [
         ("formula", plain(model.get("formula"))),
         ("pixel reads", integer(model.get("reads"))), ("pixel writes", integer(model.get("writes"))),
@@ -72,7 +72,7 @@ def _fetch_facts(data):
 
 
 def _peak(data, pes):
-    p, model = data["parameters"], data["fetch_model"]
+    p, model = data["parameters"], data["fetch_model"] or {}
     per_output = model.get("ops_per_output")
     if per_output is None or "unroll" not in p:
         # A PE of the user's says no outputs per cycle: its peak is its own.

@@ -51,7 +51,7 @@ from amaranth.hdl import Cat, Elaboratable, Module, Signal
 
 from ..instrument._amaranth import PortDirection
 from ..build import design_ports, to_rtlil
-from ..errors import HwgenError
+from ..errors import HwgenError, ParameterError
 from ..catalog import resolve_board
 from ..progress import Progress
 from ..sim.cache import cache_dir as cache_folder, tool_environment
@@ -482,13 +482,13 @@ def synthesize(design, board, *, name="top", seeds=3, ports=None, target_mhz=Non
     """
     board = resolve_board(board)
     if isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1:
-        raise HwgenError(f"--seeds must be a positive integer, not {seeds!r}")
+        raise ParameterError("seeds", f"must be a positive integer, not {seeds!r}")
     synth_command(board)  # no open flow: fail before converting anything
     pnr = fmax and board.toolchain.has_place_and_route
     if target_mhz is None:
         target_mhz = DEFAULT_TARGET_MHZ.get(board.family)
     elif not isinstance(target_mhz, (int, float)) or isinstance(target_mhz, bool) or target_mhz <= 0:
-        raise HwgenError(f"--target-mhz must be a positive number, not {target_mhz!r}")
+        raise ParameterError("target_mhz", f"must be a positive number, not {target_mhz!r}")
     if not pnr:
         seeds, target_mhz = 0, None
     platform = board.elaboration_platform()

@@ -16,7 +16,7 @@ scheduler is asked for.
 import concurrent.futures
 import re
 
-from ..errors import HwgenError
+from ..errors import HwgenError, ParameterError
 from ..versions import source_hash, tool_versions
 
 __all__ = ["Cluster", "WorkerMismatch", "check_scheduler", "expected_versions", "run_checked"]
@@ -42,8 +42,8 @@ def _distributed():
     try:
         import distributed
     except ImportError:
-        raise HwgenError(f"--scheduler needs Dask's distributed scheduler, which is not "
-                         f"installed: {_INSTALL}") from None
+        raise ParameterError("scheduler", f"needs Dask's distributed scheduler, which is not "
+                                          f"installed: {_INSTALL}") from None
     return distributed
 
 
@@ -54,10 +54,11 @@ def check_scheduler(text):
     """
     local = _LOCAL.fullmatch(text)
     if local is None and not _ADDRESS.fullmatch(text):
-        raise HwgenError(f"--scheduler must be a Dask scheduler's address such as "
-                         f"tcp://host:8786, or local:N for N worker processes here, not {text!r}")
+        raise ParameterError("scheduler", f"must be a Dask scheduler's address such as "
+                                          f"tcp://host:8786, or local:N for N worker processes "
+                                          f"here, not {text!r}")
     if local is not None and int(local[1]) < 1:
-        raise HwgenError(f"--scheduler local:N needs at least one worker, not {text!r}")
+        raise ParameterError("scheduler", f"local:N needs at least one worker, not {text!r}")
     _distributed()
     return int(local[1]) if local else text
 
@@ -129,8 +130,8 @@ class Cluster:
             self.client = distributed.Client(address, timeout=CONNECT_SECONDS)
         except (OSError, TimeoutError) as error:
             self.close()
-            raise HwgenError(f"--scheduler: no Dask scheduler answered at {scheduler}: "
-                             f"{error}") from None
+            raise ParameterError("scheduler", f": no Dask scheduler answered at {scheduler}: "
+                                              f"{error}") from None
 
     @property
     def workers(self):

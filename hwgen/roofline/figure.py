@@ -54,9 +54,27 @@ def _devices(counts):
     return f"{counts[0]} FPGA" + ("s" if counts[0] > 1 else "")
 
 
+def _key(design):
+    """What colours a design point: its outputs per cycle U, or a program's threads."""
+    return getattr(design, "threads", design.unroll)
+
+
+def _key_text(design, key):
+    """``U4``, or ``4 threads`` for a program's point."""
+    if hasattr(design, "threads"):
+        return f"{key} thread" + "s" * (key != 1)
+    return f"U{key}"
+
+
+def _gbops(value):
+    """A roof's GBops/s, with the digits a small one needs."""
+    return f"{value:,.0f}" if value >= 10 else f"{value:.2g}"
+
+
 def _colours(designs):
-    """A colour per U, on a sequential palette: darker for larger U."""
-    unrolls = sorted({d.unroll for d in designs})
+    """A colour per U (a program's: per thread count), on a sequential palette: darker for
+    larger U."""
+    unrolls = sorted({_key(d) for d in designs})
     palette = matplotlib.colormaps[_PALETTE]
     steps = max(1, len(unrolls) - 1)
     return {u: palette(_LIGHTEST - (_LIGHTEST - _DARKEST) * i / steps)
@@ -77,8 +95,12 @@ def _nice(value, up):
 
 def _name(designs, buffers):
     """``U128, 256`` for the design points drawn at one place (``smart U..`` when the figure
-    has several buffers; ``, no pipeline`` for unpipelined ones)."""
+    has several buffers; ``, no pipeline`` for unpipelined ones); a program's points by their
+    labels."""
     first = designs[0]
+    if hasattr(first, "threads"):
+        more = len(designs) - 1
+        return first.label + (f" (+{more} more)" if more else "")
     text = ("" if len(buffers) == 1 else f"{first.buffer} ") + "U" + ", ".join(
         str(u) for u in sorted({d.unroll for d in designs}))
     return text + ("" if first.pipeline else ", no pipeline")
@@ -112,6 +134,9 @@ class _Lines:
         self.designs = list(dict.fromkeys(p.measurement.point for p in self.points))
         self.buffers = list(dict.fromkeys(d.buffer for d in self.designs))
         self.colour = _colours(self.designs)
+        program = hasattr(self.designs[0], "threads")
+        self.key_name = "threads" if program else "outputs per cycle U"
+        self.pe_name = "pipeline" if program else "PE"
         self.best = roofline.best()
         self.ceilings = [] if self.best is None else roofline.ceilings(self.best)
         self.ceiling_colours = [matplotlib.colormaps["autumn"](i / max(1, len(self.ceilings)))
@@ -148,7 +173,7 @@ class _Lines:
             segments.append(((xmin, gbps * xmin), (xmax, gbps * xmax)))
         for p in self.fitting:
             design = p.measurement.point
-            ax.axhline(p.cp_gbops, color=self.colour[design.unroll],
+            ax.axhline(p.cp_gbops, color=self.colour[_key(design)],
                        linestyle=_style([p.devices]), linewidth=1.2 if design.pipeline else 0.8,
                        zorder=2)
             segments.append(((xmin, p.cp_gbops), (xmax, p.cp_gbops)))
@@ -156,7 +181,7 @@ class _Lines:
             own = [p for p in self.fitting if p.measurement.point == design]
             if own:
                 top = max(p.attainable_gbops for p in own)
-                ax.vlines(own[0].ci_ops_per_byte, ymin, top, color=self.colour[design.unroll],
+                ax.vlines(own[0].ci_ops_per_byte, ymin, top, color=self.colour[_key(design)],
                           linestyle=":", linewidth=1.0, zorder=2)
                 segments.append(((own[0].ci_ops_per_byte, ymin),
                                  (own[0].ci_ops_per_byte, top)))
@@ -167,7 +192,7 @@ class _Lines:
             segments.append(((start, c.gbops), (xmax, c.gbops)))
         for p in self.fitting:
             design = p.measurement.point
-            shade = self.colour[design.unroll]
+            shade = self.colour[_key(design)]
             ax.plot(p.ci_ops_per_byte, p.attainable_gbops, marker=_MARKERS[design.buffer],
                     markersize=8, markeredgecolor=shade, markeredgewidth=1.6,
                     markerfacecolor="white" if p.devices == 1 else shade, linestyle="none",
@@ -181,9 +206,9 @@ class _Lines:
     def roofs(self):
         """``(GBops/s, name, colour)`` of every compute roof and ceiling."""
         found = [(p.cp_gbops, f"{_name([p.measurement.point], self.buffers)}, "
-                              f"{_devices([p.devices])}: {p.cp_gbops:,.0f}",
-                  self.colour[p.measurement.point.unroll]) for p in self.fitting]
-        found += [(c.gbops, f"ceiling {c.label}: {c.gbops:,.0f}", shade)
+                              f"{_devices([p.devices])}: {_gbops(p.cp_gbops)}",
+                  self.colour[_key(p.measurement.point)]) for p in self.fitting]
+        found += [(c.gbops, f"ceiling {c.label}: {_gbops(c.gbops)}", shade)
                   for c, shade in zip(self.ceilings, self.ceiling_colours)]
         return found
 
@@ -204,7 +229,7 @@ class _Lines:
             names = [p.measurement.point for p in group]
             marks.append((first.ci_ops_per_byte, first.attainable_gbops,
                           _name(names, self.buffers),
-                          self.colour[max(d.unroll for d in names)]))
+                          self.colour[max(_key(d) for d in names)]))
         return marks
 
     def legend(self):
@@ -228,7 +253,8 @@ class _Lines:
                                   linewidth=2.2,
                                   label=f"ceilings under the best, {self.best.label} on "
                                         f"{_devices([self.best.devices])}"))
-        handles += [Line2D([], [], color=shade, marker="o", linestyle="none", label=f"U{u}")
+        handles += [Line2D([], [], color=shade, marker="o", linestyle="none",
+                           label=_key_text(self.designs[0], u))
                     for u, shade in self.colour.items()]
         return handles
 
@@ -238,7 +264,8 @@ class _Lines:
         clock = (f"{clocks[0]:g} MHz" if len(clocks) == 1
                  else f"{clocks[0]:.0f}-{clocks[-1]:.0f} MHz")
         notes = [f"clock {clock} ({points[0].clock_source.split(' (')[0]})",
-                 f"resources per bare PE: {points[0].measurement.resources_source}"]
+                 f"resources per bare {self.pe_name}: "
+                 f"{points[0].measurement.resources_source}"]
         if self.roofline.scaled:
             notes.append("figures scaled from short frames")
         unfit = [p.label for p in self.placed if p.attainable_gbops == 0]
@@ -256,7 +283,10 @@ class _Lines:
         board = self.roofline.board
         kernel = (point.title if hasattr(point, "title") else
                   f"{self.roofline.kernel} {point.rows}x{point.cols} {point.mask_name}{only}")
-        return (f"Extended roofline: {kernel}, {point.width}x{point.height} frames, on "
+        # A program's point solves a problem of its own, not a frame.
+        frames = (point.problem if hasattr(point, "problem")
+                  else f"{point.width}x{point.height} frames")
+        return (f"Extended roofline: {kernel}, {frames}, on "
                 f"{board.name} "
                 f"({board.device_count} x {board.device})\n" + "; ".join(notes))
 
@@ -291,8 +321,8 @@ def plot_roofline(roofline, paths):
     xmin, xmax, ymin, ymax = lines.limits()
     segments = lines.draw(ax, xmin, xmax, ymin, ymax)
     figure.legend(handles=lines.legend(), loc="outside lower center", fontsize=8, ncols=4,
-                  title="colour: outputs per cycle U, darker for larger; compute roofs and "
-                        "ceilings are named right of the plot in GBops/s", title_fontsize=8)
+                  title=f"colour: {lines.key_name}, darker for more; compute roofs and "
+                        f"ceilings are named right of the plot in GBops/s", title_fontsize=8)
     ax.set_title(lines.title(), fontsize=10)
     ax.set_xlabel("computational intensity CI (ops/byte)")
     ax.set_ylabel("performance (GBops/s)")

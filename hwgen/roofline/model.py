@@ -40,7 +40,7 @@ from amaranth.hdl import UnusedElaboratable
 from ..boards import Board
 from ..kernels import beat_bytes, channels_for, window_system_of, window_system_pe
 
-from ..errors import HwgenError
+from ..errors import HwgenError, ParameterError
 from ..catalog import resolve_board
 from ..resources.estimate import estimate
 from ..resources.estimate_system import estimate_overhead, estimate_rest
@@ -287,15 +287,15 @@ def find_link(board, name):
     matches = [link for link in board.links if name.lower() in link.name.lower()]
     if len(matches) != 1:
         names = "; ".join(link.name for link in board.links)
-        raise HwgenError(f"--link must name one link of {board.name} ({names}), not {name!r}")
+        raise ParameterError("link", f"must name one link of {board.name} ({names}), not {name!r}")
     return matches[0]
 
 
 def _check_devices(board, devices):
     if isinstance(devices, bool) or not isinstance(devices, int) \
             or not 1 <= devices <= board.device_count:
-        raise HwgenError(f"--devices must be between 1 and {board.name}'s {board.device_count}, "
-                         f"not {devices!r}")
+        raise ParameterError("devices", f"must be between 1 and {board.name}'s "
+                                        f"{board.device_count}, not {devices!r}")
 
 
 def bounding_link(board, devices, name=None):
@@ -735,8 +735,8 @@ def check_clock(clock):
         return clock
     if isinstance(clock, bool) or not isinstance(clock, (int, float)) or not clock > 0 \
             or not math.isfinite(clock):
-        raise HwgenError(f"--clock must be {' or '.join(CLOCK_CHOICES)} or a positive number of "
-                         f"MHz, not {clock!r}")
+        raise ParameterError("clock", f"must be {' or '.join(CLOCK_CHOICES)} or a positive "
+                                      f"number of MHz, not {clock!r}")
     return clock
 
 
@@ -769,10 +769,10 @@ def build_roofline(points, board, *, devices=None, resources="estimate", clock="
     """
     board = resolve_board(board)
     if pes is not None and (isinstance(pes, bool) or not isinstance(pes, int) or pes < 1):
-        raise HwgenError(f"--pes must be a positive integer, not {pes!r}")
+        raise ParameterError("pes", f"must be a positive integer, not {pes!r}")
     devices = list(range(1, board.device_count + 1)) if devices is None else list(devices)
     if not devices:
-        raise HwgenError("--devices must name at least one device count")
+        raise ParameterError("devices", "must name at least one device count")
     for count in devices:
         bounding_link(board, count, link)
     clock = check_clock(clock)

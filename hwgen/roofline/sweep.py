@@ -29,12 +29,12 @@ from amaranth.hdl import UnusedElaboratable
 from ..boards import Board, BoardError, cost_table
 from ..sim.cache import cache_dir as cache_folder
 from ..sim.engine import EngineUnavailable, resolve_engine
-from ..sim import CycleData, MemoryModel, run_window_filter, run_window_system, window_system
+from ..sim import CycleData, HostModel, MemoryModel, run_window_filter, run_window_system, window_system
 
 from ..catalog import KERNELS, design_name, kernel_info, make_window_filter, resolve_board
 from ..errors import HwgenError, ParameterError
 from ..kernels.pipeline import Pipeline
-from ..programs import program_of
+from ..programs import PROGRAMS, program_of
 from ..progress import Progress, note
 from ..resources.estimate import estimate
 from .frame_scaling import FrameFigures, row_unit, scale_frames, short_heights, units_height
@@ -196,7 +196,11 @@ class KernelDesignPoint:
 
 
 def point_from_json(data):
-    """A :class:`DesignPoint` or :class:`KernelDesignPoint` from its JSON."""
+    """A :class:`DesignPoint`, :class:`KernelDesignPoint` or
+    :class:`~hwgen.roofline.program.ProgramDesignPoint` from its JSON."""
+    if "program" in data:
+        from .program import ProgramDesignPoint
+        return ProgramDesignPoint.from_json(data)
     return (KernelDesignPoint if "own_kernel" in data else DesignPoint).from_json(data)
 
 
@@ -218,6 +222,9 @@ def design_grid(kernel, *, unrolls, buffers, pipelines=(True,), size=(3, 3), mas
             for point in points:
                 try:
                     point.build()
+                except ParameterError as error:
+                    raise ParameterError(error.parameter, f"{error.message} (design point "
+                                                          f"{point.label})") from None
                 except HwgenError as error:
                     raise HwgenError(f"design point {point.label}: {error}") from None
         finally:
@@ -344,8 +351,19 @@ def _program_resources(spec):
     return {**found.resources(), "unmodelled": found.unmodelled}
 
 
+def _simulate_program(spec):
+    """One job of a pipeline program (``program`` names it, ``arguments`` are its own) with an
+    ideal memory: its cycles, ops, bytes and the HMM values that saturated."""
+    from .program import simulate_job   # it places programs with this module's tasks
+    job = PROGRAMS[spec["program"]](**spec["arguments"])
+    run = simulate_job(job, host=HostModel(launch_delay_cycles=spec["launch_delay_cycles"]),
+                       engine=spec["engine"])
+    return {"cycles": run.cycles, "ops": run.ops, "bytes_read": run.bytes_read,
+            "bytes_written": run.bytes_written, "saturated": list(run.saturated)}
+
+
 _TASKS = {"frame": _simulate_frame, "system": _simulate_system, "resources": _measure_resources,
-          "program_resources": _program_resources}
+          "program_resources": _program_resources, "program_run": _simulate_program}
 
 def _run_task(kind, spec):
     return _TASKS[kind](spec)
@@ -395,7 +413,7 @@ def run_tasks(tasks, *, jobs=1, progress=False, desc="measuring", points=None, c
     Parameters
     ----------
     tasks : list of (str, dict)
-        ``kind`` is ``frame``, ``system``, ``resources`` or ``program_resources``; ``spec`` is
+        ``kind`` is ``frame``, ``system``, ``resources``, ``program_resources`` or ``program_run``; ``spec`` is
         plain data.
     jobs : int
         Worker processes; 1 runs the tasks in this process. Not used with a ``cluster``.
@@ -480,13 +498,16 @@ def check_resources_method(board, resources, fmax):
         try:
             cost_table(board.toolchain.cost_family)
         except BoardError as error:
-            raise HwgenError(f"--resources estimate on {board.name}: {error}") from None
+            raise ParameterError("resources", f"estimate on {board.name}: {error}") from None
     if (resources == "synth" or fmax) and not board.toolchain.has_open_flow:
-        raise HwgenError(f"--resources synth and --clock fmax need an open synthesis flow, which "
-                         f"{board.name} ({board.family}) has not; use --resources estimate")
+        parameter, asked, instead = (("resources", "synth", "estimate") if resources == "synth"
+                                     else ("clock", "fmax", "board or MHz"))
+        raise ParameterError(parameter, f"{asked} needs an open synthesis flow, which "
+                                        f"{board.name} ({board.family}) has not; give {instead}")
     if fmax and not board.toolchain.has_place_and_route:
-        raise HwgenError(f"--clock fmax needs place and route, which runs here for ecp5 and ice40 "
-                         f"boards, not {board.name} ({board.family}); give --clock board or MHz")
+        raise ParameterError("clock", f"fmax needs place and route, which runs here for ecp5 and "
+                                      f"ice40 boards, not {board.name} ({board.family}); give "
+                                      f"board or MHz")
 
 
 def _frame_heights(point, engine):
@@ -501,9 +522,14 @@ def _frame_heights(point, engine):
 
 def _engine(engine):
     try:
-        return resolve_engine(engine, name="--engine")
-    except (EngineUnavailable, ValueError) as error:
+        return resolve_engine(engine)
+    except EngineUnavailable as error:
         raise HwgenError(str(error)) from None
+    except ValueError as error:
+        name, _, rest = str(error).partition(" ")
+        if name == "engine":
+            raise ParameterError("engine", rest) from None
+        raise HwgenError(str(error)) from None     # HWGEN_ENGINE, named as the user set it
 
 
 def measure(points, board, *, resources="estimate", fmax=False, jobs=1, progress=False,

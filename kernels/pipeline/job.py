@@ -276,9 +276,17 @@ class Job:
                 + memory.cycle_budget(accesses, shape.bytes_read + shape.bytes_written)
                 + len(shape.paths) * (host.launch_delay_cycles + 100))
 
+    def arguments(self):
+        """What rebuilds the job, ``type(job)(**job.arguments())``: the value of every option it
+        declares that applies to its variant."""
+        variant = getattr(self, "variant", None)
+        return {option.name: getattr(self, option.name) for option in self.options
+                if option.variants is None or variant in option.variants}
+
     def parameters(self):
-        """Every option's value, as reports give them."""
-        return {option.name: getattr(self, option.name) for option in self.options}
+        """The job's parameters, as reports give them: :meth:`arguments`, and any figure a job
+        derives from them that a reader wants beside them (override to add it)."""
+        return self.arguments()
 
     def hardware(self):
         """The options that decide the pipeline's hardware: :meth:`build_program`'s keywords."""

@@ -49,8 +49,10 @@ def run(args):
         prediction = None if job.shape() is None else predict_program(job, memory, host)
         report["host"] = {"launch_delay_cycles": host.launch_delay_cycles}
     else:
-        # The cycle model predicts one PE; a system's shared port is not modelled.
-        prediction = None if isinstance(pe, PESystem) else predict_window(pe, memory)
+        # The cycle model predicts one PE from its closed-form traffic; a system's shared port
+        # is not modelled.
+        unmodelled = isinstance(pe, PESystem) or pe.traffic() is None
+        prediction = None if unmodelled else predict_window(pe, memory)
     if args.json:
         report.update(cycles=None, ops_per_cycle=None, bytes_per_cycle=None, prediction=None,
                       memory=memory.to_json())
@@ -68,14 +70,21 @@ def run(args):
         for what, count in result.unmodelled.items():
             print(f"  not modelled: {count} x {what}")
         if prediction is None:
-            print("  cycles n/a (" + ("the program declares no shape, Job.shape()"
-                                   if args.kernel in PROGRAMS else "the cycle model predicts "
-                                   "one PE, not a system sharing a port") + ")")
+            print(f"  cycles n/a ({_unpredicted(args.kernel, pe)})")
         else:
             _print_prediction(prediction, board)
         if args.json:
             print(f"  wrote {args.json}")
     return 0
+
+
+def _unpredicted(kernel, pe):
+    """Why the cycle model predicts nothing for ``pe``."""
+    if kernel in PROGRAMS:
+        return "the program declares no shape, Job.shape()"
+    if isinstance(pe, PESystem):
+        return "the cycle model predicts one PE, not a system sharing a port"
+    return "the PE states no closed-form traffic, traffic() is None"
 
 
 def _print_prediction(prediction, board):

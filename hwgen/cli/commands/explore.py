@@ -24,9 +24,9 @@ from ..options import (add_memory_options, add_option, engine_from_args, memory_
 from ..outputs import check_folder_option, write_files
 from ..report import check_report_option, report_file
 from ...records import ExploreResult
-from ..programs import (add_program_options, given_options, named_programs, option_error,
-                        program_options)
-from .roofline import OUTPUTS, _parse, add_sweep_options, run_sweep
+from ..programs import option_error, program_grid
+from .roofline import (KERNEL_GRID, OUTPUTS, _parse, add_program_grid_options,
+                       add_sweep_options, program_option_flags, refuse_options, run_sweep)
 
 __all__ = ["add_options", "run"]
 
@@ -47,15 +47,7 @@ DESCRIPTION = ("Sweep a grid of design points: simulations and resource estimate
                "thread counts and lanes on the problem the program options give.")
 
 #: The kernel grid's options, which a program does not take.
-_KERNEL_GRID = {"unroll": "--unroll", "buffer": "--buffer", "pipeline": "--pipeline",
-                "size": "--size", "mask": "--mask", "image": "--image", "max_pes": "--max-pes"}
-
-
-def _program_options():
-    """The program options (dest: flag), which a kernel does not take."""
-    options = {f"program_{name}": declared[0][1].flag
-               for name, declared in program_options(named_programs()).items() if name != "seed"}
-    return {**options, "launch_delay": "--launch-delay"}
+_KERNEL_GRID = {**KERNEL_GRID, "max_pes": "--max-pes"}
 
 
 def add_options(parser):
@@ -74,10 +66,7 @@ def add_options(parser):
                      "LUTs set against the estimate's")
     add_option(fast, "--max-pes", type=int, default=64, metavar="P",
                help="kernels: PEs per point at most")
-    add_program_options(parser, host=False, lists=True)
-    add_option(parser, "--launch-delay", type=int, default=None, metavar="CYCLES",
-               help="programs: host cycles to start one thread",
-               shown=HostModel().launch_delay_cycles)
+    add_program_grid_options(parser)
     add_memory_options(parser, seeded=None)
     # What the kernel grid's options hold untouched: a program refuses any other value.
     parser.set_defaults(kernel_grid_defaults={dest: parser.get_default(dest)
@@ -91,17 +80,9 @@ def run(args):
         if not memory_from_args(args).ideal:
             raise HwgenError("--mem-bandwidth, --mem-latency, --mem-jitter and "
                              "--mem-backpressure apply to --fast only")
-        _refuse(args, _program_options(), "to a PROGRAM with --fast")
+        refuse_options(args, program_option_flags(), "to a PROGRAM with --fast")
         return run_sweep(args, ranked=True)
     return _run_fast(args)
-
-
-def _refuse(args, options, applies):
-    """One line for the first option of ``options`` (dest: flag) that was given."""
-    defaults = getattr(args, "kernel_grid_defaults", {})
-    for dest, flag in options.items():
-        if getattr(args, dest) != defaults.get(dest):
-            raise HwgenError(f"{flag} applies {applies}, not to {args.kernel}")
 
 
 def _rows(points, front):
@@ -127,30 +108,9 @@ def _spread(front, count):
     return [front[round(i * (len(front) - 1) / (count - 1))] for i in range(count)]
 
 
-def _grid(args, kind):
-    """``{option: [values]}`` the program options give ``kind`` as comma-separated lists."""
-    convert = {int: int, float: float, str: str,
-               bool: lambda text: {"true": True, "false": False}[text.lower()]}
-    grid = {}
-    for name, text in given_options(args, kind, kind.name).items():
-        option = kind.option(name)
-        if isinstance(text, int):       # --seed
-            grid[name] = [text]
-            continue
-        try:
-            values = [convert[option.type](item.strip()) for item in text.split(",")]
-        except (KeyError, ValueError):
-            raise HwgenError(f"{option.flag} must be a comma-separated list of "
-                             f"{option.type.__name__} values, not {text!r}") from None
-        if len(set(values)) != len(values):
-            raise HwgenError(f"{option.flag} lists a value twice: {text!r}")
-        grid[name] = values
-    return grid
-
-
 def _program_space(args):
     """``(board, out, jobs, host, what)`` of ``explore PROGRAM --fast``, every option checked."""
-    _refuse(args, _KERNEL_GRID, "to a kernel")
+    refuse_options(args, _KERNEL_GRID, "to a kernel")
     board = resolve_board(args.board)
     stem = PROGRAMS.get_or_error(args.kernel).name
     out = Path(args.out) if args.out else Path(args.command) / f"{stem}-{board.name}"
@@ -160,7 +120,7 @@ def _program_space(args):
     if launch_delay < 0:
         raise HwgenError(f"--launch-delay must be an integer >= 0, not {launch_delay}")
     kind = PROGRAMS.get_or_error(args.kernel)
-    grid = _grid(args, kind)
+    grid = program_grid(args, kind)
     try:
         jobs = program_jobs(kind, grid, name=args.kernel)
     except (TypeError, ValueError) as error:
@@ -195,10 +155,10 @@ def _run_fast(args):
     if program:
         board, out, jobs, host, what = _program_space(args)
     elif own:
-        _refuse(args, _program_options(), "to a PROGRAM")
+        refuse_options(args, program_option_flags(), "to a PROGRAM")
         board, out, grid = _kernel_space(args, kind)
     else:
-        _refuse(args, _program_options(), "to a PROGRAM")
+        refuse_options(args, program_option_flags(), "to a PROGRAM")
         if args.max_pes < 1:
             raise HwgenError(f"--max-pes must be a positive integer, not {args.max_pes}")
         parsed = _parse(args)

@@ -20,9 +20,12 @@ from ...kernels import BUFFERS, MASK_SHAPES
 
 from ...errors import HwgenError, SuspectMeasurement
 from ...catalog import KERNELS, KernelInfo, board_tree_policy, resolve_board
+from ...programs import PROGRAMS
+from ...sim import HostModel
 from ..figures import NOT_AVAILABLE, figure
 from ..kernels import add_user_kernel_options, user_kernel_grid
-from ..programs import option_error
+from ..programs import (add_program_options, named_programs, option_error, program_grid,
+                        program_options)
 from ..measured import DEFAULT_BOARD
 from ..options import (DEFAULT_SIZE, add_board_option, add_engine_option, add_link_option,
                        add_option, add_quiet_option, engine_from_args, mask_from_args,
@@ -32,11 +35,14 @@ from ..report import add_report_option, check_report_option, report_file
 from ...roofline.cluster import Cluster, check_scheduler
 from ...roofline.model import CLOCK_CHOICES, build_roofline, check_clock, logic_cells, placeable
 from ...roofline.confirm import confirm_point
+from ...roofline.fast import program_jobs
 from ...roofline.figure import plot_roofline
-from ...roofline.sweep import RESOURCE_METHODS, KernelDesignPoint, design_grid
+from ...roofline.program import build_program_roofline, confirm_program, program_points
+from ...roofline.sweep import RESOURCE_METHODS, DesignPoint, KernelDesignPoint, design_grid
 from ...versions import tool_versions
 
-__all__ = ["add_options", "run", "add_sweep_options", "run_sweep"]
+__all__ = ["KERNEL_GRID", "add_options", "add_program_grid_options", "add_sweep_options",
+           "program_option_flags", "refuse_options", "run", "run_sweep"]
 
 OUTPUTS = ("roofline.png", "roofline.svg", "points.csv", "roofline.json")
 _PIPELINE = {"on": (True,), "off": (False,), "both": (True, False)}
@@ -48,13 +54,42 @@ GRID_DEFAULTS = {"unroll": "1,2,4,8", "buffer": "smart,line", "pipeline": "on", 
                  "mask": "rect"}
 
 
-def add_sweep_options(parser, *, programs=()):
+#: The kernel grid's options (dest: flag), which a program does not take.
+KERNEL_GRID = {"unroll": "--unroll", "buffer": "--buffer", "pipeline": "--pipeline",
+               "size": "--size", "mask": "--mask", "image": "--image"}
+
+
+def program_option_flags():
+    """The program options (dest: flag), which a kernel does not take."""
+    options = {f"program_{name}": declared[0][1].flag
+               for name, declared in program_options(named_programs()).items() if name != "seed"}
+    return {**options, "launch_delay": "--launch-delay"}
+
+
+def refuse_options(args, options, applies):
+    """One line for the first option of ``options`` (dest: flag) that was given."""
+    defaults = getattr(args, "kernel_grid_defaults", {})
+    for dest, flag in options.items():
+        if getattr(args, dest) != defaults.get(dest):
+            raise HwgenError(f"{flag} applies {applies}, not to {args.kernel}")
+
+
+def add_program_grid_options(parser):
+    """A program's options, each a comma-separated list (its design space), and the host's."""
+    add_program_options(parser, host=False, lists=True)
+    add_option(parser, "--launch-delay", type=int, default=None, metavar="CYCLES",
+               help="programs: host cycles to start one thread",
+               shown=HostModel().launch_delay_cycles)
+
+
+def add_sweep_options(parser, *, programs=(), fast_programs=True):
     """The options ``roofline`` and ``explore`` share (``programs``: the positional may name one
-    of these programs too)."""
+    of these programs too; with ``fast_programs``, under ``--fast`` only)."""
     if programs:
         parser.add_argument("kernel", metavar="KERNEL|PROGRAM",
                             help=f"dilation or erosion, or an image PE of your own as "
-                                 f"module:Name or file.py:Name; or, with --fast, a program, one "
+                                 f"module:Name or file.py:Name; or"
+                                 f"{', with --fast,' if fast_programs else ''} a program, one "
                                  f"of: {', '.join(programs)}, or a job of your own as "
                                  f"module:Name or file.py:Name")
     else:
@@ -114,21 +149,31 @@ DESCRIPTION = ("Simulate every design point (one PE configuration) for its ops p
                "board's extended roofline: compute roof = PEs that fit x one PE's "
                "performance, I/O roofs = the board's links. Writes "
                + ", ".join(OUTPUTS) + " and prints the design point that attains the most. "
-               "Every finished measurement is cached.")
+               "Every finished measurement is cached. A PROGRAM's jobs (the product of the "
+               "lists its options are given) are placed as PEs, one pipeline each: ops per "
+               "cycle from the cycle model, CI from the job's traffic, SC from the pipeline's "
+               "estimate.")
 
 
 def add_options(parser):
-    add_sweep_options(parser)
+    add_sweep_options(parser, programs=PROGRAMS, fast_programs=False)
     add_option(parser, "--confirm", action="store_true",
                help="synthesize the best point's system of SC PEs (bare, with its memory "
                     "interconnect) on one device, place and route it where the family can "
                     "(with --resources synth or --clock fmax; else its clock is the roofline's, "
                     "stated), compare it with the model's SC x one PE + the interconnect, and "
-                    "simulate what it attains against the link; writes confirm.json",
+                    "simulate what it attains against the link; for a program, simulate the "
+                    "best point's job against the cycle model; writes confirm.json",
                shown="no confirmation")
+    add_program_grid_options(parser)
+    parser.set_defaults(kernel_grid_defaults={dest: parser.get_default(dest)
+                                              for dest in KERNEL_GRID})
 
 
 def run(args):
+    if args.kernel in PROGRAMS:
+        return run_program_roofline(args)
+    refuse_options(args, program_option_flags(), "to a PROGRAM")
     return run_sweep(args, ranked=False)
 
 
@@ -193,18 +238,33 @@ def _own_points(args, kind, width, height):
     return points
 
 
-def _parse(args):
-    """Every option, checked before anything runs."""
+def _parse_common(args, stem):
+    """The options every roofline takes, checked: board, clock, output folder, device counts,
+    frequency ceilings and scheduler."""
     board = resolve_board(args.board)
-    width, height = parse_size(args.image, "--image", "WxH", "512x512")
     clock = check_clock(_clock(args.clock))
     if getattr(args, "top", 0) < 0:
         raise HwgenError(f"--top must be 0 (all) or a positive integer, not {args.top}")
-    kind = KERNELS.get_or_error(args.kernel)
-    stem = args.kernel if isinstance(kind, KernelInfo) else kind.name
     out = Path(args.out) if args.out else Path(args.command) / f"{stem}-{board.name}"
     check_folder_option("--out", out)
     check_report_option(args)
+    return {
+        "board": board, "clock": clock, "out": out,
+        "devices": None if args.devices is None else _list("--devices", args.devices, _positive,
+                                                           "positive integers"),
+        "ceiling_clocks_mhz": None if args.ceiling_clocks is None else _list(
+            "--ceiling-clocks", args.ceiling_clocks, _mhz, "positive numbers of MHz"),
+        "scheduler": None if args.scheduler is None else check_scheduler(args.scheduler),
+    }
+
+
+def _parse(args):
+    """Every option, checked before anything runs."""
+    kind = KERNELS.get_or_error(args.kernel)
+    stem = args.kernel if isinstance(kind, KernelInfo) else kind.name
+    common = _parse_common(args, stem)
+    board = common["board"]
+    width, height = parse_size(args.image, "--image", "WxH", "512x512")
     if not isinstance(kind, KernelInfo):
         points = _own_points(args, kind, width, height)
     else:
@@ -216,14 +276,7 @@ def _parse(args):
             buffers=_list("--buffer", args.buffer, _buffer, ", ".join(BUFFERS)),
             pipelines=_PIPELINE[args.pipeline], size=size, mask=mask,
             width=width, height=height, tree_stages=board_tree_policy(board))
-    return {
-        "points": points, "board": board, "clock": clock, "out": out,
-        "devices": None if args.devices is None else _list("--devices", args.devices, _positive,
-                                                           "positive integers"),
-        "ceiling_clocks_mhz": None if args.ceiling_clocks is None else _list(
-            "--ceiling-clocks", args.ceiling_clocks, _mhz, "positive numbers of MHz"),
-        "scheduler": None if args.scheduler is None else check_scheduler(args.scheduler),
-    }
+    return {"points": points, **common}
 
 
 # -- outputs -------------------------------------------------------------------------------------
@@ -321,6 +374,14 @@ def _format(head, rows, text):
                       for name, c, w in zip(head, row, widths)).rstrip() for row in (head, *rows)]
 
 
+def _gbops(value, spec=".2f"):
+    """GBops/s as the tables give them, with two significant digits where ``spec`` would show a
+    small figure as 0.00 (a pipeline's few ops per cycle)."""
+    if value is not None and 0 < value < 0.01:
+        return f"{value:.2g}"
+    return figure(value, spec)
+
+
 def _table(points, ranked):
     head = (("#",) if ranked else ()) + (
         "design point", "FPGAs", "CI", "LUT", "FF", "BRAM", "DSP", "SC", "limit", "perf_PE",
@@ -333,8 +394,8 @@ def _table(points, ranked):
             p.label + (" SATURATED" if p.saturated else ""), str(p.devices),
             figure(p.ci_ops_per_byte), str(r["lut"]), str(r["ff"]), str(r["bram"]),
             str(r["dsp"]), str(p.sc_pes_per_device), p.limiting_resource,
-            figure(p.perf_pe_gbops, ".2f"), figure(p.cp_gbops, ".1f"),
-            figure(p.attainable_gbops, ".2f"), bound))
+            _gbops(p.perf_pe_gbops), _gbops(p.cp_gbops, ".1f"),
+            _gbops(p.attainable_gbops), bound))
     return _format(head, rows, {"design point", "limit", "bound"})
 
 
@@ -347,16 +408,19 @@ def why(roofline):
     tied = [p for p in roofline.points if p is not best and p.placed
             and abs(p.attainable_gbops - best.attainable_gbops) <= 1e-3 * best.attainable_gbops]
     limit = best.limiting_resource
+    system = isinstance(m.point, DesignPoint)    # SC counts a system of window filters
     room = ""       # the placement headroom SC leaves where nextpnr places
     cells = logic_cells(roofline.board)
-    if cells is not None and limit in ("lut", "ff"):
+    if system and cells is not None and limit in ("lut", "ff"):
         room = f"; LUT + FF within {cells} logic cells"
-    elif placeable(roofline.board)[limit] < best.available_per_device[limit]:
+    elif system and placeable(roofline.board)[limit] < best.available_per_device[limit]:
         room = f"; {placeable(roofline.board)[limit]} placeable"
     compute = (f"compute roof {best.cp_gbops:.1f} GBops/s = {best.sc_pes_per_device} PEs per FPGA "
-               f"(limited by {limit.upper()}: {m.resources[limit]} per PE and the interconnect "
-               f"of {best.available_per_device[limit]}{room}) x "
-               f"{best.perf_pe_gbops:.2f} GBops/s per PE ({best.ops_per_cycle:.2f} ops/cycle at "
+               f"(limited by {limit.upper()}: {m.resources[limit]} per PE"
+               f"{' and the interconnect' if system else ''} of "
+               f"{best.available_per_device[limit]}{room}) x "
+               f"{_gbops(best.perf_pe_gbops)} GBops/s per PE ({best.ops_per_cycle:.2f} "
+               f"ops/cycle at "
                f"{best.clock_mhz:g} MHz) x {best.devices}")
     io_roof = (f"I/O roof {best.io_roof_gbops:.2f} GBops/s = CI {best.ci_ops_per_byte:.3f} ops/B x "
                f"{best.bandwidth_gbps:g} GB/s ({best.link})")
@@ -488,3 +552,92 @@ def run_sweep(args, *, ranked):
             f"{len(suspect)} design point(s) measured with saturated HMM counters, their figures "
             f"are lower bounds: {', '.join(suspect)} (see 'saturated' in points.csv)")
     return 0
+
+
+# -- programs ------------------------------------------------------------------------------------
+
+def _program_roofline_input(args):
+    """``(kind, points, host, parsed)`` of ``roofline PROGRAM``, every option checked."""
+    refuse_options(args, KERNEL_GRID, "to a kernel")
+    if args.pes is not None:
+        raise HwgenError(f"--pes simulates systems of window filters, not {args.kernel}'s "
+                         f"pipeline: leave --pes out")
+    kind = PROGRAMS.get_or_error(args.kernel)
+    parsed = _parse_common(args, kind.name)
+    launch_delay = (HostModel().launch_delay_cycles if args.launch_delay is None
+                    else args.launch_delay)
+    if launch_delay < 0:
+        raise HwgenError(f"--launch-delay must be an integer >= 0, not {launch_delay}")
+    try:
+        jobs = program_jobs(kind, program_grid(args, kind), name=args.kernel)
+    except (TypeError, ValueError) as error:
+        raise option_error(error, kind) from None
+    return (kind, program_points(args.kernel, jobs), HostModel(launch_delay_cycles=launch_delay),
+            parsed)
+
+
+def run_program_roofline(args):
+    """``roofline PROGRAM``: every job of the program's options' grid placed on the roofline
+    from the cycle model and the estimate (:mod:`hwgen.roofline.program`)."""
+    kind, points, host, parsed = _program_roofline_input(args)
+    engine = engine_from_args(args, quiet=args.quiet)
+    with (nullcontext() if parsed["scheduler"] is None
+          else Cluster(parsed["scheduler"])) as cluster:
+        roofline = build_program_roofline(
+            points, parsed["board"], devices=parsed["devices"], resources=args.resources,
+            clock=parsed["clock"], link=args.link,
+            ceiling_clocks_mhz=parsed["ceiling_clocks_mhz"], host=host, jobs=args.jobs,
+            progress=not args.quiet, engine=engine, cluster=cluster)
+    out = parsed["out"]
+    page = report_file(args, roofline.to_json(), str(out / "roofline.json"))
+    write_outputs(roofline, out)
+    write_files(page)
+    if not args.quiet:
+        first = roofline.points[0]
+        print(f"{kind.name} on {roofline.board.name}: {len(points)} design points x "
+              f"{len(roofline.device_counts)} device count(s), {first.measurement.point.problem}; "
+              f"clock {first.clock_source.split(' (')[0]}, host launch delay "
+              f"{host.launch_delay_cycles} cycles")
+        print("  one pipeline is one PE: ops/cycle from the cycle model with an ideal memory, "
+              "CI from the job's traffic, SC from the pipeline's estimate")
+        print("  GBops/s; CI in ops/byte; resources per pipeline; SC = pipelines per FPGA")
+        for line in _table(roofline.points, False):
+            print(f"  {line}")
+    for line in why(roofline):
+        print(line)
+    suspect = [p.label for p in roofline.suspect]
+    if args.confirm:
+        suspect += _confirm_program(roofline, out, host, quiet=args.quiet, engine=engine)
+    if not args.quiet:
+        print(f"wrote {', '.join(map(str, [*(out / name for name in OUTPUTS), *page]))}")
+    if suspect:
+        raise SuspectMeasurement("; ".join(dict.fromkeys(suspect)))
+    return 0
+
+
+def _confirm_program(roofline, out, host, *, quiet, engine):
+    """Simulate the best point's job against the roofline's figures, print the comparison and
+    write confirm.json: the reasons the figures are suspect (traffic or ops that differ from
+    the simulation's, saturated HMM values)."""
+    best = roofline.best()
+    if best is None:
+        raise HwgenError("--confirm: no design point is placed, so there is no best point")
+    found = confirm_program(best, host=host, engine=engine)
+    write_files({out / "confirm.json": json.dumps(
+        {"tool_versions": tool_versions(), **found.to_json()}, indent=2) + "\n"})
+    print(f"confirm: {found.label}, its job simulated ({found.engine['name']}) with the ideal "
+          f"memory the roofline assumes")
+    rows = []
+    for name in ("cycles", "ops", "bytes_read", "bytes_written"):
+        error = found.error(name)
+        rows.append((name, f"{found.modelled[name]:,.0f}", f"{found.simulated[name]:,}",
+                     NOT_AVAILABLE if error is None else f"{100 * error:+.1f}%"))
+    for line in _format(("figure", "roofline", "simulated", "error"), rows, {"figure"}):
+        print(f"  {line}")
+    print(f"  wrote {out / 'confirm.json'}")
+    reasons = [f"{best.label}: the simulation's {name} differ from the roofline's"
+               for name in ("ops", "bytes_read", "bytes_written") if found.error(name)]
+    if found.saturated:
+        reasons.append(f"{best.label}: HMM values saturated in the confirming simulation: "
+                       f"{', '.join(found.saturated)}")
+    return reasons

@@ -92,7 +92,8 @@ def _simulate(job, design, memory, host, vcd, quiet, engine):
         return storage, run_threads(design, storage, params=params, host=host, memory=memory,
                                     max_cycles=budget, vcd=staged, progress=bar.update_to,
                                     engine=engine,
-                                    expected_cycles=predict_program(job, memory, host).cycles)
+                                    expected_cycles=(None if job.shape() is None else
+                                                     predict_program(job, memory, host).cycles))
 
 
 def run(args):

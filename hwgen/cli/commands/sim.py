@@ -18,7 +18,8 @@ from ...sim import (check_image, instrument_pe, run_window_filter, run_window_sy
 from ...errors import HwgenError, SuspectMeasurement
 from ..figures import figure
 from ..imageio import IMAGE_SUFFIXES, encode_image, read_image
-from ...catalog import KERNELS, KernelInfo, design_name, design_title, resolve_board
+from ...catalog import (KERNELS, KernelInfo, design_name, design_title, resolve_board,
+                        system_of)
 from ..options import (add_board_option, add_engine_option, add_instrument_option,
                        add_json_option, add_kernel_options, add_link_option, add_memory_options,
                        add_option, add_output_option, add_quiet_option, engine_from_args,
@@ -115,6 +116,19 @@ def _link_memory(args, memory):
 def _system(args, shape, board, memory):
     """``args.pes`` PEs of the options' parameters, addressable side by side, with memory
     channels for ``memory``'s bandwidth (one per PE when it is unlimited)."""
+    if not isinstance(KERNELS.get_or_error(args.kernel), KernelInfo):
+        with warnings.catch_warnings():
+            # The first PE only checks the options and gives their values.
+            warnings.simplefilter("ignore", UnusedElaboratable)
+            template = window_filter_from_args(args, shape, board=board)
+            if template.traffic() is None:
+                raise HwgenError(f"--pes runs systems of PEs that state their closed-form "
+                                 f"traffic (it bounds the run); {type(template).name}'s "
+                                 f"traffic() is None: leave --pes out")
+            system = system_of(template, args.pes, memory.bandwidth_bytes_per_cycle)
+            del template
+            gc.collect()
+        return system
     with warnings.catch_warnings():
         # The first filter only checks the options and gives the parameters.
         warnings.simplefilter("ignore", UnusedElaboratable)
@@ -209,9 +223,6 @@ def run(args):
     shape = None if image is None else image.shape
     if image is not None:
         check_fits(shape[1], shape[0], args.pes)
-    if args.pes > 1 and not isinstance(KERNELS.get_or_error(args.kernel), KernelInfo):
-        raise HwgenError(f"--pes builds systems of window filters; {args.kernel} is a PE of "
-                         f"its own: leave --pes out")
     system = None if args.pes == 1 else _system(args, shape, board, memory)
     pe = window_filter_from_args(args, shape, board=board) if system is None else system.pes[0]
     if image is None:
@@ -246,8 +257,10 @@ def run(args):
 
     figures = per_pe[0] if per_pe else system.figures
     model = pe.traffic()
-    matches = all(f.bytes_read == model.bytes_read and f.bytes_written == model.bytes_written
-                  for f in per_pe)
+    # A PE without closed-form traffic has no fetch model to hold its traffic against: n/a.
+    matches = None if model is None else all(
+        f.bytes_read == model.bytes_read and f.bytes_written == model.bytes_written
+        for f in per_pe)
     if system is not None:
         matches = matches and (system.bytes_read, system.bytes_written) == (
             args.pes * model.bytes_read, args.pes * model.bytes_written)
@@ -278,7 +291,8 @@ def run(args):
     write_files(files)
     if not args.quiet:
         title = design_title(args.kernel, pe)
-        verdict = "matches" if matches else "DOES NOT MATCH"
+        verdict = {True: "matches", False: "DOES NOT MATCH",
+                   None: "n/a (the PE states none)"}[matches]
         result_verdict = "matches" if mismatch is None else "DOES NOT MATCH"
         if link is not None:
             print(f"memory: {memory.bandwidth_bytes_per_cycle:.3f} B/cycle, the {link}")
@@ -334,7 +348,8 @@ def _figure_lines(name, figures, notes=("", "")):
 
 def _suspect(per_pe, matches, mismatch):
     """Why the run's figures cannot be trusted as they stand, if they cannot."""
-    reasons = [] if matches else ["the traffic measured does not match the fetch model"]
+    reasons = [] if matches in (True, None) else [
+        "the traffic measured does not match the fetch model"]
     if mismatch is not None:
         reasons.append(mismatch)
     saturated = [f"PE {i}: {name}" if len(per_pe) > 1 else name
