@@ -38,10 +38,10 @@ from fractions import Fraction
 from amaranth.hdl import UnusedElaboratable
 
 from ..boards import Board
-from ..kernels import beat_bytes, channels_for, window_system_of, window_system_pe
+from ..kernels import WindowFilter, beat_bytes, channels_for, window_system_pe
 
 from ..errors import HwgenError, ParameterError
-from ..catalog import resolve_board
+from ..catalog import resolve_board, system_of
 from ..resources.estimate import estimate
 from ..resources.estimate_system import estimate_overhead, estimate_rest
 from ..sim.system import instrument_system
@@ -206,8 +206,10 @@ def system_overhead(system, pe, board, *, probes=None):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UnusedElaboratable)   # estimated, never built
             design = system(pes)
-            key = (repr(design.parameters()), board.toolchain.cost_family, probes,
-                   tuple(bare.values()))
+            # A user's PE may not describe itself: then the PE object is the key.
+            described = hasattr(pe, "parameters")
+            key = (repr(design.parameters()) if described else (pe, pes, design.count),
+                   board.toolchain.cost_family, probes, tuple(bare.values()))
             if key not in _OVERHEADS:
                 if probes == "full":
                     used = estimate(instrument(design), board).resources()
@@ -244,14 +246,14 @@ def board_scalability(pe, board, *, per_pe=None, bytes_per_cycle=None, probes=No
 
 
 def window_overhead(pe, board, *, bytes_per_cycle=None, probes=None):
-    """:func:`system_overhead` of the system :func:`hwgen.kernels.window_system_of` builds of
-    the window filter ``pe`` for a link of ``bytes_per_cycle``. Without ``probes`` the system
-    is not built: its rest is :func:`hwgen.resources.estimate_system.estimate_rest` of one of
-    its PEs (:func:`hwgen.kernels.window_system_pe`), plus P times what that PE costs more than
-    ``pe``; each is kept for the process."""
-    if probes is not None:
-        return system_overhead(lambda pes: window_system_of(pe, pes,
-                                                            bytes_per_cycle=bytes_per_cycle),
+    """:func:`system_overhead` of the system :func:`hwgen.catalog.system_of` builds of ``pe``
+    (a window filter or an image PE of the user's) for a link of ``bytes_per_cycle``. For a
+    window filter without ``probes`` the system is not built: its rest is
+    :func:`hwgen.resources.estimate_system.estimate_rest` of one of its PEs
+    (:func:`hwgen.kernels.window_system_pe`), plus P times what that PE costs more than ``pe``;
+    each is kept for the process."""
+    if probes is not None or not isinstance(pe, WindowFilter):
+        return system_overhead(lambda pes: system_of(pe, pes, bytes_per_cycle=bytes_per_cycle),
                                pe, board, probes=probes)
     board = resolve_board(board)
     with warnings.catch_warnings():
