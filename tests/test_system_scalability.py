@@ -252,3 +252,24 @@ def test_the_estimate_of_a_system_prices_its_interconnect_calibrated():
     summed = estimate_interconnect(interconnect(), board)
     assert whole["lut"] == pytest.approx(summed["lut"], rel=0.01)
     assert whole["ff"] == summed["ff"]
+
+
+def test_sc_of_an_image_pe_of_the_users_is_the_system_that_fits():
+    # --pes max of the Sobel example: the system catalog.system_of builds of SC copies fits the
+    # icebreaker's logic cells by the estimate, and that of one more does not.
+    from pathlib import Path
+    from hwgen.catalog import system_of
+    from hwgen.discovery import load_spec
+    example = Path(__file__).resolve().parents[1] / "examples" / "sobel.py"
+    kind = load_spec(f"{example}:SobelMagnitude", "KERNEL")
+    board = resolve_board("icebreaker")
+    link = system_bytes_per_cycle(board, board.clock_mhz)
+    pe = kind(width=8, height=5)
+    sc, _ = board_scalability(pe, board, bytes_per_cycle=link)
+    available, cells = _room(board)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnusedElaboratable)
+        used = estimate(system_of(pe, sc, bytes_per_cycle=link), board).resources()
+        over = estimate(system_of(pe, sc + 1, bytes_per_cycle=link), board).resources()
+    assert sc >= 1
+    assert _fits(used, available, cells) and not _fits(over, available, cells)
