@@ -69,7 +69,8 @@ def test_sim_pes_runs_every_copy_on_its_own_frame(tmp_path, capsys):
 def test_build_pes_writes_the_system(tmp_path, capsys):
     out = tmp_path / "build"
     assert main(["build", SPEC, "--width", "8", "--height", "5", "--pes", "2",
-                 "--no-instrument", "--out", str(out), "-q"]) == 0
+                 "--no-instrument", "--out", str(out)]) == 0
+    assert "bare PE, no HMM" in capsys.readouterr().out
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["system"]["pes"] == 2 and manifest["parameters"]["width"] == 8
     assert "module sobel_width8_height5_pixel_bits8_x2" in (

@@ -119,7 +119,7 @@ def summary(kernel, pe, name, result, elapsed, design):
                  "fetch model: n/a (the PE states no closed-form traffic)" if t is None else
                  f"fetch model ({t.formula}): reads {t.reads} px ({t.bytes_read} B), writes "
                  f"{t.writes} px ({t.bytes_written} B), ops {t.ops}"]
-        return "\n".join(lines + _hmm_lines(design, pe, None)
+        return "\n".join(lines + _hmm_lines(design, pe, system)
                          + [f"wrote {result.verilog}, {result.rtlil.name}, "
                             f"{result.manifest.name} (top {name}) in {elapsed:.1f} s"])
     lines = [
