@@ -963,10 +963,10 @@ struct Simulation {
 		}
 		// The design's outputs are values computed before the edge committed the registers:
 		// evaluate once more where the new ones are read right after the edge, as a testbench's
-		// `ctx.get()` after a tick reads them.
+		// `ctx.get()` after a tick reads them: in the cycles of a read burst that take a word.
 		bool reading = vcd_file != nullptr;
 		for (auto &hmm : hmms)
-			reading |= hmm.slot.op == OP_READ;
+			reading |= hmm.slot.op == OP_READ && hmm.slot.step + 1 >= hmm.slot.latency;
 		if (reading)
 			top.step();
 		if (vcd_file)
