@@ -13,6 +13,8 @@ its own bus, :mod:`hwgen.board.host`). The compiled engine runs the program of
 HMM the same way, in the same cycles.
 """
 
+import numpy as np
+
 from ..instrument import COMMANDS, READ_LATENCY_CYCLES, REGISTERS, STATUS_BITS
 from ..instrument.layout import Field
 
@@ -37,11 +39,37 @@ def decode_table(table, words, word_bits):
 
 
 def decode_records(trace, words, word_bits):
-    """The records of a trace, from the words of consecutive records (a list or a numpy
-    array)."""
+    """The records of a trace (as :meth:`~hwgen.instrument.layout.TraceLayout.decode_record`
+    decodes them), from the words of consecutive records (a list or a numpy array)."""
     n = trace.entry_words(word_bits)
-    words = [int(word) for word in words]
-    return [trace.decode_record(words[i:i + n], word_bits) for i in range(0, len(words), n)]
+    if n * word_bits > 64:
+        words = [int(word) for word in words]
+        return [trace.decode_record(words[i:i + n], word_bits) for i in range(0, len(words), n)]
+    # Records of up to 64 bits: every field of every record at once.
+    rows = np.asarray(words, dtype=np.uint64).reshape(-1, n)
+    bits = np.zeros(len(rows), dtype=np.uint64)
+    for w in range(n):
+        bits |= rows[:, w] << np.uint64(w * word_bits)
+
+    def column(offset, width):
+        return ((bits >> np.uint64(offset)) & np.uint64((1 << width) - 1)).tolist()
+
+    columns = [("timestamp", column(0, trace.timestamp_bits))]
+    masks = column(trace.timestamp_bits, len(trace.events)) if trace.events else [0] * len(bits)
+    names = {}
+    for f in trace.payload:
+        columns.append((f.name, column(f.offset, f.bits)))
+        if f.overflow:
+            columns.append((f"{f.name}.overflow", [bool(v) for v in column(f.offset + f.bits, 1)]))
+    records = []
+    for i, mask in enumerate(masks):
+        if mask not in names:
+            names[mask] = [name for e, name in enumerate(trace.events) if mask >> e & 1]
+        record = {"timestamp": columns[0][1][i], "events": list(names[mask])}
+        for name, values in columns[1:]:
+            record[name] = values[i]
+        records.append(record)
+    return records
 
 
 def assemble_readout(layout, snapshot, tables, traces):

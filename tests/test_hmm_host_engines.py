@@ -9,6 +9,7 @@ from hwgen.kernels.pipeline import Pipeline
 from hwgen.programs import PiJob
 from hwgen.sim import (HMMError, HostModel, MemoryModel, instrument_pe, instrument_pipeline,
                        run_pe, run_threads, run_window_filter)
+from hwgen.sim.hmm_host import decode_records
 
 
 
@@ -71,3 +72,21 @@ def test_a_host_that_gives_up_says_the_same_in_both_engines(max_cycles, drain_in
                    max_cycles=max_cycles, drain_interval_cycles=drain_interval, engine=engine)
         raised[engine] = (type(caught.value), str(caught.value))
     assert raised["pysim"] == raised["compiled"]
+
+
+@pytest.mark.parametrize("word_bits", [32, 64])
+def test_records_decoded_in_bulk_equal_those_decoded_one_by_one(word_bits):
+    job = PiJob(steps=10, threads=3)
+    pipeline = instrument_pipeline(Pipeline(job.program), word_bits=word_bits).layout
+    window = instrument_pe(_window_pe(), timeline_depth=16, word_bits=word_bits).layout
+    rng = np.random.default_rng(word_bits)
+    traces = [*pipeline.traces, *window.traces]
+    assert any(t.payload for t in traces) and any(t.entry_words(word_bits) > 1 for t in traces)
+    for trace in traces:
+        n = trace.entry_words(word_bits)
+        words = rng.integers(0, 1 << word_bits, size=20 * n, dtype=np.uint64)
+        words &= np.uint64((1 << word_bits) - 1)
+        expected = [trace.decode_record([int(w) for w in words[i:i + n]], word_bits)
+                    for i in range(0, len(words), n)]
+        assert decode_records(trace, words, word_bits) == expected
+        assert decode_records(trace, words.tolist(), word_bits) == expected
