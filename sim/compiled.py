@@ -45,7 +45,7 @@ from .stage import stage
 
 from .cache import cache_dir as cache_folder
 from .hmm_host import (HMMError, assemble_readout, command_limit_cycles, decode_records,
-                       decode_table, table_addresses)
+                       decode_table, snapshot_words_of, table_addresses)
 from .memory import PortTraffic
 from .protocol import Engine, JobResult
 
@@ -551,29 +551,26 @@ def _add_hosts(sim, designs, prefixes, drain_interval_cycles, max_cycles):
         if index < 0:
             raise ValueError(f"the design has no HMM port of up to 64 bits named {prefix}hmm__...")
         for table in layout.tables:
-            addrs = _words(table_addresses(table, word_bits))
-            lib.hw_hmm_table(handle, index, table.name.encode(), addrs, len(addrs))
+            addrs = table_addresses(table, word_bits)
+            lib.hw_hmm_table(handle, index, table.name.encode(), _words(addrs), len(addrs))
         for trace in layout.traces:
             written, dropped = (layout.snapshot_field(name) for name in (trace.written,
                                                                           trace.dropped))
             if max(written.bits, dropped.bits) > 64:
                 raise ValueError(f"the compiled engine reads trace pointers of up to 64 bits, "
                                  f"not {max(written.bits, dropped.bits)}")
-            wanted = _words(sorted({w for f in (written, dropped)
-                                    for w in range(f.offset // word_bits,
-                                                   (f.offset + f.total_bits - 1) // word_bits
-                                                   + 1)}))
+            wanted = snapshot_words_of((written, dropped), word_bits)
             lib.hw_hmm_trace(handle, index, trace.name.encode(), trace.mode == "stop",
                              trace.base, trace.stride_words, trace.depth,
                              trace.entry_words(word_bits), trace.consumed_register,
-                             written.offset, written.bits, dropped.offset, dropped.bits, wanted,
-                             len(wanted))
+                             written.offset, written.bits, dropped.offset, dropped.bits,
+                             _words(wanted), len(wanted))
         hosts.append(index)
     return hosts
 
 
 def _words(values):
-    values = list(values)
+    """``values`` as a C array of 64-bit words."""
     return (ctypes.c_uint64 * max(1, len(values)))(*values)
 
 

@@ -21,13 +21,21 @@ from ..instrument.layout import Field
 from .readout import HMMReadout
 
 __all__ = ["HMMHost", "HMMError", "PortBus", "SimulatorBus", "assemble_readout",
-           "command_limit_cycles", "decode_records", "decode_table", "not_finished", "table_addresses"]
+           "command_limit_cycles", "decode_records", "decode_table", "not_finished",
+           "snapshot_words_of", "table_addresses"]
 
 
 def table_addresses(table, word_bits):
     """The addresses of every word of a table's entries, entry by entry."""
     n = table.entry_words(word_bits)
     return [table.address(entry, w) for entry in range(len(table.labels)) for w in range(n)]
+
+
+def snapshot_words_of(fields, word_bits):
+    """The indices of the snapshot words that hold ``fields``, in order."""
+    return sorted({w for f in fields
+                   for w in range(f.offset // word_bits,
+                                  (f.offset + f.total_bits - 1) // word_bits + 1)})
 
 
 def decode_table(table, words, word_bits):
@@ -248,9 +256,7 @@ class HMMHost:
         """``{name: value}`` of some snapshot fields, reading only the words that hold them."""
         layout = self._layout
         fields = [layout.snapshot_field(name) for name in names]
-        wanted = sorted({w for f in fields
-                         for w in range(f.offset // layout.word_bits,
-                                        (f.offset + f.total_bits - 1) // layout.word_bits + 1)})
+        wanted = snapshot_words_of(fields, layout.word_bits)
         words = dict(zip(wanted, await self.read(layout.snapshot_base + w for w in wanted)))
         padded = [words.get(w, 0) for w in range(layout.snapshot_words)]
         return {f.name: f.decode(padded, layout.word_bits)[0] for f in fields}
