@@ -9,6 +9,9 @@ milliseconds) or when compiling it now costs less than Amaranth's simulator woul
 job's predicted cycles; otherwise, and wherever the compiled engine cannot run here (no C++
 compiler: then with a one-line :class:`EngineNotice` warning), on Amaranth's simulator. A job of
 at most :data:`SHORT_CYCLES` cycles runs on Amaranth's simulator without looking further.
+
+:func:`choose_engine` returns the engine object that runs the job, of the protocol in
+:mod:`hwgen.sim.protocol`.
 """
 
 import os
