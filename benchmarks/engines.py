@@ -48,16 +48,17 @@ def _checksum(values):
 
 
 class _Timed:
-    """Time the compiled engine's clock loop and model build inside a harness call."""
+    """Time the compiled engine's clock loop (HMM hosts and the decoding of their words
+    included) and model build inside a harness call."""
 
     def __enter__(self):
         self.loop = self.build = 0.0
-        self._schedule, self._build = compiled._schedule, compiled.CompiledModel.build.__func__
+        self._run, self._build = compiled._run, compiled.CompiledModel.build.__func__
 
-        def schedule(*args, **kwargs):
+        def run(*args, **kwargs):
             started = time.perf_counter()
             try:
-                return self._schedule(*args, **kwargs)
+                return self._run(*args, **kwargs)
             finally:
                 self.loop += time.perf_counter() - started
 
@@ -68,12 +69,12 @@ class _Timed:
             finally:
                 self.build += time.perf_counter() - started
 
-        compiled._schedule = schedule
+        compiled._run = run
         compiled.CompiledModel.build = classmethod(build)
         return self
 
     def __exit__(self, *exc):
-        compiled._schedule = self._schedule
+        compiled._run = self._run
         compiled.CompiledModel.build = classmethod(self._build)
 
 
@@ -104,7 +105,8 @@ class WindowCase:
 
 class GemmCase:
     """A GEMM job; with ``drain_interval`` the host drains the HMM's traces that often while
-    it runs (Python acts then, so the Verilator testbench, which never drains, is left out)."""
+    it runs (in C++ in the compiled engine; the Verilator testbench never drains, so it is left
+    out)."""
 
     def __init__(self, variant, dim, threads, drain_interval=None):
         drains = f", drained every {drain_interval}" if drain_interval else ""

@@ -8,12 +8,12 @@ clock loop of ``cxxrtl_harness.cc`` compiled in. Libraries are cached under
 the ``compiled`` folder of hwgen's cache (:mod:`hwgen.sim.cache`) by a hash of the RTLIL, the
 harness, the compiler and its flags, so a design compiles once.
 
-:func:`run_pes` and :func:`run_threads` run jobs on a model with the contracts of the Amaranth
-harness (:mod:`hwgen.sim.harness`, :mod:`hwgen.sim.host`): the memory server, the job host and the
-pipeline host run every cycle in C++; Python loads the memory, starts the job, runs the
-:class:`~hwgen.sim.hmm_host.HMMHost` of every HMM port (its bus cycles execute in C++, see
-:class:`CompiledBus`) and reads the results. The engines give identical results; the
-differential tests check it.
+:class:`CompiledEngine` runs jobs on a model with the contracts of the engine protocol
+(:mod:`hwgen.sim.protocol`): the memory server, the job host, the pipeline host and the host of
+every HMM port (the program of :meth:`~hwgen.sim.hmm_host.HMMHost.read_when_done`: drains while
+the job runs, then the readout) run every cycle in C++; Python loads the memory, starts the job
+and, once the job is over, decodes the words each HMM host read, in bulk. The engines give
+identical results; the differential tests check it.
 """
 
 import ctypes
@@ -39,16 +39,18 @@ from amaranth.hdl import Module, ValueCastable
 from amaranth.lib import wiring
 from amaranth.lib.wiring import Out
 
-from ..instrument import READ_LATENCY_CYCLES, Instrumented
+from ..instrument import Instrumented
 from ..kernels.interconnect import ChannelPort
 from .stage import stage
 
 from .cache import cache_dir as cache_folder
-from .hmm_host import HMMError, HMMHost, PortBus, not_finished
+from .hmm_host import (HMMError, assemble_readout, command_limit_cycles, decode_records,
+                       decode_table, snapshot_words_of, table_addresses)
 from .memory import PortTraffic
+from .protocol import Engine, JobResult
 
-__all__ = ["EngineUnavailable", "CompiledModel", "CompiledBus", "Bundle", "Source", "compiler",
-           "runtime_headers", "cache_dir", "top_of", "run_pes", "run_threads"]
+__all__ = ["EngineUnavailable", "CompiledModel", "Bundle", "Source", "compiler",
+           "CompiledEngine", "runtime_headers", "cache_dir", "top_of"]
 
 _HARNESS = Path(__file__).with_name("cxxrtl_harness.cc")
 _CXXFLAGS = ("-std=c++17", "-O3", "-DCXXRTL_NDEBUG", "-fPIC", "-shared", "-fvisibility=hidden")
@@ -67,9 +69,12 @@ _O1_MAX_CYCLES = 1_000_000
 _COMPILE_FIXED_SECONDS = 5.0
 _COMPILE_BYTES_PER_SECOND = {"-O3": 8_000, "-O1": 12_000}
 _NEVER = (1 << 64) - 1
-# Cycles the clock loop runs between returns to Python when nothing else happens: a few
-# milliseconds, so progress bars move and Ctrl-C is answered at once.
+# Cycles the clock loop runs between returns to Python: a few milliseconds, so progress bars move
+# and Ctrl-C is answered at once.
 _CHUNK_CYCLES = 1 << 16
+# How often an HMM host that does not drain looks whether the job has finished (the default of
+# HMMHost.read_when_done).
+_POLL_CYCLES = 16
 
 _ERRORS = {1: IndexError, 2: RuntimeError, 3: RuntimeError, 4: HMMError}
 
@@ -203,20 +208,17 @@ def _declare(lib):
         "hw_add_job": ([p, ctypes.c_char_p], c_long),
         "hw_pipeline": ([p, u64, u64], ctypes.c_int),
         "hw_start": ([p, u64], None),
-        "hw_finished": ([p], ctypes.c_int),
         "hw_job_cycles": ([p, c_long], u64),
         "hw_launches": ([p, i64p, sz], sz),
         "hw_traffic": ([p, c_long, u64p], None),
         "hw_addresses": ([p, c_long, ctypes.c_int, u64p, sz], sz),
-        "hw_add_host_port": ([p, ctypes.c_char_p], c_long),
-        "hw_add_slot": ([p], c_long),
-        "hw_wait": ([p, c_long, u64, u64], None),
-        "hw_write": ([p, c_long, c_long, u64, u64], None),
-        "hw_read": ([p, c_long, c_long, u64p, sz, ctypes.c_uint], None),
-        "hw_slot_take": ([p, c_long], ctypes.c_int),
-        "hw_slot_waited": ([p, c_long], u64),
-        "hw_slot_words": ([p, c_long, u64p], sz),
-        "hw_run": ([p, u64, ctypes.c_int], u64),
+        "hw_add_hmm": ([p, ctypes.c_char_p] + [u64] * 8, c_long),
+        "hw_hmm_table": ([p, c_long, ctypes.c_char_p, u64p, sz], None),
+        "hw_hmm_trace": ([p, c_long, ctypes.c_char_p, ctypes.c_int] + [u64] * 9 + [u64p, sz],
+                         None),
+        "hw_hmm_words": ([p, c_long, ctypes.c_int, c_long, u64p, sz], sz),
+        "hw_run": ([p, u64], u64),
+        "hw_done": ([p], ctypes.c_int),
         "hw_error": ([p, ctypes.c_char_p, sz], ctypes.c_int),
         "hw_cycle": ([p], u64),
         "hw_open_vcd": ([p, ctypes.c_char_p], ctypes.c_int),
@@ -481,111 +483,6 @@ class Simulation:
         raise _ERRORS.get(code, RuntimeError)(message.value.decode())
 
 
-class CompiledBus(PortBus):
-    """The bus cycles of one HMM port, executed by the compiled clock loop: each awaits an
-    operation that :func:`_schedule` hands to a slot of the C++ simulation.
-
-    ``job_finished`` is the predicate of the job's end that the C++ job host keeps: waiting for
-    it polls in C++ (:meth:`wait_until`), in the same cycles as polling it from Python would.
-    """
-
-    def __init__(self, port, job_finished):
-        self._port = port
-        self.job_finished = job_finished
-
-    async def wait_until(self, condition, poll_cycles, max_cycles=None):
-        if condition is not self.job_finished:
-            await super().wait_until(condition, poll_cycles, max_cycles)
-        elif not condition():
-            waited = 0
-            if max_cycles is None or max_cycles > 0:
-                limit = _NEVER if max_cycles is None else max_cycles
-                waited = await _Operation("poll", poll_cycles, limit)
-            if not condition():
-                raise HMMError(not_finished(waited, max_cycles))
-
-    async def write(self, addr, value):
-        await _Operation("write", self._port, addr, value)
-
-    async def read(self, addrs):
-        return await _Operation("read", self._port, list(addrs))
-
-    async def wait(self, cycles):
-        await _Operation("wait", cycles)
-
-
-class _Operation:
-    def __init__(self, *operation):
-        self.operation = operation
-
-    def __await__(self):
-        return (yield self.operation)
-
-
-def _schedule(sim, hosts, *, progress=None):
-    """Run the simulation until every host coroutine has returned and the job has finished.
-
-    ``hosts`` are coroutines (one per slot, in the order Amaranth's testbenches would run) that
-    await :class:`CompiledBus` operations. Returns their results.
-    """
-    lib, handle = sim.lib, sim.handle
-    results = [None] * len(hosts)
-    waiting = {}     # slot -> (coroutine, operation)
-    slots = [lib.hw_add_slot(handle) for _ in hosts]
-
-    def advance(index, value):
-        coroutine = hosts[index]
-        while True:
-            try:
-                operation = coroutine.send(value)
-            except StopIteration as stop:
-                results[index] = stop.value
-                waiting.pop(index, None)
-                return
-            kind = operation[0]
-            if kind == "wait":
-                if operation[1] == 0:
-                    value = None
-                    continue
-                lib.hw_wait(handle, slots[index], operation[1], 0)
-            elif kind == "poll":
-                lib.hw_wait(handle, slots[index], operation[1], operation[2])
-            elif kind == "write":
-                lib.hw_write(handle, slots[index], operation[1], operation[2], operation[3])
-            else:
-                # An empty burst still takes its latency's cycles, as in the testbench.
-                addrs = operation[2]
-                array = (ctypes.c_uint64 * max(1, len(addrs)))(*addrs)
-                lib.hw_read(handle, slots[index], operation[1], array, len(addrs),
-                            READ_LATENCY_CYCLES)
-            waiting[index] = operation
-            return
-
-    for index in range(len(hosts)):
-        advance(index, None)
-    simulated = 0
-    while waiting or not lib.hw_finished(handle):
-        ran = lib.hw_run(handle, _CHUNK_CYCLES, 0 if waiting else 1)
-        simulated += ran
-        if lib.hw_error(handle, None, 0):
-            sim.raise_error()
-        for index in sorted(waiting):
-            if not lib.hw_slot_take(handle, slots[index]):
-                continue
-            operation = waiting[index]
-            value = None
-            if operation[0] == "poll":
-                value = lib.hw_slot_waited(handle, slots[index])
-            elif operation[0] == "read":
-                words = (ctypes.c_uint64 * len(operation[2]))()
-                lib.hw_slot_words(handle, slots[index], words)
-                value = list(words)
-            advance(index, value)
-        if progress is not None:
-            progress(simulated)
-    return results
-
-
 def _storage_array(storage):
     if isinstance(storage, np.ndarray) and storage.dtype == np.uint64 and storage.flags.c_contiguous:
         return storage
@@ -634,20 +531,67 @@ def _setup(designs, storage, memory, *, record_addresses, waveforms, source, cyc
     return sim, prefixes, bare, array, info
 
 
-def _hosts(sim, designs, prefixes, drain_interval_cycles, max_cycles):
-    """One HMM host per instrumented design, reading it when the job has finished."""
-    finished = lambda: bool(sim.lib.hw_finished(sim.handle))
+def _add_hosts(sim, designs, prefixes, drain_interval_cycles, max_cycles):
+    """One HMM host per instrumented design, run in C++: it reads the HMM when the job has
+    finished, draining its stop-mode traces meanwhile every ``drain_interval_cycles``, as
+    :meth:`HMMHost.read_when_done` does. Returns their indices (``None`` for a bare design)."""
+    lib, handle = sim.lib, sim.handle
     hosts = []
     for prefix, design in zip(prefixes, designs):
-        if isinstance(design, Instrumented):
-            port = sim.lib.hw_add_host_port(sim.handle, f"{prefix}hmm__".encode())
-            host = HMMHost(CompiledBus(port, finished), design.hmm, design.layout)
-            hosts.append(host.read_when_done(finished,
-                                             drain_interval_cycles=drain_interval_cycles,
-                                             max_cycles=max_cycles))
-        else:
+        if not isinstance(design, Instrumented):
             hosts.append(None)
+            continue
+        layout = design.layout
+        word_bits = layout.word_bits
+        index = lib.hw_add_hmm(
+            handle, f"{prefix}hmm__".encode(), word_bits, layout.snapshot_base,
+            layout.snapshot_words, layout.layout_id, command_limit_cycles(layout),
+            _NEVER if drain_interval_cycles is None else drain_interval_cycles, _POLL_CYCLES,
+            _NEVER if max_cycles is None else max_cycles)
+        if index < 0:
+            raise ValueError(f"the design has no HMM port of up to 64 bits named {prefix}hmm__...")
+        for table in layout.tables:
+            addrs = table_addresses(table, word_bits)
+            lib.hw_hmm_table(handle, index, table.name.encode(), _words(addrs), len(addrs))
+        for trace in layout.traces:
+            written, dropped = (layout.snapshot_field(name) for name in (trace.written,
+                                                                          trace.dropped))
+            if max(written.bits, dropped.bits) > 64:
+                raise ValueError(f"the compiled engine reads trace pointers of up to 64 bits, "
+                                 f"not {max(written.bits, dropped.bits)}")
+            wanted = snapshot_words_of((written, dropped), word_bits)
+            lib.hw_hmm_trace(handle, index, trace.name.encode(), trace.mode == "stop",
+                             trace.base, trace.stride_words, trace.depth,
+                             trace.entry_words(word_bits), trace.consumed_register,
+                             written.offset, written.bits, dropped.offset, dropped.bits,
+                             _words(wanted), len(wanted))
+        hosts.append(index)
     return hosts
+
+
+def _words(values):
+    """``values`` as a C array of 64-bit words."""
+    return (ctypes.c_uint64 * max(1, len(values)))(*values)
+
+
+def _host_words(sim, index, kind, item=0):
+    """The words HMM host ``index`` read, as a numpy array (see ``hw_hmm_words``)."""
+    lib, handle = sim.lib, sim.handle
+    count = lib.hw_hmm_words(handle, index, kind, item, None, 0)
+    words = np.zeros(count, dtype=np.uint64)
+    lib.hw_hmm_words(handle, index, kind, item,
+                     words.ctypes.data_as(ctypes.POINTER(ctypes.c_uint64)), count)
+    return words
+
+
+def _readout(sim, index, layout):
+    """The readout of HMM host ``index``, decoded from the words it read, in bulk."""
+    word_bits = layout.word_bits
+    tables = {table.name: decode_table(table, _host_words(sim, index, 1, i).tolist(), word_bits)
+              for i, table in enumerate(layout.tables)}
+    traces = {trace.name: decode_records(trace, _host_words(sim, index, 2, i), word_bits)
+              for i, trace in enumerate(layout.traces)}
+    return assemble_readout(layout, _host_words(sim, index, 0).tolist(), tables, traces)
 
 
 def _set_params(sim, prefix, params):
@@ -655,16 +599,27 @@ def _set_params(sim, prefix, params):
         sim.set(f"{prefix}ctrl__{name}", value)
 
 
-def _run(sim, hosts, *, vcd, max_cycles, progress):
-    if vcd and sim.lib.hw_open_vcd(sim.handle, str(vcd).encode()) != 0:
+def _run(sim, designs, hosts, *, vcd, max_cycles, progress):
+    """Run the job until it and every HMM host are done; the readout of each design's HMM
+    (``None`` for a bare design)."""
+    lib, handle = sim.lib, sim.handle
+    if vcd and lib.hw_open_vcd(handle, str(vcd).encode()) != 0:
         raise OSError(f"cannot write the waveform {vcd}")
     try:
-        sim.lib.hw_start(sim.handle, _NEVER if max_cycles is None else max_cycles)
-        active = [host for host in hosts if host is not None]
-        results = iter(_schedule(sim, active, progress=progress))
-        return [None if host is None else next(results) for host in hosts]
+        lib.hw_start(handle, _NEVER if max_cycles is None else max_cycles)
+        simulated = 0
+        while True:
+            if lib.hw_error(handle, None, 0):
+                sim.raise_error()
+            if lib.hw_done(handle):
+                break
+            simulated += lib.hw_run(handle, _CHUNK_CYCLES)
+            if progress is not None:
+                progress(simulated)
     finally:
-        sim.lib.hw_close_vcd(sim.handle)
+        lib.hw_close_vcd(handle)
+    return [None if index is None else _readout(sim, index, design.layout)
+            for design, index in zip(designs, hosts)]
 
 
 def _traffic(sim, index, record_addresses):
@@ -681,67 +636,71 @@ def _traffic(sim, index, record_addresses):
     return traffic
 
 
-@dataclass
-class JobResult:
-    """What :func:`run_pes` returns for one PE (see :class:`hwgen.sim.harness.PERun`)."""
-    cycles: int
-    traffic: PortTraffic
-    readout: object
+class CompiledEngine(Engine):
+    """The compiled engine (:class:`hwgen.sim.protocol.Engine`): the memory server, the job host,
+    the pipeline host and the HMM hosts run every cycle in C++.
 
-
-def run_pes(designs, storage, *, params, memory, vcd=None, max_cycles=None,
-            record_addresses=False, progress=None, drain_interval_cycles=None, source=None,
-            expected_cycles=None):
-    """Run one job on each PE of ``designs`` at once, sharing one memory, as
-    :func:`hwgen.sim.harness.run_pes` does in Amaranth's simulator.
-
-    ``storage`` (a list of int, or a numpy ``uint64`` array used in place) receives the writes.
-    ``source``: the :class:`Source` of :func:`top_of` ``designs``, when it was already made;
-    ``expected_cycles``: the job's predicted cycles, which choose the compiler's flags.
-
-    Returns
-    -------
-    (list of JobResult, BuildInfo)
+    Parameters
+    ----------
+    source : Source or None
+        The :class:`Source` of the design the jobs run on, when it was already made (it is the
+        costly part of a warm run).
+    cycles : int or None
+        The job's predicted cycles, which choose the compiler's flags when the source is made
+        here.
     """
-    sim, prefixes, bare, array, info = _setup(designs, storage, memory,
-                                              record_addresses=record_addresses,
-                                              waveforms=vcd is not None, source=source,
-                                              cycles=expected_cycles)
-    for prefix, values in zip(prefixes, params):
-        _set_params(sim, prefix, values)
-    hosts = _hosts(sim, designs, prefixes, drain_interval_cycles, max_cycles)
-    readouts = _run(sim, hosts, vcd=vcd, max_cycles=max_cycles, progress=progress)
-    if array is not storage:
-        storage[:] = array.tolist()
-    results = [JobResult(int(sim.lib.hw_job_cycles(sim.handle, i)),
-                         PortTraffic.total(_traffic(sim, c, record_addresses)
-                                           for c in sim._channels[i]), readouts[i])
-               for i in range(len(designs))]
-    return results, info
 
+    name = "compiled"
+    full_frames = True
 
-def run_threads(design, storage, *, params, threads, launch_delay_cycles, memory,
-                drain_interval_cycles, max_cycles=None, vcd=None, progress=None, source=None,
-                expected_cycles=None):
-    """Run one job on an instrumented pipeline, as :func:`hwgen.sim.host.run_threads` does in
-    Amaranth's simulator: the host offers threads on ``launch`` one every
-    ``launch_delay_cycles`` and drains the HMM every ``drain_interval_cycles``.
+    def __init__(self, source=None, *, cycles=None):
+        self.source = source
+        self.cycles = cycles
 
-    Returns
-    -------
-    (HMMReadout, launch cycles, BuildInfo)
-    """
-    sim, prefixes, _, array, info = _setup([design], storage, memory, record_addresses=False,
-                                           waveforms=vcd is not None, source=source,
-                                           cycles=expected_cycles)
-    if sim.lib.hw_pipeline(sim.handle, threads, launch_delay_cycles) != 0:
-        raise ValueError("the design has no launch stream")
-    _set_params(sim, "", params)
-    hosts = _hosts(sim, [design], prefixes, drain_interval_cycles, max_cycles)
-    readout, = _run(sim, hosts, vcd=vcd, max_cycles=max_cycles, progress=progress)
-    if array is not storage:
-        storage[:] = array.tolist()
-    count = sim.lib.hw_launches(sim.handle, None, 0)
-    launches = (ctypes.c_int64 * max(count, 1))()
-    sim.lib.hw_launches(sim.handle, launches, count)
-    return readout, [int(c) for c in launches[:count]], info
+    def _refuse_observers(self, monitors, on_simulator):
+        if monitors or on_simulator is not None:
+            raise ValueError("monitors and on_simulator need Amaranth's simulator: run them "
+                             "with engine='pysim' or 'auto'")
+
+    def run_pes(self, designs, storage, *, params, memory, vcd=None, max_cycles=None,
+                record_addresses=False, progress=None, drain_interval_cycles=None, monitors=(),
+                on_simulator=None):
+        """See :meth:`hwgen.sim.protocol.Engine.run_pes`; ``storage`` may be a numpy ``uint64``
+        array, used in place."""
+        self._refuse_observers(monitors, on_simulator)
+        designs = list(designs)
+        sim, prefixes, bare, array, info = _setup(designs, storage, memory,
+                                                  record_addresses=record_addresses,
+                                                  waveforms=vcd is not None,
+                                                  source=self.source, cycles=self.cycles)
+        for prefix, values in zip(prefixes, params):
+            _set_params(sim, prefix, values)
+        hosts = _add_hosts(sim, designs, prefixes, drain_interval_cycles, max_cycles)
+        readouts = _run(sim, designs, hosts, vcd=vcd, max_cycles=max_cycles, progress=progress)
+        if array is not storage:
+            storage[:] = array.tolist()
+        results = [JobResult(int(sim.lib.hw_job_cycles(sim.handle, i)),
+                             PortTraffic.total(_traffic(sim, c, record_addresses)
+                                               for c in sim._channels[i]), readouts[i])
+                   for i in range(len(designs))]
+        return results, info.to_json()
+
+    def run_threads(self, design, storage, *, params, threads, launch_delay_cycles, memory,
+                    drain_interval_cycles, max_cycles=None, vcd=None, progress=None,
+                    monitors=(), on_simulator=None):
+        """See :meth:`hwgen.sim.protocol.Engine.run_threads`."""
+        self._refuse_observers(monitors, on_simulator)
+        sim, prefixes, _, array, info = _setup([design], storage, memory, record_addresses=False,
+                                               waveforms=vcd is not None, source=self.source,
+                                               cycles=self.cycles)
+        if sim.lib.hw_pipeline(sim.handle, threads, launch_delay_cycles) != 0:
+            raise ValueError("the design has no launch stream")
+        _set_params(sim, "", params)
+        hosts = _add_hosts(sim, [design], prefixes, drain_interval_cycles, max_cycles)
+        readout, = _run(sim, [design], hosts, vcd=vcd, max_cycles=max_cycles, progress=progress)
+        if array is not storage:
+            storage[:] = array.tolist()
+        count = sim.lib.hw_launches(sim.handle, None, 0)
+        launches = (ctypes.c_int64 * max(count, 1))()
+        sim.lib.hw_launches(sim.handle, launches, count)
+        return readout, [int(c) for c in launches[:count]], info.to_json()

@@ -10,13 +10,13 @@
 //   2. sample: every agent reads the outputs it acts on (what Amaranth's `ctx.tick().sample()`
 //      gives a testbench: the values at the edge);
 //   3. edge: the clock rises and the design commits its registers (and evaluates once more when
-//      a host slot reads outputs after the edge, as a testbench's `ctx.get()` after a tick does);
+//      an HMM host reads outputs after the edge, as a testbench's `ctx.get()` after a tick does);
 //   4. agents, in this order: the memory server, the job host or the pipeline host, then every
-//      host slot (a Python coroutine's pending port operation or wait).
+//      HMM host (the bus operation it is in, and the next one when that finished).
 // This is the order of hwgen.sim's Amaranth testbenches (the memory server is a process; the job
 // host is the first testbench, the HMM hosts follow in order), so both engines see the same
-// values in the same cycles. hw_run() returns to Python when a slot finishes its operation, when
-// the job fails, or after a given number of cycles.
+// values in the same cycles. hw_run() returns to Python when the job and every HMM host are
+// done, when the job fails, or after a given number of cycles.
 //
 // The memory server and its random stream follow hwgen/sim/memory.py and
 // hwgen/sim/random_stream.py line by line; the differential tests compare every figure.
@@ -157,7 +157,7 @@ enum {
 	ERR_MEMORY = 1,          // an access outside the memory
 	ERR_TIMEOUT = 2,         // still busy after max_cycles
 	ERR_NOT_BUSY = 3,        // the pipeline was not busy after start
-	ERR_NO_ANSWER = 4,       // an HMM port did not answer a read
+	ERR_HMM = 4,             // an HMM did not answer as its host expects
 };
 
 struct Memory {
@@ -428,7 +428,7 @@ struct JobHost {
 	}
 };
 
-// --- host slots: a Python coroutine's pending port operation or wait ---------------------------
+// --- bus operations on an HMM port -------------------------------------------------------------
 
 struct HostPort {
 	Port addr, read, write, wdata, rdata, rvalid;
@@ -436,6 +436,7 @@ struct HostPort {
 
 enum { OP_NONE = 0, OP_WAIT = 1, OP_WRITE = 2, OP_READ = 3, OP_POLL = 4 };
 
+// One bus operation of a host, or a wait.
 struct Slot {
 	int op = OP_NONE;
 	HostPort *port = nullptr;
@@ -496,7 +497,7 @@ struct Slot {
 					char text[80];
 					snprintf(text, sizeof text, "the HMM did not answer the read of %#llx",
 					         (unsigned long long)addrs[words.size()]);
-					error.code = ERR_NO_ANSWER;
+					error.code = ERR_HMM;
 					error.message = text;
 					return false;
 				}
@@ -514,6 +515,310 @@ struct Slot {
 		if (finished)
 			op = OP_NONE;
 		return true;
+	}
+};
+
+// --- the HMM hosts (hwgen/sim/hmm_host.py HMMHost.read_when_done and read_all) ---------------
+//
+// One per HMM port: the host's program runs in C++, bus operation after bus operation on its
+// slot, in the very cycles the Python host takes in Amaranth's simulator; the words it reads are
+// kept for Python to decode in bulk once the run is over.
+
+enum { REG_CONTROL = 0, REG_LAYOUT_ID = 1 };
+enum { CMD_FREEZE = 4, CMD_SNAPSHOT = 8 };
+enum { STATUS_RUNNING = 0, STATUS_BUSY = 1 };
+static const unsigned READ_LATENCY = 3;
+static const uint64_t NEVER = ~0ull;
+
+// Bits `offset .. offset + bits` (up to 64) of little-endian words of `word_bits` bits.
+static uint64_t field_of(const std::vector<uint64_t> &words, uint64_t word_bits, uint64_t offset,
+                         uint64_t bits) {
+	uint64_t v = 0;
+	for (uint64_t i = 0; i < bits; i++) {
+		uint64_t b = offset + i;
+		v |= ((words[b / word_bits] >> (b % word_bits)) & 1) << i;
+	}
+	return v;
+}
+
+static std::string hex(uint64_t v) {
+	char text[24];
+	snprintf(text, sizeof text, "0x%llx", (unsigned long long)v);
+	return text;
+}
+
+struct HmmTrace {
+	std::string name;
+	bool stop = true;
+	uint64_t base = 0, stride = 0, depth = 0, words = 0, consumed_register = 0;
+	uint64_t written_offset = 0, written_bits = 0, dropped_offset = 0, dropped_bits = 0;
+	std::vector<uint64_t> wanted;    // the snapshot words that hold `written` and `dropped`
+	std::vector<uint64_t> records;   // the words of every record read, oldest first
+};
+
+struct HmmTable {
+	std::string name;
+	std::vector<uint64_t> addrs, words;
+};
+
+struct HmmHost {
+	size_t port = 0;
+	uint64_t word_bits = 64, snapshot_base = 0, snapshot_words = 1, layout_id = 0;
+	uint64_t command_limit = 0;
+	uint64_t drain_interval = NEVER;   // NEVER: no drains, poll for the job's end
+	uint64_t poll_cycles = 16;
+	uint64_t max_cycles = NEVER;       // NEVER: wait for the job as long as it takes
+	std::vector<HmmTrace> traces;
+	std::vector<HmmTable> tables;
+	std::vector<uint64_t> snapshot;    // the final snapshot's words
+	Slot slot;
+	bool done = false;
+
+	enum State {
+		START, POLLED, LOOP, DRAIN, DRAIN_VALUES, TRACE_CONSUMED, TRACE_RECORDS, DRAIN_WRITTEN,
+		WAITED, LAYOUT_ID, SNAPSHOT, TABLE_STATUS, TABLE_WORDS, FINAL_TRACE,
+		COMMAND_WRITTEN, COMMAND_STATUS,
+	};
+	State state = START;
+	State after_command = START, after_trace = START;
+	uint64_t waited = 0, command_waited = 0, command_bits = 0;
+	size_t trace = 0, table = 0;
+	uint64_t written = 0, dropped = 0;
+
+	void read(HostPort *ports, std::vector<uint64_t> addrs, State next) {
+		slot.op = OP_READ;
+		slot.port = &ports[port];
+		slot.addrs = std::move(addrs);
+		slot.latency = READ_LATENCY;
+		slot.begin();
+		state = next;
+	}
+
+	void write(HostPort *ports, uint64_t addr, uint64_t data, State next) {
+		slot.op = OP_WRITE;
+		slot.port = &ports[port];
+		slot.addr = addr;
+		slot.data = data;
+		slot.begin();
+		state = next;
+	}
+
+	void command(HostPort *ports, uint64_t bits, State next) {
+		command_bits = bits;
+		command_waited = 0;
+		after_command = next;
+		write(ports, REG_CONTROL, bits, COMMAND_WRITTEN);
+	}
+
+	bool fail(Error &error, const std::string &message) {
+		error.code = ERR_HMM;
+		error.message = message;
+		return false;
+	}
+
+	std::string not_finished() const {
+		return "the job was not finished after the host waited " + std::to_string(waited) +
+		       " cycles for it (at most " + std::to_string(max_cycles) + ")";
+	}
+
+	// Read the records of trace `trace` from `written` and `dropped` (HMMHost.read_trace), then
+	// go on at `next`.
+	void read_trace(HostPort *ports, State next) {
+		after_trace = next;
+		const HmmTrace &t = traces[trace];
+		if (t.stop) {
+			read(ports, {t.consumed_register}, TRACE_CONSUMED);
+			return;
+		}
+		bool full = dropped > 0 || written == t.depth;
+		uint64_t count = full ? t.depth : written;
+		uint64_t period = 2 * t.depth;
+		read_records((written + period - count % period) % period, count, ports);
+	}
+
+	void read_records(uint64_t first, uint64_t count, HostPort *ports) {
+		const HmmTrace &t = traces[trace];
+		std::vector<uint64_t> addrs;
+		addrs.reserve(count * t.words);
+		for (uint64_t i = 0; i < count; i++)
+			for (uint64_t w = 0; w < t.words; w++)
+				addrs.push_back(t.base + (first + i) % t.depth * t.stride + w);
+		read(ports, std::move(addrs), TRACE_RECORDS);
+	}
+
+	// The next stop-mode trace from `trace` on, or traces.size().
+	size_t next_stop(size_t from) const {
+		while (from < traces.size() && !traces[from].stop)
+			from++;
+		return from;
+	}
+
+	// Go on after the slot's operation finished (or at the start): issue the next operation, or
+	// finish. False when the HMM or the job failed the host.
+	bool resume(HostPort *ports, bool job_finished, Error &error) {
+		std::vector<uint64_t> words = std::move(slot.words);
+		slot.words.clear();
+		for (;;) {
+			switch (state) {
+			case START:
+				if (drain_interval == NEVER && !job_finished) {
+					if (max_cycles == 0)
+						return fail(error, not_finished());
+					slot.op = OP_POLL;
+					slot.remaining = slot.period = poll_cycles;
+					slot.limit = max_cycles;
+					slot.waited = 0;
+					slot.begin();
+					state = POLLED;
+					return true;
+				}
+				state = LOOP;
+				break;
+			case POLLED:
+				waited = slot.waited;
+				if (!job_finished)
+					return fail(error, not_finished());
+				waited = 0;
+				state = LOOP;
+				break;
+			case LOOP:
+				if (job_finished) {
+					read(ports, {REG_LAYOUT_ID}, LAYOUT_ID);
+					return true;
+				}
+				if (max_cycles != NEVER && waited >= max_cycles)
+					return fail(error, not_finished());
+				trace = next_stop(0);
+				state = DRAIN;
+				break;
+			case DRAIN:
+				if (trace == traces.size()) {
+					waited += drain_interval;
+					if (drain_interval == 0) {
+						state = LOOP;
+						break;
+					}
+					slot.op = OP_WAIT;
+					slot.remaining = drain_interval;
+					slot.begin();
+					state = WAITED;
+					return true;
+				}
+				command(ports, CMD_SNAPSHOT, DRAIN_VALUES);
+				return true;
+			case COMMAND_WRITTEN:
+				read(ports, {REG_CONTROL}, COMMAND_STATUS);
+				return true;
+			case COMMAND_STATUS:
+				if (words[0] >> STATUS_BUSY & 1) {
+					command_waited += READ_LATENCY;
+					if (command_waited > command_limit) {
+						std::string names = command_bits & CMD_FREEZE ? "freeze + snapshot"
+						                                              : "snapshot";
+						return fail(error, "the HMM was still busy " +
+						            std::to_string(command_waited) + " cycles after the command " +
+						            names + " (it ends within " + std::to_string(command_limit) +
+						            "): the HMM does not answer");
+					}
+					read(ports, {REG_CONTROL}, COMMAND_STATUS);
+					return true;
+				}
+				state = after_command;
+				if (state == DRAIN_VALUES) {
+					std::vector<uint64_t> addrs;
+					for (uint64_t w : traces[trace].wanted)
+						addrs.push_back(snapshot_base + w);
+					read(ports, std::move(addrs), DRAIN_VALUES);
+					return true;
+				}
+				{
+					std::vector<uint64_t> addrs;
+					for (uint64_t w = 0; w < snapshot_words; w++)
+						addrs.push_back(snapshot_base + w);
+					read(ports, std::move(addrs), SNAPSHOT);
+				}
+				return true;
+			case DRAIN_VALUES: {
+				const HmmTrace &t = traces[trace];
+				std::vector<uint64_t> padded(snapshot_words, 0);
+				for (size_t i = 0; i < t.wanted.size(); i++)
+					padded[t.wanted[i]] = words[i];
+				written = field_of(padded, word_bits, t.written_offset, t.written_bits);
+				dropped = field_of(padded, word_bits, t.dropped_offset, t.dropped_bits);
+				read_trace(ports, DRAIN_WRITTEN);
+				return true;
+			}
+			case TRACE_CONSUMED: {
+				const HmmTrace &t = traces[trace];
+				uint64_t period = 2 * t.depth;
+				uint64_t consumed = words[0];
+				uint64_t count = (written % period + period - consumed % period) % period;
+				read_records(consumed, count, ports);
+				return true;
+			}
+			case TRACE_RECORDS: {
+				auto &records = traces[trace].records;
+				records.insert(records.end(), words.begin(), words.end());
+				if (after_trace == DRAIN_WRITTEN) {
+					write(ports, traces[trace].consumed_register, written, DRAIN_WRITTEN);
+					return true;
+				}
+				trace++;
+				state = FINAL_TRACE;
+				break;
+			}
+			case DRAIN_WRITTEN:
+				trace = next_stop(trace + 1);
+				state = DRAIN;
+				break;
+			case WAITED:
+				state = LOOP;
+				break;
+			case LAYOUT_ID:
+				if (words[0] != layout_id)
+					return fail(error, "the HMM's layout id is " + hex(words[0]) +
+					            ", the manifest's " + hex(layout_id) + ": wrong manifest");
+				command(ports, CMD_FREEZE | CMD_SNAPSHOT, SNAPSHOT);
+				return true;
+			case SNAPSHOT:
+				snapshot = words;
+				table = 0;
+				state = TABLE_STATUS;
+				if (!tables.empty()) {
+					read(ports, {REG_CONTROL}, TABLE_STATUS);
+					return true;
+				}
+				trace = 0;
+				state = FINAL_TRACE;
+				break;
+			case TABLE_STATUS:
+				if (words[0] >> STATUS_RUNNING & 1)
+					return fail(error, "table '" + tables[table].name +
+					            "' can only be read while the HMM is frozen");
+				read(ports, tables[table].addrs, TABLE_WORDS);
+				return true;
+			case TABLE_WORDS:
+				tables[table].words = words;
+				if (++table < tables.size()) {
+					read(ports, {REG_CONTROL}, TABLE_STATUS);
+					return true;
+				}
+				trace = 0;
+				state = FINAL_TRACE;
+				break;
+			case FINAL_TRACE:
+				if (trace == traces.size()) {
+					done = true;
+					return true;
+				}
+				written = field_of(snapshot, word_bits, traces[trace].written_offset,
+				                   traces[trace].written_bits);
+				dropped = field_of(snapshot, word_bits, traces[trace].dropped_offset,
+				                   traces[trace].dropped_bits);
+				read_trace(ports, FINAL_TRACE);
+				return true;
+			}
+		}
 	}
 };
 
@@ -546,7 +851,7 @@ struct Simulation {
 	Memory memory;
 	JobHost host;
 	std::vector<HostPort> host_ports;
-	std::vector<Slot> slots;
+	std::vector<HmmHost> hmms;
 	Error error;
 	uint64_t cycle = 0;
 
@@ -613,8 +918,27 @@ struct Simulation {
 			return false;
 		if (!host.after_edge(error))
 			return false;
-		for (auto &slot : slots)
-			if (slot.op != OP_NONE && !slot.after_edge(host.phase == 3, error))
+		bool finished = host.phase == 3;
+		for (auto &hmm : hmms) {
+			if (hmm.slot.op == OP_NONE)
+				continue;
+			if (!hmm.slot.after_edge(finished, error))
+				return false;
+			if (hmm.slot.finished) {
+				hmm.slot.finished = false;
+				if (!hmm.resume(host_ports.data(), finished, error))
+					return false;
+			}
+		}
+		return true;
+	}
+
+	// The job has finished and every HMM host has read its HMM.
+	bool done() const {
+		if (host.phase != 3)
+			return false;
+		for (auto &hmm : hmms)
+			if (!hmm.done)
 				return false;
 		return true;
 	}
@@ -639,10 +963,10 @@ struct Simulation {
 		}
 		// The design's outputs are values computed before the edge committed the registers:
 		// evaluate once more where the new ones are read right after the edge, as a testbench's
-		// `ctx.get()` after a tick reads them.
+		// `ctx.get()` after a tick reads them: in the cycles of a read burst that take a word.
 		bool reading = vcd_file != nullptr;
-		for (auto &slot : slots)
-			reading |= slot.op == OP_READ;
+		for (auto &hmm : hmms)
+			reading |= hmm.slot.op == OP_READ && hmm.slot.step + 1 >= hmm.slot.latency;
 		if (reading)
 			top.step();
 		if (vcd_file)
@@ -782,12 +1106,15 @@ int hw_pipeline(Simulation *sim, uint64_t threads, uint64_t delay) {
 
 // Pulse `start` now (the run-time parameters are set already); give up after `max_cycles`
 // cycles of the job (all ones: never).
+// Every HMM host starts its program then (it fails at once where it may not wait: see
+// hw_error()).
 void hw_start(Simulation *sim, uint64_t max_cycles) {
 	sim->host.max_cycles = max_cycles;
 	sim->host.begin();
+	for (auto &hmm : sim->hmms)
+		if (!hmm.resume(sim->host_ports.data(), false, sim->error))
+			return;
 }
-
-int hw_finished(Simulation *sim) { return sim->host.phase == 3; }
 
 uint64_t hw_job_cycles(Simulation *sim, long job) { return sim->host.jobs[job].cycles; }
 
@@ -814,8 +1141,13 @@ size_t hw_addresses(Simulation *sim, long pe, int writes, uint64_t *out, size_t 
 	return a.size();
 }
 
-// An HMM-style register port `<prefix>addr`, `read`, `write`, `wdata`, `rdata`, `rvalid`.
-long hw_add_host_port(Simulation *sim, const char *prefix) {
+// The host of the HMM port `<prefix>addr`, `read`, `write`, `wdata`, `rdata`, `rvalid`: it waits
+// for the job, draining the stop-mode traces every `drain_interval` cycles (all ones: it polls
+// the job's end every `poll_cycles` instead), giving up after `max_cycles` (all ones: never),
+// then reads everything. Returns its index, or -1 when the design has no such port.
+long hw_add_hmm(Simulation *sim, const char *prefix, uint64_t word_bits, uint64_t snapshot_base,
+                uint64_t snapshot_words, uint64_t layout_id, uint64_t command_limit,
+                uint64_t drain_interval, uint64_t poll_cycles, uint64_t max_cycles) {
 	std::string p(prefix);
 	hwgen::HostPort port;
 	port.addr = sim->port(p + "addr");
@@ -829,80 +1161,79 @@ long hw_add_host_port(Simulation *sim, const char *prefix) {
 			return -1;
 	if (port.rdata.width > 64)
 		return -1;
+	// Operations keep pointers into host_ports: ports are added before the job starts.
 	sim->host_ports.push_back(port);
-	// Slots keep pointers into host_ports: ports are added before any operation starts.
-	return long(sim->host_ports.size() - 1);
+	hwgen::HmmHost hmm;
+	hmm.port = sim->host_ports.size() - 1;
+	hmm.word_bits = word_bits;
+	hmm.snapshot_base = snapshot_base;
+	hmm.snapshot_words = snapshot_words;
+	hmm.layout_id = layout_id;
+	hmm.command_limit = command_limit;
+	hmm.drain_interval = drain_interval;
+	hmm.poll_cycles = poll_cycles;
+	hmm.max_cycles = max_cycles;
+	sim->hmms.push_back(std::move(hmm));
+	return long(sim->hmms.size() - 1);
 }
 
-long hw_add_slot(Simulation *sim) {
-	sim->slots.emplace_back();
-	return long(sim->slots.size() - 1);
+// A table of the HMM, in the layout's order: the addresses of its entries' words.
+void hw_hmm_table(Simulation *sim, long hmm, const char *name, const uint64_t *addrs,
+                  size_t count) {
+	hwgen::HmmTable table;
+	table.name = name;
+	table.addrs.assign(addrs, addrs + count);
+	sim->hmms[hmm].tables.push_back(std::move(table));
 }
 
-// Wait `cycles` cycles; with a `limit`, again and again until the job has finished or `limit`
-// cycles have passed (the job must not have finished already; hw_slot_waited() says how long).
-void hw_wait(Simulation *sim, long slot, uint64_t cycles, uint64_t limit) {
-	auto &s = sim->slots[slot];
-	s.op = limit ? hwgen::OP_POLL : hwgen::OP_WAIT;
-	s.remaining = s.period = cycles;
-	s.limit = limit;
-	s.waited = 0;
-	s.begin();
+// A trace of the HMM, in the layout's order: where its records are, its consumed register,
+// where its `written` and `dropped` fields are in the snapshot, and the snapshot words that
+// hold them.
+void hw_hmm_trace(Simulation *sim, long hmm, const char *name, int stop, uint64_t base,
+                  uint64_t stride, uint64_t depth, uint64_t words, uint64_t consumed_register,
+                  uint64_t written_offset, uint64_t written_bits, uint64_t dropped_offset,
+                  uint64_t dropped_bits, const uint64_t *wanted, size_t wanted_count) {
+	hwgen::HmmTrace trace;
+	trace.name = name;
+	trace.stop = stop;
+	trace.base = base;
+	trace.stride = stride;
+	trace.depth = depth;
+	trace.words = words;
+	trace.consumed_register = consumed_register;
+	trace.written_offset = written_offset;
+	trace.written_bits = written_bits;
+	trace.dropped_offset = dropped_offset;
+	trace.dropped_bits = dropped_bits;
+	trace.wanted.assign(wanted, wanted + wanted_count);
+	sim->hmms[hmm].traces.push_back(std::move(trace));
 }
 
-uint64_t hw_slot_waited(Simulation *sim, long slot) { return sim->slots[slot].waited; }
-
-void hw_write(Simulation *sim, long slot, long port, uint64_t addr, uint64_t data) {
-	auto &s = sim->slots[slot];
-	s.op = hwgen::OP_WRITE;
-	s.port = &sim->host_ports[port];
-	s.addr = addr;
-	s.data = data;
-	s.begin();
+// The words an HMM host read: `kind` 0 the final snapshot, 1 table `index`'s entries, 2 trace
+// `index`'s records (drained and final). Copies up to `capacity`; returns how many there are.
+size_t hw_hmm_words(Simulation *sim, long hmm, int kind, long index, uint64_t *out,
+                    size_t capacity) {
+	auto &h = sim->hmms[hmm];
+	const std::vector<uint64_t> &words = kind == 0 ? h.snapshot : kind == 1
+	                                     ? h.tables[index].words : h.traces[index].records;
+	size_t n = std::min(capacity, words.size());
+	std::copy(words.begin(), words.begin() + n, out);
+	return words.size();
 }
 
-void hw_read(Simulation *sim, long slot, long port, const uint64_t *addrs, size_t count,
-             unsigned latency) {
-	auto &s = sim->slots[slot];
-	s.op = hwgen::OP_READ;
-	s.port = &sim->host_ports[port];
-	s.addrs.assign(addrs, addrs + count);
-	s.latency = latency;
-	s.begin();
-}
-
-// Whether a slot's operation finished since the last call (then its read words are ready).
-int hw_slot_take(Simulation *sim, long slot) {
-	bool finished = sim->slots[slot].finished;
-	sim->slots[slot].finished = false;
-	return finished;
-}
-
-size_t hw_slot_words(Simulation *sim, long slot, uint64_t *out) {
-	auto &w = sim->slots[slot].words;
-	std::copy(w.begin(), w.end(), out);
-	return w.size();
-}
-
-// Run until a slot finishes its operation, the job fails, `cycles` cycles have passed, or, with
-// `until_finished`, the job has finished. Returns the cycles run; after a failure hw_error()
-// says why.
-uint64_t hw_run(Simulation *sim, uint64_t cycles, int until_finished) {
+// Run until the job and every HMM host are done, the job fails, or `cycles` cycles have passed.
+// Returns the cycles run; after a failure hw_error() says why.
+uint64_t hw_run(Simulation *sim, uint64_t cycles) {
 	uint64_t n = 0;
-	while (n < cycles) {
-		if (until_finished && sim->host.phase == 3)
-			break;
+	while (n < cycles && !sim->done()) {
 		if (!sim->cycle_once())
 			return n + 1;
 		n++;
-		bool any = false;
-		for (auto &slot : sim->slots)
-			any |= slot.finished;
-		if (any)
-			break;
 	}
 	return n;
 }
+
+int hw_done(Simulation *sim) { return sim->done(); }
 
 int hw_error(Simulation *sim, char *message, size_t capacity) {
 	if (capacity) {

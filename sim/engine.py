@@ -9,16 +9,21 @@ milliseconds) or when compiling it now costs less than Amaranth's simulator woul
 job's predicted cycles; otherwise, and wherever the compiled engine cannot run here (no C++
 compiler: then with a one-line :class:`EngineNotice` warning), on Amaranth's simulator. A job of
 at most :data:`SHORT_CYCLES` cycles runs on Amaranth's simulator without looking further.
+
+:func:`choose_engine` returns the engine object that runs the job, of the protocol in
+:mod:`hwgen.sim.protocol`.
 """
 
 import os
 import warnings
 
 from . import compiled
-from .compiled import EngineUnavailable, check_available
+from .compiled import CompiledEngine, EngineUnavailable, check_available
+from .protocol import Engine
+from .pysim_engine import PysimEngine
 
-__all__ = ["ENGINES", "SHORT_CYCLES", "EngineNotice", "EngineUnavailable", "resolve_engine",
-           "choose_engine", "pysim_only", "pysim_seconds"]
+__all__ = ["ENGINES", "SHORT_CYCLES", "Engine", "EngineNotice", "EngineUnavailable",
+           "resolve_engine", "choose_engine", "engine_named", "pysim_only", "pysim_seconds"]
 
 ENGINES = ("auto", "pysim", "compiled")
 
@@ -86,24 +91,35 @@ def pysim_seconds(cycles, cells):
     return cycles * max(cells, 1) / _PYSIM_CELL_CYCLES_PER_SECOND
 
 
+def engine_named(engine, *, name="engine"):
+    """The engine object of a named engine, ``"pysim"`` or ``"compiled"`` (checked as
+    :func:`resolve_engine` does; ``"auto"`` is chosen per job, by :func:`choose_engine`)."""
+    engine = resolve_engine(engine, name=name)
+    if engine == "auto":
+        raise ValueError("engine 'auto' is chosen per job: use choose_engine()")
+    return PysimEngine() if engine == "pysim" else CompiledEngine()
+
+
 def choose_engine(engine, designs, *, cycles, waveforms=False):
     """The engine that runs one job on ``designs`` (side by side) for about ``cycles`` cycles
     (``None``: unknown): ``engine`` itself unless it is ``"auto"``.
 
     Returns
     -------
-    (str, compiled.Source or None)
-        ``"pysim"`` or ``"compiled"``, and the compiled engine's source of ``designs`` when it was
-        made to decide (pass it on to the compiled engine: it is the costly part of a warm run).
+    Engine
+        A :class:`~hwgen.sim.pysim_engine.PysimEngine` or a
+        :class:`~hwgen.sim.compiled.CompiledEngine`; the latter holds the compiled engine's
+        source of ``designs`` when it was made to decide (it is the costly part of a warm run).
     """
     engine = resolve_engine(engine)
-    if engine != "auto":
-        return engine, None
+    if engine == "pysim":
+        return PysimEngine()
+    if engine == "compiled":
+        return CompiledEngine(cycles=cycles)
     if cycles is not None and cycles <= SHORT_CYCLES:
-        return "pysim", None
+        return PysimEngine()
     source = compiled.Source(compiled.top_of(list(designs)), waveforms=waveforms, cycles=cycles)
-    if source.cached or cycles is None:
-        return "compiled", source
-    if source.compile_estimate() < pysim_seconds(cycles, source.cells):
-        return "compiled", source
-    return "pysim", None
+    if (source.cached or cycles is None
+            or source.compile_estimate() < pysim_seconds(cycles, source.cells)):
+        return CompiledEngine(source, cycles=cycles)
+    return PysimEngine()

@@ -9,32 +9,21 @@ A PE is measured by an HMM unless told otherwise (:func:`instrument_pe`): the fi
 through the HMM's port after the run, as a host would, and decoded with its layout manifest.
 """
 
-import sys
-from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 
 import numpy as np
-from amaranth.hdl import Module
-from amaranth.sim import Simulator
 
 from ..instrument import (PROBE_PRESETS, Instrumented, attach, job_probe, ops_probe, pe_probes,
                           traffic_probes)
 
 from ..model.window import predict_window
-from . import compiled
 from ..kernels.pe import check_pe
 from .cycle_data import CycleData
 from .engine import choose_engine, pysim_only, resolve_engine
-from .hmm_host import HMMHost
-from ..kernels.interconnect import ChannelPort
-from .memory import MemoryModel, MemoryServer, PortTraffic
+from .memory import MemoryModel
 
 __all__ = ["PERun", "WindowRun", "check_image", "instrument_pe", "run_pe", "run_pes",
            "run_window_filter"]
-
-
-#: What the ``engine`` field of a run holds for Amaranth's simulator.
-PYSIM = {"name": "pysim"}
 
 
 @dataclass
@@ -82,22 +71,6 @@ def instrument_pe(pe, *, timeline_depth=None, probes="default", **options):
     if timeline_depth is not None:
         chosen.append(job_probe(pe))
     return attach(pe, chosen, timeline_depth=timeline_depth, **options)
-
-
-# Amaranth's simulator compiles a concatenation of n parts into a Python expression nested n
-# deep, and a PE of U lanes concatenates U elements: from U = 256 on, Python's default limit is
-# too low to compile it.
-_SIMULATOR_RECURSION_LIMIT = 20_000
-
-
-@contextmanager
-def _recursion_limit(limit):
-    previous = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(previous, limit))
-    try:
-        yield
-    finally:
-        sys.setrecursionlimit(previous)
 
 
 def run_pe(pe, storage, *, params, memory=MemoryModel(), vcd=None, max_cycles=None,
@@ -164,92 +137,13 @@ def run_pes(pes, storage, *, params, memory=MemoryModel(), vcd=None, max_cycles=
         raise ValueError(f"give one params dict per PE: {len(pes)} PEs, {len(params)} dicts")
     engine = pysim_only(engine, monitors or on_simulator is not None,
                         "monitors and on_simulator")
-    engine, source = choose_engine(engine, pes, cycles=expected_cycles, waveforms=vcd is not None)
-    if engine == "compiled":
-        results, info = compiled.run_pes(
-            list(pes), storage, params=params, memory=memory, vcd=vcd, max_cycles=max_cycles,
-            record_addresses=record_addresses, progress=progress,
-            drain_interval_cycles=drain_interval_cycles, source=source,
-            expected_cycles=expected_cycles)
-        return [PERun(r.cycles, storage, r.traffic, r.readout, info.to_json()) for r in results]
-    if isinstance(storage, np.ndarray):
-        # Amaranth's simulator serves Python ints faster.
-        served = storage.tolist()
-        runs = run_pes(pes, served, params=params, memory=memory, vcd=vcd, max_cycles=max_cycles,
-                       record_addresses=record_addresses, monitors=monitors, progress=progress,
-                       drain_interval_cycles=drain_interval_cycles, engine="pysim",
-                       on_simulator=on_simulator)
-        storage[:] = served
-        for run in runs:
-            run.storage = storage
-        return runs
-    designs = list(pes)
-    bare = [d.design if isinstance(d, Instrumented) else d for d in designs]
-    # A system's memory channels are served like PEs' ports.
-    ports = [ChannelPort.ports_of(design) for design in bare]
-    server = MemoryServer(memory, storage, [p for group in ports for p in group],
-                          record_addresses=record_addresses)
-    first = [sum(len(group) for group in ports[:i]) for i in range(len(ports))]
-    if len(designs) == 1:
-        top = designs[0]
-    else:
-        top = Module()
-        for index, design in enumerate(designs):
-            top.submodules[f"pe{index}"] = design
-    with _recursion_limit(_SIMULATOR_RECURSION_LIMIT):
-        sim = Simulator(top)
-    sim.add_clock(1e-8)
-    sim.add_process(server.process())
-    cycles = [0] * len(bare)
-    readouts = [None] * len(bare)
-    finished = []
-
-    async def host(ctx):
-        for pe, values in zip(bare, params):
-            for name, value in values.items():
-                ctx.set(getattr(pe.ctrl, name), value)
-            ctx.set(pe.ctrl.start, 1)
-        await ctx.tick()
-        for pe in bare:
-            ctx.set(pe.ctrl.start, 0)
-        running = set(range(len(bare)))
-        elapsed = 0
-        sampled = [s for pe in bare for s in (pe.ctrl.busy, pe.ctrl.done)]
-        async for _, _, *values in ctx.tick().sample(*sampled):
-            elapsed += 1
-            for index in list(running):
-                cycles[index] += values[2 * index]
-                if values[2 * index + 1]:
-                    running.discard(index)
-            if not running:
-                break
-            if progress is not None and not elapsed & 0xFFF:
-                progress(elapsed)
-            if max_cycles is not None and elapsed > max_cycles:
-                raise RuntimeError(f"a PE was still busy after {max_cycles} cycles")
-        finished.append(True)
-
-    def hmm_host(index, design):
-        async def read(ctx):
-            readouts[index] = await HMMHost(ctx, design.hmm, design.layout).read_when_done(
-                lambda: bool(finished), drain_interval_cycles=drain_interval_cycles,
-                max_cycles=max_cycles)
-        return read
-
-    sim.add_testbench(host)
-    for index, design in enumerate(designs):
-        if isinstance(design, Instrumented):
-            sim.add_testbench(hmm_host(index, design))
-    for monitor in monitors:
-        sim.add_testbench(monitor, background=True)
-    if on_simulator is not None:
-        on_simulator(sim)
-    with sim.write_vcd(vcd) if vcd else nullcontext():
-        sim.run()
-    return [PERun(cycles=cycles[i], storage=storage,
-                  traffic=PortTraffic.total(server.traffic(first[i] + c)
-                                            for c in range(len(ports[i]))),
-                  readout=readouts[i], engine=PYSIM) for i in range(len(bare))]
+    engine = choose_engine(engine, pes, cycles=expected_cycles, waveforms=vcd is not None)
+    results, info = engine.run_pes(
+        pes, storage, params=params, memory=memory, vcd=vcd, max_cycles=max_cycles,
+        record_addresses=record_addresses, progress=progress,
+        drain_interval_cycles=drain_interval_cycles, monitors=monitors,
+        on_simulator=on_simulator)
+    return [PERun(r.cycles, storage, r.traffic, r.readout, info) for r in results]
 
 
 def check_image(image, pe):

@@ -5,17 +5,93 @@ addresses and data on the port's signals, nothing else — and decodes what it r
 layout manifest (:class:`hwgen.instrument.HMMLayout`) into an :class:`~hwgen.sim.readout.HMMReadout`.
 
 The host reaches the port through a :class:`PortBus`: three bus cycles, a word write, a burst of
-reads and a wait. :class:`SimulatorBus` runs them in an Amaranth testbench; the compiled engine
-has its own (:mod:`hwgen.sim.compiled`), so both engines read an HMM with the same host, in the
-same cycles.
+reads and a wait. :class:`SimulatorBus` runs them in an Amaranth testbench (a board's host has
+its own bus, :mod:`hwgen.board.host`). The compiled engine runs the program of
+:meth:`HMMHost.read_when_done` in C++, bus cycle for bus cycle the same
+(``cxxrtl_harness.cc``), and decodes the words it read with the functions here
+(:func:`decode_table`, :func:`decode_records`, :func:`assemble_readout`), so both engines read an
+HMM the same way, in the same cycles.
 """
+
+import numpy as np
 
 from ..instrument import COMMANDS, READ_LATENCY_CYCLES, REGISTERS, STATUS_BITS
 from ..instrument.layout import Field
 
 from .readout import HMMReadout
 
-__all__ = ["HMMHost", "HMMError", "PortBus", "SimulatorBus", "not_finished"]
+__all__ = ["HMMHost", "HMMError", "PortBus", "SimulatorBus", "assemble_readout",
+           "command_limit_cycles", "decode_records", "decode_table", "not_finished",
+           "snapshot_words_of", "table_addresses"]
+
+
+def table_addresses(table, word_bits):
+    """The addresses of every word of a table's entries, entry by entry."""
+    n = table.entry_words(word_bits)
+    return [table.address(entry, w) for entry in range(len(table.labels)) for w in range(n)]
+
+
+def snapshot_words_of(fields, word_bits):
+    """The indices of the snapshot words that hold ``fields``, in order."""
+    return sorted({w for f in fields
+                   for w in range(f.offset // word_bits,
+                                  (f.offset + f.total_bits - 1) // word_bits + 1)})
+
+
+def decode_table(table, words, word_bits):
+    """``[(count, overflow), ...]`` of a table, one per label, from the words of
+    :func:`table_addresses`."""
+    n = table.entry_words(word_bits)
+    count = Field("count", 0, table.bits, overflow=True)
+    return [count.decode(words[i * n:(i + 1) * n], word_bits) for i in range(len(table.labels))]
+
+
+def decode_records(trace, words, word_bits):
+    """The records of a trace (as :meth:`~hwgen.instrument.layout.TraceLayout.decode_record`
+    decodes them), from the words of consecutive records (a list or a numpy array)."""
+    n = trace.entry_words(word_bits)
+    if n * word_bits > 64:
+        words = [int(word) for word in words]
+        return [trace.decode_record(words[i:i + n], word_bits) for i in range(0, len(words), n)]
+    # Records of up to 64 bits: every field of every record at once.
+    rows = np.asarray(words, dtype=np.uint64).reshape(-1, n)
+    bits = np.zeros(len(rows), dtype=np.uint64)
+    for w in range(n):
+        bits |= rows[:, w] << np.uint64(w * word_bits)
+
+    def column(offset, width):
+        return ((bits >> np.uint64(offset)) & np.uint64((1 << width) - 1)).tolist()
+
+    columns = [("timestamp", column(0, trace.timestamp_bits))]
+    masks = column(trace.timestamp_bits, len(trace.events)) if trace.events else [0] * len(bits)
+    names = {}
+    for f in trace.payload:
+        columns.append((f.name, column(f.offset, f.bits)))
+        if f.overflow:
+            columns.append((f"{f.name}.overflow", [bool(v) for v in column(f.offset + f.bits, 1)]))
+    records = []
+    for i, mask in enumerate(masks):
+        if mask not in names:
+            names[mask] = [name for e, name in enumerate(trace.events) if mask >> e & 1]
+        record = {"timestamp": columns[0][1][i], "events": list(names[mask])}
+        for name, values in columns[1:]:
+            record[name] = values[i]
+        records.append(record)
+    return records
+
+
+def assemble_readout(layout, snapshot, tables, traces):
+    """The :class:`HMMReadout` of a frozen HMM: its snapshot's words, every table's entries
+    (:func:`decode_table`, by table name) and every trace's records (by trace name)."""
+    values, overflow = layout.decode_snapshot([int(word) for word in snapshot])
+    counts = {}
+    for table in layout.tables:
+        entries = tables[table.name]
+        counts[table.name] = {label: count for label, (count, _) in zip(table.labels, entries)}
+        for name, (count, flag) in zip(table.entry_names, entries):
+            values[name] = count
+            overflow[name] = flag
+    return HMMReadout(layout.layout_id, values, overflow, counts, traces, layout.groups)
 
 
 class HMMError(RuntimeError):
@@ -26,6 +102,12 @@ class HMMError(RuntimeError):
 # Cycles a command may keep the HMM busy beyond one per entry of its largest table (a clear
 # sweeps the tables; the last samples settle in a few cycles).
 _COMMAND_SLACK_CYCLES = 64
+
+
+def command_limit_cycles(layout):
+    """Cycles a command may keep an HMM of ``layout`` busy: a command always ends by then."""
+    entries = max((len(table.labels) for table in layout.tables), default=0)
+    return 2 * entries + _COMMAND_SLACK_CYCLES
 
 
 def not_finished(waited, max_cycles):
@@ -113,8 +195,7 @@ class HMMHost:
         self._port = port
         self._layout = layout
         self._drained = {}       # trace name -> records taken off the HMM by drain()
-        entries = max((len(table.labels) for table in layout.tables), default=0)
-        self._command_limit_cycles = 2 * entries + _COMMAND_SLACK_CYCLES
+        self._command_limit_cycles = command_limit_cycles(layout)
 
     @property
     def port(self):
@@ -175,9 +256,7 @@ class HMMHost:
         """``{name: value}`` of some snapshot fields, reading only the words that hold them."""
         layout = self._layout
         fields = [layout.snapshot_field(name) for name in names]
-        wanted = sorted({w for f in fields
-                         for w in range(f.offset // layout.word_bits,
-                                        (f.offset + f.total_bits - 1) // layout.word_bits + 1)})
+        wanted = snapshot_words_of(fields, layout.word_bits)
         words = dict(zip(wanted, await self.read(layout.snapshot_base + w for w in wanted)))
         padded = [words.get(w, 0) for w in range(layout.snapshot_words)]
         return {f.name: f.decode(padded, layout.word_bits)[0] for f in fields}
@@ -186,12 +265,8 @@ class HMMHost:
         """``[(count, overflow), ...]`` of a table, one per label. The HMM must be frozen."""
         if (await self.status())["running"]:
             raise HMMError(f"table {table.name!r} can only be read while the HMM is frozen")
-        word_bits = self._layout.word_bits
-        n = table.entry_words(word_bits)
-        addrs = [table.address(entry, w) for entry in range(len(table.labels)) for w in range(n)]
-        words = await self.read(addrs)
-        count = Field("count", 0, table.bits, overflow=True)
-        return [count.decode(words[i * n:(i + 1) * n], word_bits) for i in range(len(table.labels))]
+        words = await self.read(table_addresses(table, self._layout.word_bits))
+        return decode_table(table, words, self._layout.word_bits)
 
     async def read_records(self, trace, first, count):
         """Records ``first .. first + count - 1`` (record indices, modulo ``2 * depth``)."""
@@ -199,7 +274,7 @@ class HMMHost:
         n = trace.entry_words(word_bits)
         slots = [(first + i) % trace.depth for i in range(count)]
         words = await self.read([trace.address(slot, w) for slot in slots for w in range(n)])
-        return [trace.decode_record(words[i * n:(i + 1) * n], word_bits) for i in range(count)]
+        return decode_records(trace, words, word_bits)
 
     async def read_trace(self, trace, values=None):
         """The records in a trace now, oldest first, from a snapshot's ``values``.
@@ -280,16 +355,12 @@ class HMMHost:
             await self.command("freeze", "snapshot")
         else:
             await self.command("snapshot")
-        values, overflow = await self.read_snapshot()
-        tables = {}
-        for table in self._layout.tables:
-            entries = await self.read_table(table)
-            tables[table.name] = {label: count for label, (count, _) in zip(table.labels, entries)}
-            for name, (count, flag) in zip(table.entry_names, entries):
-                values[name] = count
-                overflow[name] = flag
+        layout = self._layout
+        snapshot = await self.read(range(layout.snapshot_base,
+                                         layout.snapshot_base + layout.snapshot_words))
+        values, _ = layout.decode_snapshot(snapshot)
+        tables = {table.name: await self.read_table(table) for table in layout.tables}
         traces = {trace.name: [*self._drained.get(trace.name, ()),
                                *await self.read_trace(trace, values)]
-                  for trace in self._layout.traces}
-        return HMMReadout(self._layout.layout_id, values, overflow, tables, traces,
-                          self._layout.groups)
+                  for trace in layout.traces}
+        return assemble_readout(layout, snapshot, tables, traces)

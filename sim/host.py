@@ -10,19 +10,14 @@ HMM's port every ``drain_interval_cycles``, as a real host would, and reads ever
 that port at the end: every figure of the returned :class:`ThreadRun` comes from the hardware.
 """
 
-from contextlib import nullcontext
 from dataclasses import dataclass
-
-from amaranth.sim import Simulator
 
 from ..instrument import (THREAD_STATES, HMMLayout, Instrumented, attach,
                           pipeline_attach_options, pipeline_probes)
 
-from . import compiled
 from .cycle_data import Rates
 from .engine import choose_engine, pysim_only
-from .hmm_host import HMMHost
-from .memory import MemoryModel, MemoryServer
+from .memory import MemoryModel
 from .readout import HMMReadout
 
 __all__ = ["HostModel", "StateTimeline", "ThreadRun", "instrument_pipeline", "run_threads",
@@ -334,77 +329,11 @@ def run_threads(pe, storage, *, params, host=HostModel(), memory=MemoryModel(), 
         raise ValueError("the pipeline's HMM must carry hwgen.instrument.pipeline_probes()") from None
     threads = pe.threads
     delay = host.launch_delay_cycles
-    engine, source = choose_engine(engine, [design], cycles=expected_cycles,
-                                   waveforms=vcd is not None)
-    if engine == "compiled":
-        readout, launches, info = compiled.run_threads(
-            design, storage, params=params, threads=threads, launch_delay_cycles=delay,
-            memory=memory, drain_interval_cycles=host.drain_interval_cycles,
-            max_cycles=max_cycles, vcd=vcd, progress=progress, source=source,
-            expected_cycles=expected_cycles)
-        return ThreadRun.from_readout(readout, design.layout,
-                                      launch_cycles=launches + [None] * (threads - len(launches)),
-                                      engine=info.to_json())
-    server = MemoryServer(memory, storage, [pe])
-    sim = Simulator(design)
-    sim.add_clock(1e-8)
-    sim.add_process(server.process())
-    job = {"finished": False, "launch_cycles": []}
-
-    async def software(ctx):
-        for name, value in params.items():
-            ctx.set(getattr(pe.ctrl, name), value)
-        ctx.set(pe.ctrl.start, 1)
-        await ctx.tick()
-        ctx.set(pe.ctrl.start, 0)
-
-        launch_cycles = job["launch_cycles"]
-        offered = False
-
-        def offer(cycle):
-            nonlocal offered
-            thread = len(launch_cycles)
-            if not offered and thread < threads and cycle >= thread * delay:
-                ctx.set(pe.launch.payload, thread)
-                ctx.set(pe.launch.valid, 1)
-                offered = True
-
-        cycle = 0
-        offer(0)
-        async for _, _, busy, done, ready in ctx.tick().sample(pe.ctrl.busy, pe.ctrl.done,
-                                                               pe.launch.ready):
-            if not busy:
-                raise RuntimeError("the pipeline is not busy after start")
-            if offered and ready:
-                launch_cycles.append(cycle)
-                offered = False
-                ctx.set(pe.launch.valid, 0)
-            cycle += 1
-            if done:
-                break
-            if progress is not None and not cycle % 1024:
-                progress(cycle)
-            if max_cycles is not None and cycle > max_cycles:
-                raise RuntimeError(f"the pipeline was still busy after {max_cycles} cycles")
-            offer(cycle)
-        job["finished"] = True
-
-    async def profile(ctx):
-        hmm = HMMHost(ctx, design.hmm, design.layout)
-        job["readout"] = await hmm.read_when_done(
-            lambda: job["finished"], drain_interval_cycles=host.drain_interval_cycles,
-            max_cycles=max_cycles)
-
-    sim.add_testbench(software)
-    sim.add_testbench(profile)
-    for monitor in monitors:
-        sim.add_testbench(monitor, background=True)
-    if on_simulator is not None:
-        on_simulator(sim)
-    with sim.write_vcd(vcd) if vcd else nullcontext():
-        sim.run()
-
-    launches = job["launch_cycles"]
-    return ThreadRun.from_readout(job["readout"], design.layout,
+    engine = choose_engine(engine, [design], cycles=expected_cycles, waveforms=vcd is not None)
+    readout, launches, info = engine.run_threads(
+        design, storage, params=params, threads=threads, launch_delay_cycles=delay,
+        memory=memory, drain_interval_cycles=host.drain_interval_cycles, max_cycles=max_cycles,
+        vcd=vcd, progress=progress, monitors=monitors, on_simulator=on_simulator)
+    return ThreadRun.from_readout(readout, design.layout,
                                   launch_cycles=launches + [None] * (threads - len(launches)),
-                                  engine={"name": "pysim"})
+                                  engine=info)

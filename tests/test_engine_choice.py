@@ -19,7 +19,9 @@ from hwgen import progress
 from hwgen.catalog import make_window_filter
 from hwgen.cli.main import main
 from hwgen.sim import compiled, engine as engines, run_window_filter
-from hwgen.sim.compiled import BuildInfo, CompiledModel, EngineUnavailable, check_available
+from hwgen.sim.compiled import (BuildInfo, CompiledEngine, CompiledModel, EngineUnavailable,
+                                check_available)
+from hwgen.sim.pysim_engine import PysimEngine
 from hwgen.sim.engine import EngineNotice, choose_engine, resolve_engine
 
 
@@ -100,11 +102,13 @@ def test_auto_runs_a_short_job_on_pysim_without_converting_the_design(monkeypatc
     monkeypatch.setattr(compiled, "Source", _Source)
     _Source.made = 0
     pe = make_window_filter("dilation", width=8, height=5)
-    assert choose_engine("auto", [pe], cycles=engines.SHORT_CYCLES) == ("pysim", None)
+    assert isinstance(choose_engine("auto", [pe], cycles=engines.SHORT_CYCLES), PysimEngine)
     assert _Source.made == 0
-    # Named engines are taken as they are.
-    assert choose_engine("compiled", [pe], cycles=10) == ("compiled", None)
-    assert choose_engine("pysim", [pe], cycles=10**9) == ("pysim", None)
+    # Named engines are taken as they are (the compiled one makes its source when it runs).
+    chosen = choose_engine("compiled", [pe], cycles=10)
+    assert isinstance(chosen, CompiledEngine) and chosen.source is None
+    assert isinstance(choose_engine("pysim", [pe], cycles=10**9), PysimEngine)
+    assert _Source.made == 0
 
 
 @pytest.mark.parametrize("cached, cycles, chosen", [
@@ -124,10 +128,11 @@ def test_auto_weighs_the_compile_against_pysim(monkeypatch, cached, cycles, chos
 
     monkeypatch.setattr(compiled, "Source", Source)
     pe = make_window_filter("dilation", width=8, height=5)
-    engine, source = choose_engine("auto", [pe], cycles=cycles)
-    assert engine == chosen
+    engine = choose_engine("auto", [pe], cycles=cycles)
+    assert engine.name == chosen
     # The source made to decide goes on to the compiled engine, so it is made once.
-    assert source is (made[0] if chosen == "compiled" else None)
+    if chosen == "compiled":
+        assert engine.source is made[0] and len(made) == 1
 
 
 def test_a_large_design_compiles_at_o1_for_a_short_job(monkeypatch, tmp_path):

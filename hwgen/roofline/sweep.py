@@ -28,7 +28,7 @@ from amaranth.hdl import UnusedElaboratable
 
 from ..boards import Board, BoardError, cost_table
 from ..sim.cache import cache_dir as cache_folder
-from ..sim.engine import EngineUnavailable, resolve_engine
+from ..sim.engine import EngineUnavailable, engine_named, resolve_engine
 from ..sim import CycleData, HostModel, MemoryModel, run_window_filter, run_window_system, window_system
 
 from ..catalog import KERNELS, design_name, kernel_info, make_window_filter, resolve_board
@@ -515,7 +515,9 @@ def _frame_heights(point, engine):
     which simulates it in seconds once compiled; with Amaranth's simulator or ``auto``, two
     short frames to scale from when the full frame is taller (``auto`` then runs each on the
     engine that is faster for it)."""
-    if engine == "compiled" or isinstance(point, KernelDesignPoint):
+    whole = isinstance(point, KernelDesignPoint) or (engine != "auto"
+                                                      and engine_named(engine).full_frames)
+    if whole:
         return (point.height,)
     return short_heights(point.rows, point.height, point.buffer, point.unroll) or (point.height,)
 

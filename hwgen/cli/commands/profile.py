@@ -14,7 +14,7 @@ from ...kernels.pipeline import Pipeline
 from ...programs import PROGRAMS
 from ...sim import (HostModel, LineProfile, LineProfiler, StepProfiler, run_threads,
                     run_window_filter)
-from ...sim.engine import EngineUnavailable, resolve_engine
+from ...sim.engine import EngineUnavailable, engine_named
 
 from ...errors import HwgenError, SuspectMeasurement
 from ..figures import figure
@@ -94,23 +94,23 @@ def run(args):
     window = parse_window(args.cycles)
     if args.top < 0:
         raise HwgenError(f"--top must be an integer >= 0, not {args.top}")
-    compiled = args.engine == "compiled"
-    if compiled:
-        if window is not None:
-            raise HwgenError("--cycles lists the lines of each cycle from a simulation profile: "
-                             "use --engine pysim")
-        try:
-            resolve_engine("compiled", name="--engine")
-        except EngineUnavailable as error:
-            raise HwgenError(str(error)) from None
+    try:
+        engine = engine_named(args.engine, name="--engine")
+    except EngineUnavailable as error:
+        raise HwgenError(str(error)) from None
+    # An engine that cannot be observed from outside counts the lines in the HMM.
+    compiled = not engine.observable
+    if compiled and window is not None:
+        raise HwgenError("--cycles lists the lines of each cycle from a simulation profile: "
+                         "use --engine pysim")
     hmm = args.hmm or compiled
     memory = memory_from_args(args)
     started = time.perf_counter()
     if args.kernel in PROGRAMS:
         args.program = args.kernel
-        profiled = _profile_program(args, memory, window, hmm)
+        profiled = _profile_program(args, memory, window, hmm, engine)
     else:
-        profiled = _profile_kernel(args, memory, window, hmm)
+        profiled = _profile_kernel(args, memory, window, hmm, engine)
     report, lines, steps, problems = profiled
     elapsed = simulation_seconds(report["engine"], time.perf_counter() - started)
     report["simulation_seconds"] = elapsed
@@ -164,7 +164,7 @@ def _counters(readout, lines, counters):
     return entry, problems
 
 
-def _profile_kernel(args, memory, window, hmm):
+def _profile_kernel(args, memory, window, hmm, engine):
     pe = window_filter_from_args(args)
     image = np.random.default_rng(args.seed).integers(0, 1 << pe.pixel_bits,
                                                       size=(pe.height, pe.width))
@@ -172,7 +172,7 @@ def _profile_kernel(args, memory, window, hmm):
     design = pe if counters is None else attach(pe, [*pe_probes(pe), *counters.probes],
                                                 counter_bits=COUNTER_BITS)
     profilers = []
-    simulated = args.engine == "pysim"
+    simulated = engine.observable
     result = run_window_filter(
         design, image, memory=memory, instrument=False, engine=args.engine,
         on_simulator=(lambda sim: profilers.append(LineProfiler(sim, pe, enable=pe.ctrl.busy)))
@@ -192,7 +192,7 @@ def _profile_kernel(args, memory, window, hmm):
     return report, lines, None, problems + ([mismatch] if mismatch else [])
 
 
-def _profile_program(args, memory, window, hmm):
+def _profile_program(args, memory, window, hmm, engine):
     job = job_from_args(args)
     if args.launch_delay < 0:
         raise HwgenError(f"--launch-delay must be an integer >= 0, not {args.launch_delay}")
@@ -203,7 +203,7 @@ def _profile_program(args, memory, window, hmm):
                     word_bits=64, counter_bits=COUNTER_BITS)
     storage, params = job.memory()
     profilers = []
-    simulated = args.engine == "pysim"
+    simulated = engine.observable
 
     def attach_profilers(sim):
         profilers.extend([LineProfiler(sim, pe, enable=pe.ctrl.busy), StepProfiler(sim, pe)])
