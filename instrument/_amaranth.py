@@ -104,7 +104,8 @@ __all__ = ["AMARANTH_SERIES", "AmaranthVersionWarning", "Assign", "Concat", "IOV
            "clock_domains", "domains", "elaborate", "elaborate_with_next_lines", "embed_parts",
            "fragment_origins", "fsm_state_names", "generated_fsms", "instance_ports",
            "is_amaranth_source", "lhs_signals", "memory_names", "memory_ports", "rhs_signals",
-           "simulated_fragment", "statements", "subfragments", "switch_cases", "value_node"]
+           "simulated_fragment", "statements", "subfragments", "substitute", "switch_cases",
+           "value_node"]
 
 #: The Amaranth release series (major, minor) the layers of hwgen were written for.
 AMARANTH_SERIES = (0, 5)
@@ -339,6 +340,38 @@ def value_node(value):
                 [(None if patterns is None else tuple(p.replace(" ", "") for p in patterns), case)
                  for patterns, case in value.cases])
     return ("other", value)
+
+
+def substitute(value, replace):
+    """``value`` with every signal ``s`` it reads replaced by ``replace(s)`` (a value of the same
+    shape), rebuilt from the same operators, slices, parts, concatenations and switches; ``None``
+    when it holds anything else (a memory row, for example)."""
+    value = Value.cast(value)
+    if isinstance(value, Const):
+        return value
+    if isinstance(value, Signal):
+        return replace(value)
+    children = []
+
+    def rebuilt(child):
+        child = substitute(child, replace)
+        children.append(child)
+        return child
+
+    if isinstance(value, Operator):
+        new = Operator(value.operator, [rebuilt(operand) for operand in value.operands])
+    elif isinstance(value, Slice):
+        new = Slice(rebuilt(value.value), value.start, value.stop)
+    elif isinstance(value, Part):
+        new = Part(rebuilt(value.value), rebuilt(value.offset), value.width, value.stride)
+    elif isinstance(value, Concat):
+        new = Concat([rebuilt(part) for part in value.parts])
+    elif isinstance(value, SwitchValue):
+        new = SwitchValue(rebuilt(value.test), [(patterns, rebuilt(case))
+                                                 for patterns, case in value.cases])
+    else:
+        return None
+    return None if any(child is None for child in children) else new
 
 
 def assignment(statement):

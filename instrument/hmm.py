@@ -24,7 +24,7 @@ from amaranth.hdl import Array, Cat, Const, Module, Signal, Value
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In
 
-from ._amaranth import embed_parts
+from ._amaranth import SignalDict, embed_parts, substitute
 from .cycle_counter import CycleCounter
 from .layout import (COMMANDS, REGISTERS, STATUS_BITS, Field, Group, HMMLayout, TableLayout,
                      TraceLayout)
@@ -261,7 +261,7 @@ class HMM(wiring.Component):
         snapshot_region, tables, traces = self._regions
 
         # The design values the parts watch, registered at every edge; links between parts.
-        m.d.sync += [part_port.eq(value) for part_port, value in b.samples]
+        _sample(m, b.samples)
         m.d.comb += [part_port.eq(value) for part_port, value in b.links]
 
         # What the parts are told fans out from a fragment of its own: its inputs change only
@@ -284,6 +284,33 @@ class HMM(wiring.Component):
         # same), their combinational logic and memories stay in fragments of their own. Their
         # registers and ports keep the part's name in front of theirs, for waveforms.
         return embed_parts(m, b.parts, platform)
+
+
+def _sample(m, samples):
+    """Drive each part port of ``samples`` (``[(port, design value)]``) with its value a cycle
+    late.
+
+    The design's signals are registered, each once, and the values are computed from the
+    registers: a design net gains one flip-flop load at most, and no logic of the HMM shares a
+    net with the design (a ``valid & ready`` computed before its register would be merged with
+    the design's own and load it with every part that counts it). A value that is not made of
+    signals, operators, slices, parts, concatenations and switches is registered whole.
+    """
+    registers = SignalDict()
+
+    def registered(signal):
+        if signal not in registers:
+            registers[signal] = Signal(signal.shape(), init=signal.init,
+                                       name=f"sample_{signal.name}")
+            m.d.sync += registers[signal].eq(signal)
+        return registers[signal]
+
+    for port, value in samples:
+        late = substitute(value, registered)
+        if late is None:
+            m.d.sync += port.eq(value)
+        else:
+            m.d.comb += port.eq(late)
 
 
 @dataclass(frozen=True)
