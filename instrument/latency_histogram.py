@@ -104,6 +104,7 @@ class LatencyHistogram(wiring.Component):
         tail = Signal(range(depth))
         level = Signal(range(depth + 1))      # tracked requests outstanding
         now = Signal(self._latency_bits)
+        ahead = Signal(self._latency_bits, init=1)    # now + 1, so an age is one subtraction
         age = Signal(self._latency_bits)      # cycles since the oldest tracked request was made
         skipped = Signal(self._latency_bits)  # untracked requests, all newer than the queued ones
         skipping = Signal()                   # skipped != 0
@@ -113,7 +114,12 @@ class LatencyHistogram(wiring.Component):
         track = self.request & ~skipping & ~full
         pop = self.response & queued
         lost = self.response & ~queued & skipping
-        skipped_next = skipped + (self.request & ~track) - lost
+        skip = self.request & ~track
+        skipped_next = skipped + skip - lost
+        # Whether any request is untracked after this cycle, from registers and without the
+        # adder: skipped moves by one at most.
+        skipped_one = Signal()                # skipped == 1
+        skipping_next = Mux(skip, 1, skipping & ~(lost & skipped_one))
         level_next = level + track - pop
         # The queue reads the request after the next cycle's head: head + 1, or head + 2 when
         # this cycle pops. Both are kept in registers so no adder sits before the read address.
@@ -129,12 +135,15 @@ class LatencyHistogram(wiring.Component):
                          head_plus[1].eq((head_plus[1] + 1)[slot])]
         m.d.sync += [
             now.eq(now + 1),
+            ahead.eq(ahead + 1),
             tail.eq((tail + track)[slot]),
             level.eq(level_next),
             queued.eq(level_next != 0),
             full.eq(level_next == depth),
             skipped.eq(skipped_next),
-            skipping.eq(skipped_next != 0),
+            skipping.eq(skipping_next),
+            skipped_one.eq(Mux(skip == lost, skipped_one,
+                               Mux(skip, ~skipping, skipped == 2))),
         ]
         # The next head is the request just made when the queue is (or becomes) empty, else the
         # one the read port fetched. Its age is kept in a register, so the latency a response
@@ -142,7 +151,7 @@ class LatencyHistogram(wiring.Component):
         with m.If(level == pop):       # no tracked request left after this cycle
             m.d.sync += age.eq(1)
         with m.Elif(pop):
-            m.d.sync += age.eq(now + 1 - rd.data)
+            m.d.sync += age.eq(ahead - rd.data)
         with m.Else():
             m.d.sync += age.eq(age + 1)
 
