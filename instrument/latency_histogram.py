@@ -115,12 +115,13 @@ class LatencyHistogram(wiring.Component):
         pop = self.response & queued
         lost = self.response & ~queued & skipping
         skip = self.request & ~track
-        skipped_next = skipped + skip - lost
+        # Both neighbours of `skipped` come from its register; the choice follows the adders.
+        skipped_next = Mux(skip == lost, skipped, Mux(skip, skipped + 1, skipped - 1))
         # Whether any request is untracked after this cycle, from registers and without the
         # adder: skipped moves by one at most.
         skipped_one = Signal()                # skipped == 1
         skipping_next = Mux(skip, 1, skipping & ~(lost & skipped_one))
-        level_next = level + track - pop
+        level_next = Mux(track == pop, level, Mux(track, level + 1, level - 1))
         # The queue reads the request after the next cycle's head: head + 1, or head + 2 when
         # this cycle pops. Both are kept in registers so no adder sits before the read address.
         head_plus = [Signal(range(depth), init=k % depth, name=f"head_plus{k}") for k in (1, 2)]
@@ -138,8 +139,8 @@ class LatencyHistogram(wiring.Component):
             ahead.eq(ahead + 1),
             tail.eq((tail + track)[slot]),
             level.eq(level_next),
-            queued.eq(level_next != 0),
-            full.eq(level_next == depth),
+            queued.eq(Mux(track == pop, queued, track | (level != 1))),
+            full.eq(Mux(track == pop, full, track & (level == depth - 1))),
             skipped.eq(skipped_next),
             skipping.eq(skipping_next),
             skipped_one.eq(Mux(skip == lost, skipped_one,
