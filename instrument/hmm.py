@@ -5,8 +5,9 @@ profilers, histograms, trace buffers, ...) plus a cycle counter named ``cycles``
 has and that timestamps its traces, and gives them one control and readout port
 (:mod:`hwgen.instrument.port`). Its :attr:`~HMM.layout` says where every value lives on that port.
 
-Timing. The HMM samples every design expression its probes watch into a register at each clock
-edge and its parts count the samples one cycle later: the design's paths gain no logic but the
+Timing. The HMM samples every design signal its probes watch into a register at each clock
+edge, computes the probes' expressions from those registers into registers of their own, and its
+parts count the samples two cycles later: the design's paths gain no logic but the
 sampling flip-flops, and every part sees the same cycle at the same time. The parts share one
 ``enable`` (the sampled cycle counts: the HMM runs and no clear is in progress), so every value
 describes the same cycles. Commands go through the same pipeline; see :mod:`hwgen.instrument.port` for
@@ -287,14 +288,16 @@ class HMM(wiring.Component):
 
 
 def _sample(m, samples):
-    """Drive each part port of ``samples`` (``[(port, design value)]``) with its value a cycle
-    late.
+    """Drive each part port of ``samples`` (``[(port, design value)]``) with its value two
+    cycles late.
 
-    The design's signals are registered, each once, and the values are computed from the
-    registers: a design net gains one flip-flop load at most, and no logic of the HMM shares a
-    net with the design (a ``valid & ready`` computed before its register would be merged with
-    the design's own and load it with every part that counts it). A value that is not made of
-    signals, operators, slices, parts, concatenations and switches is registered whole.
+    The design's signals are registered, each once, the values are computed from those
+    registers and registered in turn: a design net gains one flip-flop load at most, no logic of
+    the HMM shares a net with the design (a ``valid & ready`` computed before its register would
+    be merged with the design's own and load it with every part that counts it), and a part's
+    logic starts from a register holding its event, not from the logic that computes it. A
+    value that is not made of signals, operators, slices, parts, concatenations and switches is
+    registered whole, and again.
     """
     registers = SignalDict()
 
@@ -308,9 +311,9 @@ def _sample(m, samples):
     for port, value in samples:
         late = substitute(value, registered)
         if late is None:
-            m.d.sync += port.eq(value)
-        else:
-            m.d.comb += port.eq(late)
+            late = Signal(len(Value.cast(value)), name="sample_value")
+            m.d.sync += late.eq(value)
+        m.d.sync += port.eq(late)
 
 
 @dataclass(frozen=True)
@@ -325,26 +328,32 @@ def _control(m, fan_out, port, parts, traces, consumed_base, values, snapshotted
     """Execute the host's commands; tell every part whether this cycle counts and when to clear.
 
     A command written in cycle c: run/freeze decide whether cycle c + 1 is sampled for counting;
-    snapshot and clear act at the edge that ends cycle c + 2, when the sample of cycle c has been
-    counted; snapshot copies the ``values`` marked ``snapshotted`` into a register, the others
+    snapshot and clear act at the edge that ends cycle c + 3, when the sample of cycle c has been
+    counted (a sample reaches the parts two edges after its cycle, see :func:`_sample`); snapshot copies the ``values`` marked ``snapshotted`` into a register, the others
     are read as they are; a value that ``lags`` (a wide sum, see
     :func:`~hwgen.instrument.saturating.count_lag`) is copied an edge later, and cleared an edge
     later too. The parts' ``enable``, ``clear`` and the traces' ``consumed`` are driven from
     ``fan_out``.
     """
     run = Signal(init=1)
-    clear = Signal()            # clear strobe for the parts, at the end of cycle c + 2
+    clear = Signal()            # clear strobe for the parts, at the end of cycle c + 3
     snap = Signal()             # snapshot strobe, likewise
     pending = Signal(2)         # (clear, snapshot) of cycle c + 1
+    ahead = Signal(2)           # ... and of cycle c + 2
     sweeping = Signal()
     counting = Signal()         # this cycle's sample will count
+    sampled = Signal()          # the sample taken at the last edge counts
     enable = Signal()           # the sample the parts see now counts
     sweepers = [part.busy for part in parts if hasattr(part, "busy")]
     m.d.comb += [
         sweeping.eq(Cat(*sweepers).any()),
-        counting.eq(run & ~clear & ~sweeping),
+        # A sample reaches the parts two edges after its cycle: that of the cycle before a
+        # clear takes effect would be counted after it. While tables are to be swept, nothing
+        # counts from the clear on.
+        counting.eq(run & ~ahead[0] & ~(clear & bool(sweepers)) & ~sweeping),
     ]
-    m.d.sync += [enable.eq(counting), Cat(clear, snap).eq(pending), pending.eq(0)]
+    m.d.sync += [sampled.eq(counting), enable.eq(sampled), ahead.eq(pending),
+                 Cat(clear, snap).eq(ahead), pending.eq(0)]
     for part in parts:
         fan_out.d.comb += [part.enable.eq(enable), part.clear.eq(clear)]
 
@@ -389,7 +398,8 @@ def _control(m, fan_out, port, parts, traces, consumed_base, values, snapshotted
     # samples are still being counted (a table holds a count TABLE_LATENCY cycles after it).
     settling = Signal(TABLE_LATENCY)
     m.d.sync += settling.eq(Cat(enable, settling[:-1]))
-    busy = Cat(pending, clear, snap, late, sweeping, (enable | settling.any()) & ~run).any()
+    busy = Cat(pending, ahead, clear, snap, late, sweeping,
+               (sampled | enable | settling.any()) & ~run).any()
     status_bits = {"running": run, "busy": busy}
     status = Cat(*(status_bits[name] for name in sorted(STATUS_BITS, key=STATUS_BITS.get)))
     return _Control(status, snapshot, consumed)

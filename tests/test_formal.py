@@ -319,9 +319,10 @@ def test_hmm_values_describe_one_cycle(tmp_path, snapshot, command):
     with m.If(commanded & (since != 7)):
         m.d.sync += since.eq(since + 1)
 
-    # A read of the snapshot region issued at least three cycles after the command.
+    # A read of the snapshot region issued at least four cycles after the command (a sample
+    # reaches the counts two edges after its cycle, a lagging sum one more).
     base = layout.snapshot_base
-    checked = port.read & commanded & (since >= 2) & (port.addr >= base) \
+    checked = port.read & commanded & (since >= 3) & (port.addr >= base) \
         & (port.addr < base + layout.snapshot_words)
     check = delayed(m, checked, READ_LATENCY_CYCLES, "check")
     offset = delayed(m, (port.addr - base)[:len(port.addr)], READ_LATENCY_CYCLES, "offset")
