@@ -34,6 +34,10 @@ from .state_profiler import TABLE_LATENCY
 
 __all__ = ["HMM", "SNAPSHOT_CHOICES"]
 
+#: The most cycles a value may lag the others (a latency histogram's sum: its samples are
+#: registered once more, and its low part shown a cycle late).
+MAX_LAG = 2
+
 #: What the ``snapshot`` command may copy (see :class:`HMM`).
 SNAPSHOT_CHOICES = ("all", "traces")
 
@@ -67,7 +71,7 @@ class _Builder:
         self.samples = []        # (part port, design value): registered at every edge
         self.links = []          # (part port, value of another part): combinational
         self.fields = []         # (name, value, has overflow flag)
-        self.lags = []           # per field: cycles it lags the other values (0 or 1)
+        self.lags = []           # per field: cycles it lags the other values (0 .. MAX_LAG)
         self.now = {}            # name -> value in the cycle, of a field that lags
         self.tables = []         # (name, kind, part, labels, values)
         self.traces = []         # (name, kind, part, events, payload [(name, bits, overflow)],
@@ -113,20 +117,22 @@ class _Builder:
         """Drive a part's input with another part's output (already aligned with the samples)."""
         self.links.append((port, value))
 
-    def count(self, name, counter, *, now=None):
-        """A saturating count (``count_layout`` view) readable as ``name``; with ``now``, it
-        lags the other values a cycle and ``now`` is its value in the cycle (see
+    def count(self, name, counter, *, now=None, lag=0):
+        """A saturating count (``count_layout`` view) readable as ``name``, that lags the other
+        values ``lag`` cycles, and one more with ``now``, its value a cycle earlier (see
         :func:`~hwgen.instrument.saturating.build_count`)."""
         self._claim(name)
         self.fields.append((name, counter.as_value(), True))
-        self.lags.append(int(now is not None))
+        self.lags.append(lag + int(now is not None))
         if now is not None:
             self.now[name] = now.as_value()
 
-    def plain(self, name, value):
+    def plain(self, name, value, *, lag=0):
+        """A value without an overflow flag, readable as ``name``, that lags the other values
+        ``lag`` cycles (0 or 1)."""
         self._claim(name)
         self.fields.append((name, Value.cast(value), False))
-        self.lags.append(0)
+        self.lags.append(lag)
 
     def counter_value(self, name, probe):
         """``(value, has overflow flag)`` of a value added earlier, in the cycle."""
@@ -329,10 +335,11 @@ def _control(m, fan_out, port, parts, traces, consumed_base, values, snapshotted
 
     A command written in cycle c: run/freeze decide whether cycle c + 1 is sampled for counting;
     snapshot and clear act at the edge that ends cycle c + 3, when the sample of cycle c has been
-    counted (a sample reaches the parts two edges after its cycle, see :func:`_sample`); snapshot copies the ``values`` marked ``snapshotted`` into a register, the others
-    are read as they are; a value that ``lags`` (a wide sum, see
-    :func:`~hwgen.instrument.saturating.count_lag`) is copied an edge later, and cleared an edge
-    later too. The parts' ``enable``, ``clear`` and the traces' ``consumed`` are driven from
+    counted (a sample reaches the parts two edges after its cycle, see :func:`_sample`);
+    snapshot copies the ``values`` marked ``snapshotted`` into a register, the others are read
+    as they are; a value that ``lags`` (a wide sum, see
+    :func:`~hwgen.instrument.saturating.count_lag`, or a latency histogram's figures) is copied
+    as many edges later. The parts' ``enable``, ``clear`` and the traces' ``consumed`` are driven from
     ``fan_out``.
     """
     run = Signal(init=1)
@@ -379,16 +386,17 @@ def _control(m, fan_out, port, parts, traces, consumed_base, values, snapshotted
 
     register = Signal(sum(len(value) for value, copied in zip(values, snapshotted) if copied),
                       name="snapshot")
-    late = Signal()             # the snapshot strobe of the values that lag
-    m.d.sync += late.eq(snap)
-    copies = ([], [])           # by lag: (part of the register, value)
+    # The snapshot strobes of the values that lag one and two cycles.
+    late = Signal(MAX_LAG)
+    m.d.sync += late.eq(Cat(snap, late[:-1]))
+    copies = tuple([] for _ in range(MAX_LAG + 1))      # by lag: (part of the register, value)
     readable, offset = [], 0
     for value, copied, lag in zip(values, snapshotted, lags):
         if copied:
             copies[lag].append(register[offset:offset + len(value)].eq(value))
         readable.append(register[offset:offset + len(value)] if copied else value)
         offset += len(value) if copied else 0
-    for strobe, assignments in zip((snap, late), copies):
+    for strobe, assignments in zip((snap, *late), copies):
         if assignments:
             with m.If(strobe):
                 m.d.sync += assignments
@@ -396,9 +404,9 @@ def _control(m, fan_out, port, parts, traces, consumed_base, values, snapshotted
 
     # Busy: a command has not fully taken effect, a sweep is running, or, once frozen, the last
     # samples are still being counted (a table holds a count TABLE_LATENCY cycles after it).
-    settling = Signal(TABLE_LATENCY)
+    settling = Signal(TABLE_LATENCY + MAX_LAG)
     m.d.sync += settling.eq(Cat(enable, settling[:-1]))
-    busy = Cat(pending, ahead, clear, snap, late, sweeping,
+    busy = Cat(pending, ahead, clear, snap, late.any(), sweeping,
                (sampled | enable | settling.any()) & ~run).any()
     status_bits = {"running": run, "busy": busy}
     status = Cat(*(status_bits[name] for name in sorted(STATUS_BITS, key=STATUS_BITS.get)))

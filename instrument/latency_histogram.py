@@ -156,8 +156,13 @@ class LatencyHistogram(wiring.Component):
         with m.Else():
             m.d.sync += age.eq(age + 1)
 
-        build_histogram(m, self, value=age,
-                        sample=self.enable & pop, bins=self._bins, bin_width=self._bin_width)
+        # The histogram takes each latency a cycle after its response, from registers: the
+        # logic that decides whether a response pops the queue does not share a cycle with the
+        # counts.
+        latency, measured = Signal.like(age, name="latency"), Signal(name="measured")
+        m.d.sync += [latency.eq(age), measured.eq(self.enable & pop & ~self.clear)]
+        build_histogram(m, self, value=latency, sample=measured, bins=self._bins,
+                        bin_width=self._bin_width)
         build_count(m, self.wait_cycles, (queued | skipping) & ~self.response, clear=self.clear,
                     when=self.enable)
         build_count(m, self.untracked, lost, clear=self.clear, when=self.enable)
