@@ -227,9 +227,9 @@ def test_histogram_bins_sum_to_its_samples(tmp_path):
 
 def test_latency_histogram_measures_or_counts_every_response(tmp_path):
     """A latency histogram tracking 2 of up to 3 outstanding requests of an in-order channel
-    (4-bit counts and latencies, more than the bound's cycles): once counting stopped, every response
-    counted is either measured (in the histogram's sample count) or counted as untracked, and
-    every measured latency is at least a cycle (1 <= min <= max)."""
+    (4-bit counts and latencies, more than the bound's cycles): once counting stopped, every
+    response counted is either measured (in the histogram's sample count) or counted as
+    untracked, and every measured latency is at least a cycle (1 <= min <= max)."""
     from hwgen.instrument import LatencyHistogram
     from hwgen.instrument.hmm import MAX_LAG
 
