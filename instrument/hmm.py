@@ -339,8 +339,8 @@ def _control(m, fan_out, port, parts, traces, consumed_base, values, snapshotted
     snapshot copies the ``values`` marked ``snapshotted`` into a register, the others are read
     as they are; a value that ``lags`` (a wide sum, see
     :func:`~hwgen.instrument.saturating.count_lag`, or a latency histogram's figures) is copied
-    as many edges later. The parts' ``enable``, ``clear`` and the traces' ``consumed`` are driven from
-    ``fan_out``.
+    as many edges later. The parts' ``enable``, ``clear`` and the traces' ``consumed`` are
+    driven from ``fan_out``.
     """
     run = Signal(init=1)
     clear = Signal()            # clear strobe for the parts, at the end of cycle c + 3
