@@ -351,27 +351,29 @@ def substitute(value, replace):
         return value
     if isinstance(value, Signal):
         return replace(value)
-    children = []
-
-    def rebuilt(child):
-        child = substitute(child, replace)
-        children.append(child)
-        return child
-
     if isinstance(value, Operator):
-        new = Operator(value.operator, [rebuilt(operand) for operand in value.operands])
-    elif isinstance(value, Slice):
-        new = Slice(rebuilt(value.value), value.start, value.stop)
-    elif isinstance(value, Part):
-        new = Part(rebuilt(value.value), rebuilt(value.offset), value.width, value.stride)
+        children = list(value.operands)
+    elif isinstance(value, (Slice, Part)):
+        children = [value.value] + ([value.offset] if isinstance(value, Part) else [])
     elif isinstance(value, Concat):
-        new = Concat([rebuilt(part) for part in value.parts])
+        children = list(value.parts)
     elif isinstance(value, SwitchValue):
-        new = SwitchValue(rebuilt(value.test), [(patterns, rebuilt(case))
-                                                 for patterns, case in value.cases])
+        children = [value.test] + [case for _, case in value.cases]
     else:
         return None
-    return None if any(child is None for child in children) else new
+    new = [substitute(child, replace) for child in children]
+    if any(child is None for child in new):
+        return None
+    if isinstance(value, Operator):
+        return Operator(value.operator, new)
+    if isinstance(value, Slice):
+        return Slice(new[0], value.start, value.stop)
+    if isinstance(value, Part):
+        return Part(new[0], new[1], value.width, value.stride)
+    if isinstance(value, Concat):
+        return Concat(new)
+    return SwitchValue(new[0], [(patterns, case)
+                                for (patterns, _), case in zip(value.cases, new[1:])])
 
 
 def assignment(statement):
