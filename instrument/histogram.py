@@ -51,7 +51,10 @@ def build_histogram(m, h, *, value, sample, bins, bin_width):
     bins, bin_width : int
     """
     high = value[bin_width.bit_length() - 1:]
-    build_count_table(m, index=Mux(high < bins, high, bins), count=sample, clear=h.clear,
+    # With a power of two of bins a sample is in range when its bits above the bin number's are
+    # zero: a reduction, where Yosys builds a comparison as a carry chain.
+    in_range = ~high[bins.bit_length() - 1:].any() if bins & (bins - 1) == 0 else high < bins
+    build_count_table(m, index=Mux(in_range, high, bins), count=sample, clear=h.clear,
                       raddr=h.raddr, rdata=h.rdata, busy=h.busy, depth=bins + 1,
                       bits=len(h.count.count))
     build_count(m, h.count, sample, clear=h.clear)
