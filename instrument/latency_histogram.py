@@ -52,6 +52,8 @@ class LatencyHistogram(wiring.Component):
         Cycles with requests from earlier cycles outstanding and no response.
     untracked : Out(count_layout(bits))
         Responses whose latency was not measured.
+
+    Every figure takes a cycle a cycle after it (the minimum and maximum two), from registers.
     """
 
     def __init__(self, depth, *, bins=32, bin_width=1, latency_bits=16, bits=32):
@@ -163,7 +165,11 @@ class LatencyHistogram(wiring.Component):
         m.d.sync += [latency.eq(age), measured.eq(self.enable & pop & ~self.clear)]
         build_histogram(m, self, value=latency, sample=measured, bins=self._bins,
                         bin_width=self._bin_width)
-        build_count(m, self.wait_cycles, (queued | skipping) & ~self.response, clear=self.clear,
-                    when=self.enable)
-        build_count(m, self.untracked, lost, clear=self.clear, when=self.enable)
+        # The waiting cycles and the untracked responses are counted a cycle later too, from
+        # registers, in step with the histogram.
+        waiting, missed = Signal(name="waiting"), Signal(name="missed")
+        m.d.sync += [waiting.eq(self.enable & (queued | skipping) & ~self.response & ~self.clear),
+                     missed.eq(self.enable & lost & ~self.clear)]
+        build_count(m, self.wait_cycles, waiting, clear=self.clear)
+        build_count(m, self.untracked, missed, clear=self.clear)
         return m

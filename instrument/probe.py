@@ -286,8 +286,8 @@ class Latency(Probe):
         b.sample(part.request, b.resolve(self._request, self.name, width=1))
         b.sample(part.response, b.resolve(self._response, self.name, width=1))
         _add_histogram(b, self.name, part, lag=1)
-        b.count(f"{self.name}.wait_cycles", part.wait_cycles)
-        b.count(f"{self.name}.untracked", part.untracked)
+        b.count(f"{self.name}.wait_cycles", part.wait_cycles, lag=1)
+        b.count(f"{self.name}.untracked", part.untracked, lag=1)
         b.group("latency", self.name, histogram=self.name,
                 wait_cycles=f"{self.name}.wait_cycles", untracked=f"{self.name}.untracked")
 
