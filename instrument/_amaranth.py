@@ -44,7 +44,9 @@ The accesses, and what Amaranth's main branch (0.6.0.dev) has already changed:
   case that matches wins; ``None`` is the default): :func:`switch_cases`; the syntax tree of a
   value (``_ast.Operator``'s ``operator``/``operands``, ``Slice``'s ``value``/``start``/``stop``,
   ``Part``'s ``value``/``offset``/``width``/``stride``, ``Concat``'s ``parts``,
-  ``SwitchValue``'s ``test``/``cases``), to evaluate it with numpy: :func:`value_node`.
+  ``SwitchValue``'s ``test``/``cases``), to evaluate it with numpy: :func:`value_node`; and
+  the same nodes built again over other signals (the HMM computes a probe's expression from its
+  registered copies of the design's signals): :func:`substitute`.
 * ``m.next = ...`` loses its source line: ``_dsl.FSMNextStatement`` is resolved into an
   assignment whose ``src_loc`` is inside Amaranth. :func:`elaborate_with_next_lines` elaborates
   a design again with ``FSMNextStatement`` wrapped so that the assignment keeps the line of the
