@@ -24,8 +24,9 @@ RAM of a trace's records alone, without the HMM, for comparison.
 
     python benchmarks/probe_cost.py [--boards ulx3s-85f,arty-a7-100t] [--markdown] [-q]
 
-With ``--goals DIR`` it prints instead the HMM's cost goals on the ULX3S-85F beside what the JSON
-files in ``DIR`` measured, each written by the command the table names (``hwgen overhead``,
+With ``--goals DIR`` it prints instead every preset's figures on one line-buffered PE (U8 and U1,
+bare, ``minimal``, ``default``, ``full``) and the HMM's cost goals on the ULX3S-85F beside what
+the JSON files in ``DIR`` measured, each written by the command the table names (``hwgen overhead``,
 median Fmax of 3 seeds, for one PE; ``hwgen synth --no-fmax`` bare and instrumented for the
 systems, whose Fmax goal waits for their new interconnect):
 
@@ -249,6 +250,54 @@ GOALS = [
 
 _FIGURES = {"lut": "LUT", "ff": "FF", "fmax_mhz": "Fmax (MHz)"}
 
+#: Every preset on one PE, U8 and U1: (design, unroll, preset); the JSON file is
+#: ``pe-u<unroll>-<preset>.json``, written by the ``overhead`` command of the goals.
+PRESET_RUNS = [(f"dilation line U{unroll} PE", unroll, preset)
+               for unroll in (8, 1) for preset in ("minimal", "default", "full")]
+
+
+def _seeds(run):
+    """``"median (seeds a, b, c)"`` of an overhead JSON's bare or with-HMM run."""
+    seeds = [f"{f:.1f}" for f in run.get("fmax_seeds_mhz") or () if f is not None]
+    if run.get("fmax_mhz") is None:
+        return "n/a"
+    return f"{run['fmax_mhz']:.1f}" + (f" (seeds {', '.join(seeds)})" if len(seeds) > 1 else "")
+
+
+def preset_rows(directory):
+    """``[(cells...)]`` of every preset's figures on one PE, the bare PE first per design; the
+    commands of the runs not measured yet."""
+    rows, missing = [], []
+    designs = {}
+    for design, unroll, preset in PRESET_RUNS:
+        path = directory / f"pe-u{unroll}-{preset}.json"
+        designs.setdefault(design, []).append(
+            (preset, json.loads(path.read_text()) if path.exists() else None))
+        if not path.exists():
+            missing.append(_PE.format(unroll=unroll, preset=preset, file=path))
+    for design, runs in designs.items():
+        measured = [report for _, report in runs if report is not None]
+        if measured:
+            bare = measured[0]["bare"]
+            rows.append([design, "none (bare)", f"{bare['lut']:,}", f"{bare['ff']:,}",
+                         _seeds(bare)])
+        for preset, report in runs:
+            if report is None:
+                rows.append([design, preset, "n/a", "n/a", "n/a"])
+                continue
+            figures, run = report["figures"], report["with_hmm"]
+
+            def change(name):
+                before, after = figures[name]["bare"], figures[name]["with_hmm"]
+                if before is None or after is None:
+                    return "n/a"
+                return f"{100 * (after - before) / before:+.1f}%"
+
+            rows.append([design, preset, f"{run['lut']:,} ({change('lut')})",
+                         f"{run['ff']:,} ({change('ff')})",
+                         f"{_seeds(run)}, {change('fmax_mhz')}"])
+    return rows, missing
+
 
 def _measured(directory, stem, command):
     """``{figure: (bare, with HMM)}`` from the goal's JSON files, or None if one is missing."""
@@ -293,9 +342,7 @@ def goal_rows(directory):
     return rows, missing
 
 
-def print_goals(directory, markdown):
-    rows, missing = goal_rows(directory)
-    columns = ["design", "preset", "figure", "bare", "with HMM", "change", "goal", ""]
+def _print_rows(columns, rows, markdown):
     if markdown:
         print("| " + " | ".join(columns) + " |")
         print("|" + "---|" * len(columns))
@@ -305,6 +352,17 @@ def print_goals(directory, markdown):
         widths = [max(len(c) for c in column) for column in zip(columns, *rows)]
         for cells in [columns, *rows]:
             print("  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip())
+
+
+def print_goals(directory, markdown):
+    presets, missing_presets = preset_rows(directory)
+    _print_rows(["design", "--probes", "LUT", "FF", "Fmax (MHz), median of the seeds"], presets,
+                markdown)
+    print()
+    rows, missing = goal_rows(directory)
+    _print_rows(["design", "preset", "figure", "bare", "with HMM", "change", "goal", ""], rows,
+                markdown)
+    missing += [command for command in missing_presets if command not in missing]
     print("\nThe systems' Fmax goal (a drop of at most 3%) is measured once their new "
           "interconnect runs at the PEs' clock: today the port bounds them to 44 MHz.")
     if missing:

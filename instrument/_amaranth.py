@@ -44,7 +44,9 @@ The accesses, and what Amaranth's main branch (0.6.0.dev) has already changed:
   case that matches wins; ``None`` is the default): :func:`switch_cases`; the syntax tree of a
   value (``_ast.Operator``'s ``operator``/``operands``, ``Slice``'s ``value``/``start``/``stop``,
   ``Part``'s ``value``/``offset``/``width``/``stride``, ``Concat``'s ``parts``,
-  ``SwitchValue``'s ``test``/``cases``), to evaluate it with numpy: :func:`value_node`.
+  ``SwitchValue``'s ``test``/``cases``), to evaluate it with numpy: :func:`value_node`; and
+  the same nodes built again over other signals (the HMM computes a probe's expression from its
+  registered copies of the design's signals): :func:`substitute`.
 * ``m.next = ...`` loses its source line: ``_dsl.FSMNextStatement`` is resolved into an
   assignment whose ``src_loc`` is inside Amaranth. :func:`elaborate_with_next_lines` elaborates
   a design again with ``FSMNextStatement`` wrapped so that the assignment keeps the line of the
@@ -104,7 +106,8 @@ __all__ = ["AMARANTH_SERIES", "AmaranthVersionWarning", "Assign", "Concat", "IOV
            "clock_domains", "domains", "elaborate", "elaborate_with_next_lines", "embed_parts",
            "fragment_origins", "fsm_state_names", "generated_fsms", "instance_ports",
            "is_amaranth_source", "lhs_signals", "memory_names", "memory_ports", "rhs_signals",
-           "simulated_fragment", "statements", "subfragments", "switch_cases", "value_node"]
+           "simulated_fragment", "statements", "subfragments", "substitute", "switch_cases",
+           "value_node"]
 
 #: The Amaranth release series (major, minor) the layers of hwgen were written for.
 AMARANTH_SERIES = (0, 5)
@@ -339,6 +342,40 @@ def value_node(value):
                 [(None if patterns is None else tuple(p.replace(" ", "") for p in patterns), case)
                  for patterns, case in value.cases])
     return ("other", value)
+
+
+def substitute(value, replace):
+    """``value`` with every signal ``s`` it reads replaced by ``replace(s)`` (a value of the same
+    shape), rebuilt from the same operators, slices, parts, concatenations and switches; ``None``
+    when it holds anything else (a memory row, for example)."""
+    value = Value.cast(value)
+    if isinstance(value, Const):
+        return value
+    if isinstance(value, Signal):
+        return replace(value)
+    if isinstance(value, Operator):
+        children = list(value.operands)
+    elif isinstance(value, (Slice, Part)):
+        children = [value.value] + ([value.offset] if isinstance(value, Part) else [])
+    elif isinstance(value, Concat):
+        children = list(value.parts)
+    elif isinstance(value, SwitchValue):
+        children = [value.test] + [case for _, case in value.cases]
+    else:
+        return None
+    new = [substitute(child, replace) for child in children]
+    if any(child is None for child in new):
+        return None
+    if isinstance(value, Operator):
+        return Operator(value.operator, new)
+    if isinstance(value, Slice):
+        return Slice(new[0], value.start, value.stop)
+    if isinstance(value, Part):
+        return Part(new[0], new[1], value.width, value.stride)
+    if isinstance(value, Concat):
+        return Concat(new)
+    return SwitchValue(new[0], [(patterns, case)
+                                for (patterns, _), case in zip(value.cases, new[1:])])
 
 
 def assignment(statement):

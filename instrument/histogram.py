@@ -4,7 +4,7 @@
 (:func:`~hwgen.instrument.state_profiler.build_count_table`) whose entry is the sample's bin.
 """
 
-from amaranth.hdl import Module, Mux
+from amaranth.hdl import Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -51,19 +51,26 @@ def build_histogram(m, h, *, value, sample, bins, bin_width):
     bins, bin_width : int
     """
     high = value[bin_width.bit_length() - 1:]
-    build_count_table(m, index=Mux(high < bins, high, bins), count=sample, clear=h.clear,
+    # With a power of two of bins a sample is in range when its bits above the bin number's are
+    # zero: a reduction, where Yosys builds a comparison as a carry chain.
+    in_range = ~high[bins.bit_length() - 1:].any() if bins & (bins - 1) == 0 else high < bins
+    build_count_table(m, index=Mux(in_range, high, bins), count=sample, clear=h.clear,
                       raddr=h.raddr, rdata=h.rdata, busy=h.busy, depth=bins + 1,
                       bits=len(h.count.count))
     build_count(m, h.count, sample, clear=h.clear)
     now, _ = build_count(m, h.sum, value, clear=h.clear, when=sample)
     m.d.comb += h.sum_now.eq(now)
+    # The minimum and maximum compare a registered copy of the sample, a cycle later: the
+    # comparisons do not share a cycle with whatever computes the sample.
+    compared, comparing = Signal.like(value, name="compared"), Signal(name="comparing")
+    m.d.sync += [compared.eq(value), comparing.eq(sample & ~h.clear)]
     with m.If(h.clear):
         m.d.sync += [h.min.eq(h.min.init), h.max.eq(0)]
-    with m.Elif(sample):
-        with m.If(value < h.min):
-            m.d.sync += h.min.eq(value)
-        with m.If(value > h.max):
-            m.d.sync += h.max.eq(value)
+    with m.Elif(comparing):
+        with m.If(compared < h.min):
+            m.d.sync += h.min.eq(compared)
+        with m.If(compared > h.max):
+            m.d.sync += h.max.eq(compared)
 
 
 def histogram_members(value_bits, bins, bits):
@@ -122,7 +129,8 @@ class Histogram(wiring.Component):
     sum_now : Out(count_layout(bits + value_bits))
         The sum in step with ``count``.
     min, max : Out(value_bits)
-        Smallest and largest sample (all ones and zero before the first).
+        Smallest and largest sample (all ones and zero before the first), a cycle after
+        ``count``.
     """
 
     def __init__(self, value_bits, *, bins, bin_width=1, bits=32):

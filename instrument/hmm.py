@@ -5,8 +5,9 @@ profilers, histograms, trace buffers, ...) plus a cycle counter named ``cycles``
 has and that timestamps its traces, and gives them one control and readout port
 (:mod:`hwgen.instrument.port`). Its :attr:`~HMM.layout` says where every value lives on that port.
 
-Timing. The HMM samples every design expression its probes watch into a register at each clock
-edge and its parts count the samples one cycle later: the design's paths gain no logic but the
+Timing. The HMM samples every design signal its probes watch into a register at each clock
+edge, computes the probes' expressions from those registers into registers of their own, and its
+parts count the samples two cycles later: the design's paths gain no logic but the
 sampling flip-flops, and every part sees the same cycle at the same time. The parts share one
 ``enable`` (the sampled cycle counts: the HMM runs and no clear is in progress), so every value
 describes the same cycles. Commands go through the same pipeline; see :mod:`hwgen.instrument.port` for
@@ -24,7 +25,7 @@ from amaranth.hdl import Array, Cat, Const, Module, Signal, Value
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In
 
-from ._amaranth import embed_parts
+from ._amaranth import SignalDict, embed_parts, substitute
 from .cycle_counter import CycleCounter
 from .layout import (COMMANDS, REGISTERS, STATUS_BITS, Field, Group, HMMLayout, TableLayout,
                      TraceLayout)
@@ -32,6 +33,10 @@ from .port import PortSignature
 from .state_profiler import TABLE_LATENCY
 
 __all__ = ["HMM", "SNAPSHOT_CHOICES"]
+
+#: The most cycles a value may lag the others (a latency histogram's sum: its samples are
+#: registered once more, and its low part shown a cycle late).
+MAX_LAG = 2
 
 #: What the ``snapshot`` command may copy (see :class:`HMM`).
 SNAPSHOT_CHOICES = ("all", "traces")
@@ -66,7 +71,7 @@ class _Builder:
         self.samples = []        # (part port, design value): registered at every edge
         self.links = []          # (part port, value of another part): combinational
         self.fields = []         # (name, value, has overflow flag)
-        self.lags = []           # per field: cycles it lags the other values (0 or 1)
+        self.lags = []           # per field: cycles it lags the other values (0 .. MAX_LAG)
         self.now = {}            # name -> value in the cycle, of a field that lags
         self.tables = []         # (name, kind, part, labels, values)
         self.traces = []         # (name, kind, part, events, payload [(name, bits, overflow)],
@@ -112,20 +117,22 @@ class _Builder:
         """Drive a part's input with another part's output (already aligned with the samples)."""
         self.links.append((port, value))
 
-    def count(self, name, counter, *, now=None):
-        """A saturating count (``count_layout`` view) readable as ``name``; with ``now``, it
-        lags the other values a cycle and ``now`` is its value in the cycle (see
+    def count(self, name, counter, *, now=None, lag=0):
+        """A saturating count (``count_layout`` view) readable as ``name``, that lags the other
+        values ``lag`` cycles, and one more with ``now``, its value a cycle earlier (see
         :func:`~hwgen.instrument.saturating.build_count`)."""
         self._claim(name)
         self.fields.append((name, counter.as_value(), True))
-        self.lags.append(int(now is not None))
+        self.lags.append(lag + int(now is not None))
         if now is not None:
             self.now[name] = now.as_value()
 
-    def plain(self, name, value):
+    def plain(self, name, value, *, lag=0):
+        """A value without an overflow flag, readable as ``name``, that lags the other values
+        ``lag`` cycles (0 or 1)."""
         self._claim(name)
         self.fields.append((name, Value.cast(value), False))
-        self.lags.append(0)
+        self.lags.append(lag)
 
     def counter_value(self, name, probe):
         """``(value, has overflow flag)`` of a value added earlier, in the cycle."""
@@ -261,7 +268,7 @@ class HMM(wiring.Component):
         snapshot_region, tables, traces = self._regions
 
         # The design values the parts watch, registered at every edge; links between parts.
-        m.d.sync += [part_port.eq(value) for part_port, value in b.samples]
+        _sample(m, b.samples)
         m.d.comb += [part_port.eq(value) for part_port, value in b.links]
 
         # What the parts are told fans out from a fragment of its own: its inputs change only
@@ -286,6 +293,35 @@ class HMM(wiring.Component):
         return embed_parts(m, b.parts, platform)
 
 
+def _sample(m, samples):
+    """Drive each part port of ``samples`` (``[(port, design value)]``) with its value two
+    cycles late.
+
+    The design's signals are registered, each once, the values are computed from those
+    registers and registered in turn: a design net gains one flip-flop load at most, no logic of
+    the HMM shares a net with the design (a ``valid & ready`` computed before its register would
+    be merged with the design's own and load it with every part that counts it), and a part's
+    logic starts from a register holding its event, not from the logic that computes it. A
+    value that is not made of signals, operators, slices, parts, concatenations and switches is
+    registered whole, and again.
+    """
+    registers = SignalDict()
+
+    def registered(signal):
+        if signal not in registers:
+            registers[signal] = Signal(signal.shape(), init=signal.init,
+                                       name=f"sample_{signal.name}")
+            m.d.sync += registers[signal].eq(signal)
+        return registers[signal]
+
+    for port, value in samples:
+        late = substitute(value, registered)
+        if late is None:
+            late = Signal(len(Value.cast(value)), name="sample_value")
+            m.d.sync += late.eq(value)
+        m.d.sync += port.eq(late)
+
+
 @dataclass(frozen=True)
 class _Control:
     """What the control block (:func:`_control`) gives the rest of the HMM."""
@@ -298,26 +334,33 @@ def _control(m, fan_out, port, parts, traces, consumed_base, values, snapshotted
     """Execute the host's commands; tell every part whether this cycle counts and when to clear.
 
     A command written in cycle c: run/freeze decide whether cycle c + 1 is sampled for counting;
-    snapshot and clear act at the edge that ends cycle c + 2, when the sample of cycle c has been
-    counted; snapshot copies the ``values`` marked ``snapshotted`` into a register, the others
-    are read as they are; a value that ``lags`` (a wide sum, see
-    :func:`~hwgen.instrument.saturating.count_lag`) is copied an edge later, and cleared an edge
-    later too. The parts' ``enable``, ``clear`` and the traces' ``consumed`` are driven from
-    ``fan_out``.
+    snapshot and clear act at the edge that ends cycle c + 3, when the sample of cycle c has been
+    counted (a sample reaches the parts two edges after its cycle, see :func:`_sample`);
+    snapshot copies the ``values`` marked ``snapshotted`` into a register, the others are read
+    as they are; a value that ``lags`` (a wide sum, see
+    :func:`~hwgen.instrument.saturating.count_lag`, or a latency histogram's figures) is copied
+    as many edges later. The parts' ``enable``, ``clear`` and the traces' ``consumed`` are
+    driven from ``fan_out``.
     """
     run = Signal(init=1)
-    clear = Signal()            # clear strobe for the parts, at the end of cycle c + 2
+    clear = Signal()            # clear strobe for the parts, at the end of cycle c + 3
     snap = Signal()             # snapshot strobe, likewise
     pending = Signal(2)         # (clear, snapshot) of cycle c + 1
+    ahead = Signal(2)           # ... and of cycle c + 2
     sweeping = Signal()
     counting = Signal()         # this cycle's sample will count
+    sampled = Signal()          # the sample taken at the last edge counts
     enable = Signal()           # the sample the parts see now counts
     sweepers = [part.busy for part in parts if hasattr(part, "busy")]
     m.d.comb += [
         sweeping.eq(Cat(*sweepers).any()),
-        counting.eq(run & ~clear & ~sweeping),
+        # A sample reaches the parts two edges after its cycle: that of the cycle before a
+        # clear takes effect would be counted after it. While tables are to be swept, nothing
+        # counts from the clear on.
+        counting.eq(run & ~ahead[0] & ~(clear & bool(sweepers)) & ~sweeping),
     ]
-    m.d.sync += [enable.eq(counting), Cat(clear, snap).eq(pending), pending.eq(0)]
+    m.d.sync += [sampled.eq(counting), enable.eq(sampled), ahead.eq(pending),
+                 Cat(clear, snap).eq(ahead), pending.eq(0)]
     for part in parts:
         fan_out.d.comb += [part.enable.eq(enable), part.clear.eq(clear)]
 
@@ -343,16 +386,17 @@ def _control(m, fan_out, port, parts, traces, consumed_base, values, snapshotted
 
     register = Signal(sum(len(value) for value, copied in zip(values, snapshotted) if copied),
                       name="snapshot")
-    late = Signal()             # the snapshot strobe of the values that lag
-    m.d.sync += late.eq(snap)
-    copies = ([], [])           # by lag: (part of the register, value)
+    # The snapshot strobes of the values that lag one and two cycles.
+    late = Signal(MAX_LAG)
+    m.d.sync += late.eq(Cat(snap, late[:-1]))
+    copies = tuple([] for _ in range(MAX_LAG + 1))      # by lag: (part of the register, value)
     readable, offset = [], 0
     for value, copied, lag in zip(values, snapshotted, lags):
         if copied:
             copies[lag].append(register[offset:offset + len(value)].eq(value))
         readable.append(register[offset:offset + len(value)] if copied else value)
         offset += len(value) if copied else 0
-    for strobe, assignments in zip((snap, late), copies):
+    for strobe, assignments in zip((snap, *late), copies):
         if assignments:
             with m.If(strobe):
                 m.d.sync += assignments
@@ -360,9 +404,10 @@ def _control(m, fan_out, port, parts, traces, consumed_base, values, snapshotted
 
     # Busy: a command has not fully taken effect, a sweep is running, or, once frozen, the last
     # samples are still being counted (a table holds a count TABLE_LATENCY cycles after it).
-    settling = Signal(TABLE_LATENCY)
+    settling = Signal(TABLE_LATENCY + MAX_LAG)
     m.d.sync += settling.eq(Cat(enable, settling[:-1]))
-    busy = Cat(pending, clear, snap, late, sweeping, (enable | settling.any()) & ~run).any()
+    busy = Cat(pending, ahead, clear, snap, late.any(), sweeping,
+               (sampled | enable | settling.any()) & ~run).any()
     status_bits = {"running": run, "busy": busy}
     status = Cat(*(status_bits[name] for name in sorted(STATUS_BITS, key=STATUS_BITS.get)))
     return _Control(status, snapshot, consumed)

@@ -52,6 +52,8 @@ class LatencyHistogram(wiring.Component):
         Cycles with requests from earlier cycles outstanding and no response.
     untracked : Out(count_layout(bits))
         Responses whose latency was not measured.
+
+    Every figure takes a cycle a cycle after it (the minimum and maximum two), from registers.
     """
 
     def __init__(self, depth, *, bins=32, bin_width=1, latency_bits=16, bits=32):
@@ -104,6 +106,7 @@ class LatencyHistogram(wiring.Component):
         tail = Signal(range(depth))
         level = Signal(range(depth + 1))      # tracked requests outstanding
         now = Signal(self._latency_bits)
+        ahead = Signal(self._latency_bits, init=1)    # now + 1, so an age is one subtraction
         age = Signal(self._latency_bits)      # cycles since the oldest tracked request was made
         skipped = Signal(self._latency_bits)  # untracked requests, all newer than the queued ones
         skipping = Signal()                   # skipped != 0
@@ -113,8 +116,14 @@ class LatencyHistogram(wiring.Component):
         track = self.request & ~skipping & ~full
         pop = self.response & queued
         lost = self.response & ~queued & skipping
-        skipped_next = skipped + (self.request & ~track) - lost
-        level_next = level + track - pop
+        skip = self.request & ~track
+        # Both neighbours of `skipped` come from its register; the choice follows the adders.
+        skipped_next = Mux(skip == lost, skipped, Mux(skip, skipped + 1, skipped - 1))
+        # Whether any request is untracked after this cycle, from registers and without the
+        # adder: skipped moves by one at most.
+        skipped_one = Signal()                # skipped == 1
+        skipping_next = Mux(skip, 1, skipping & ~(lost & skipped_one))
+        level_next = Mux(track == pop, level, Mux(track, level + 1, level - 1))
         # The queue reads the request after the next cycle's head: head + 1, or head + 2 when
         # this cycle pops. Both are kept in registers so no adder sits before the read address.
         head_plus = [Signal(range(depth), init=k % depth, name=f"head_plus{k}") for k in (1, 2)]
@@ -129,12 +138,15 @@ class LatencyHistogram(wiring.Component):
                          head_plus[1].eq((head_plus[1] + 1)[slot])]
         m.d.sync += [
             now.eq(now + 1),
+            ahead.eq(ahead + 1),
             tail.eq((tail + track)[slot]),
             level.eq(level_next),
-            queued.eq(level_next != 0),
-            full.eq(level_next == depth),
+            queued.eq(Mux(track == pop, queued, track | (level != 1))),
+            full.eq(Mux(track == pop, full, track & (level == depth - 1))),
             skipped.eq(skipped_next),
-            skipping.eq(skipped_next != 0),
+            skipping.eq(skipping_next),
+            skipped_one.eq(Mux(skip == lost, skipped_one,
+                               Mux(skip, ~skipping, skipped == 2))),
         ]
         # The next head is the request just made when the queue is (or becomes) empty, else the
         # one the read port fetched. Its age is kept in a register, so the latency a response
@@ -142,13 +154,22 @@ class LatencyHistogram(wiring.Component):
         with m.If(level == pop):       # no tracked request left after this cycle
             m.d.sync += age.eq(1)
         with m.Elif(pop):
-            m.d.sync += age.eq(now + 1 - rd.data)
+            m.d.sync += age.eq(ahead - rd.data)
         with m.Else():
             m.d.sync += age.eq(age + 1)
 
-        build_histogram(m, self, value=age,
-                        sample=self.enable & pop, bins=self._bins, bin_width=self._bin_width)
-        build_count(m, self.wait_cycles, (queued | skipping) & ~self.response, clear=self.clear,
-                    when=self.enable)
-        build_count(m, self.untracked, lost, clear=self.clear, when=self.enable)
+        # The histogram takes each latency a cycle after its response, from registers: the
+        # logic that decides whether a response pops the queue does not share a cycle with the
+        # counts.
+        latency, measured = Signal.like(age, name="latency"), Signal(name="measured")
+        m.d.sync += [latency.eq(age), measured.eq(self.enable & pop & ~self.clear)]
+        build_histogram(m, self, value=latency, sample=measured, bins=self._bins,
+                        bin_width=self._bin_width)
+        # The waiting cycles and the untracked responses are counted a cycle later too, from
+        # registers, in step with the histogram.
+        waiting, missed = Signal(name="waiting"), Signal(name="missed")
+        m.d.sync += [waiting.eq(self.enable & (queued | skipping) & ~self.response & ~self.clear),
+                     missed.eq(self.enable & lost & ~self.clear)]
+        build_count(m, self.wait_cycles, waiting, clear=self.clear)
+        build_count(m, self.untracked, missed, clear=self.clear)
         return m

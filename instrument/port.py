@@ -30,11 +30,13 @@ counting goes on. ``clear`` zeroes every value; the RAM tables are then swept on
 cycle and counting resumes when the sweep ends. ``freeze | snapshot`` in one write stops counting
 and captures the final values; ``clear | snapshot`` captures the values, then zeroes them.
 
-**Timing.** The HMM samples the design's signals at every clock edge and counts each sample in the
-next cycle. For a command written in cycle ``c``: a ``freeze`` counts cycle ``c`` and stops; a
+**Timing.** The HMM samples the design's signals at every clock edge and counts each sample two
+cycles later (a latency histogram's figures a cycle later still). For a command written in cycle ``c``: a ``freeze`` counts cycle ``c`` and stops; a
 ``run`` counts from cycle ``c + 1``; a ``snapshot`` holds every value up to and including cycle
-``c``; a ``clear`` zeroes every value and counting restarts with cycle ``c + 3``, or when the sweep
-of the tables that follows ends (one cycle per entry of the largest table). After any command,
+``c``; a ``clear`` zeroes every value and counting restarts with cycle ``c + 3``, or, when the HMM
+has tables, once the sweep that follows ends (it starts in cycle ``c + 4`` and takes one cycle per
+entry of the largest table). Values are copied and cleared at the edge that ends cycle ``c + 3``
+(a sum wider than its low part an edge later). After any command,
 read the status until ``busy`` is 0 (the command has fully taken effect, no sweep is running and
 the last sample has been counted, in the tables too) before reading values.
 

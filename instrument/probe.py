@@ -208,14 +208,14 @@ class Stream(Probe):
                 **{category: f"{self.name}.{category}" for category in STREAM_CATEGORIES})
 
 
-def _add_histogram(b, name, part):
-    """Make a histogram part's values readable."""
-    b.count(f"{name}.count", part.count)
+def _add_histogram(b, name, part, lag=0):
+    """Make a histogram part's values readable; they lag the others ``lag`` cycles."""
+    b.count(f"{name}.count", part.count, lag=lag)
     value_bits = len(part.sum.count) - len(part.count.count)
     lags = count_lag(len(part.sum.count), value_bits)
-    b.count(f"{name}.sum", part.sum, now=part.sum_now if lags else None)
-    b.plain(f"{name}.min", part.min)
-    b.plain(f"{name}.max", part.max)
+    b.count(f"{name}.sum", part.sum, now=part.sum_now if lags else None, lag=lag)
+    b.plain(f"{name}.min", part.min, lag=lag + 1)
+    b.plain(f"{name}.max", part.max, lag=lag + 1)
     b.table(f"{name}.bins", "histogram", part, part.labels())
     b.group("histogram", name, count=f"{name}.count", sum=f"{name}.sum", min=f"{name}.min",
             max=f"{name}.max", table=f"{name}.bins")
@@ -285,9 +285,9 @@ class Latency(Probe):
                                                  bits=b.counter_bits))
         b.sample(part.request, b.resolve(self._request, self.name, width=1))
         b.sample(part.response, b.resolve(self._response, self.name, width=1))
-        _add_histogram(b, self.name, part)
-        b.count(f"{self.name}.wait_cycles", part.wait_cycles)
-        b.count(f"{self.name}.untracked", part.untracked)
+        _add_histogram(b, self.name, part, lag=1)
+        b.count(f"{self.name}.wait_cycles", part.wait_cycles, lag=1)
+        b.count(f"{self.name}.untracked", part.untracked, lag=1)
         b.group("latency", self.name, histogram=self.name,
                 wait_cycles=f"{self.name}.wait_cycles", untracked=f"{self.name}.untracked")
 

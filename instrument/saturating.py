@@ -128,24 +128,29 @@ def build_count(m, counter, amount, *, clear, when=None, low_bits=LOW_BITS):
     # Adding amounts: the low part adds in a register of its own and is shown a cycle later,
     # beside the high part that has then taken the low part's carry. A clear empties the adder
     # at once and what is shown a cycle later.
+    # Whether the high part is all ones is kept in a register too, set as the carry fills it.
     adding, carry = Signal(low_width, name=f"{name}_low"), Signal(name=f"{name}_carry")
     clearing = Signal(name=f"{name}_clear")
+    high_full = Signal(name=f"{name}_high_full")
     total = adding + amount
     m.d.sync += [clearing.eq(clear), carry.eq(0)]
     with m.If(clear):
         m.d.sync += adding.eq(0)
     with m.Elif(take):
         m.d.sync += [adding.eq(total[:low_width]), carry.eq(total[low_width])]
+    saturating = overflow | (carry & high_full)
     with m.If(clearing):
-        m.d.sync += counter.as_value().eq(0)
-    with m.Elif(overflow | (carry & high.all())):
+        m.d.sync += [counter.as_value().eq(0), high_full.eq(0)]
+    with m.Elif(saturating):
         m.d.sync += [low.eq(ones), overflow.eq(1)]
     with m.Else():
         m.d.sync += [low.eq(adding), high.eq(high + carry)]
+        with m.If(carry):
+            m.d.sync += high_full.eq(high == (1 << len(high)) - 2)
     saturated = (1 << (bits + 1)) - 1
     added = Cat(adding, (high + carry)[:len(high)], 0)
-    now = Mux(clearing, adding, Mux(overflow | (carry & high.all()), saturated, added))
-    return counter.shape()(now), ~overflow | counter.count.all()
+    now = Mux(clearing, adding, Mux(saturating, saturated, added))
+    return counter.shape()(now), (~overflow | counter.count.all()) & (high_full == high.all())
 
 
 class Counters(wiring.Component):

@@ -64,7 +64,8 @@ def build_count_table(m, *, index, count, clear, raddr, rdata, busy, depth, bits
     wr = table.write_port()
     rd = table.read_port(domain="sync")
 
-    sweep = Signal(range(depth + 1), init=depth)
+    sweep = Signal(range(depth))
+    sweeping = Signal()              # `busy`, from a register: it enables the RAM's writes
     read_addr, read_valid = Signal(range(depth)), Signal()     # the entry rd.data holds
     word_addr, word_valid = Signal(range(depth)), Signal()     # ... and its registered copy
     word = Signal(layout)
@@ -95,8 +96,8 @@ def build_count_table(m, *, index, count, clear, raddr, rdata, busy, depth, bits
     m.d.comb += [
         rd.addr.eq(Mux(counting, count_index, raddr)),
         rdata.eq(rd.data),
-        busy.eq(sweep != depth),
-        writing.eq(word_valid & ~busy & ~clear),
+        busy.eq(sweeping),
+        writing.eq(word_valid & ~sweeping & ~clear),
     ]
     # The word read for an entry misses the updates written at the read's edge and at the next
     # one, and the one computed while the word is registered. The first two are folded into the
@@ -109,7 +110,11 @@ def build_count_table(m, *, index, count, clear, raddr, rdata, busy, depth, bits
         # saturation needs no all-ones test after the choice of its word.
         word_full, last_full, older_full = Signal(), Signal(), Signal()
         source_full = Mux(newest, last_full, word_full)
-        m.d.comb += update.eq(Mux(source_full, Cat(source.count, 1), source.as_value() + 1))
+        # Both candidates are incremented from their registers and the choice comes after the
+        # adders: no multiplexer, and no wide fan-out of `newest`, sits before a carry chain.
+        # A full word saturates to all ones (its count already is), with its flag set.
+        m.d.comb += update.eq(Mux(source_full, (1 << (bits + 1)) - 1,
+                                  Mux(newest, last_word.as_value() + 1, word.as_value() + 1)))
         m.d.sync += [
             word_full.eq(Mux(from_last, last_full,
                              Mux(from_older, older_full, rd.data.count.all()))),
@@ -126,13 +131,19 @@ def build_count_table(m, *, index, count, clear, raddr, rdata, busy, depth, bits
         last_addr.eq(word_addr), last_valid.eq(writing), last_word.eq(update),
         older_addr.eq(last_addr), older_valid.eq(last_valid & ~clear), older_word.eq(last_word),
     ]
+    # The write port is driven from registers alone. A clear sweeps the table with zeros, one
+    # entry per cycle; nothing is counted meanwhile (`last_valid` falls with the clear).
+    m.d.comb += [
+        wr.en.eq(sweeping | last_valid),
+        wr.addr.eq(Mux(sweeping, sweep, last_addr)),
+        wr.data.eq(Mux(sweeping, 0, last_word)),
+    ]
     with m.If(clear):
-        m.d.sync += [sweep.eq(0), last_valid.eq(0)]
-    with m.Elif(busy):
-        m.d.comb += [wr.addr.eq(sweep), wr.data.eq(0), wr.en.eq(1)]
+        m.d.sync += [sweep.eq(0), sweeping.eq(1), last_valid.eq(0)]
+    with m.Elif(sweeping):
         m.d.sync += sweep.eq(sweep + 1)
-    with m.Elif(last_valid):
-        m.d.comb += [wr.addr.eq(last_addr), wr.data.eq(last_word), wr.en.eq(1)]
+        with m.If(sweep == depth - 1):
+            m.d.sync += sweeping.eq(0)
 
 
 class StateProfiler(wiring.Component):

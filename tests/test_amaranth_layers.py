@@ -224,6 +224,29 @@ def test_value_node_names_each_kind_of_value():
     assert layer.value_node(MemoryData(shape=8, depth=2, init=[])[0])[0] == "other"
 
 
+def test_substitute_rebuilds_a_value_over_other_signals():
+    from amaranth.hdl import Mux
+    from amaranth.sim import Simulator
+    a, b, c = Signal(4, name="a"), Signal(4, name="b"), Signal(2, name="c")
+    x, y, z = Signal(4, name="x"), Signal(4, name="y"), Signal(2, name="z")
+    expression = Cat(Mux(c[0], a + b, a[1:3]), a.bit_select(c, 2), (a & ~b).any())
+    swapped = layer.substitute(expression, lambda s: {"a": x, "b": y, "c": z}[s.name])
+    assert len(swapped) == len(expression)
+    from amaranth.lib.memory import MemoryData
+    assert layer.substitute(MemoryData(shape=8, depth=2, init=[])[0] + a, lambda s: s) is None
+    seen = []
+
+    async def tb(ctx):
+        for av, bv, cv in [(5, 9, 1), (12, 3, 2), (0, 15, 3), (7, 7, 0)]:
+            ctx.set(a, av), ctx.set(b, bv), ctx.set(c, cv)
+            ctx.set(x, av), ctx.set(y, bv), ctx.set(z, cv)
+            seen.append((ctx.get(expression), ctx.get(swapped)))
+    sim = Simulator(Module())
+    sim.add_testbench(tb)
+    sim.run()
+    assert all(e == s for e, s in seen) and len(seen) == 4
+
+
 def test_lhs_and_rhs_signals_of_statements():
     a, b, y = Signal(name="a"), Signal(name="b"), Signal(name="y")
     statement = y.eq(a & b)

@@ -231,9 +231,6 @@ def test_a_memory_between_characterised_depths_is_built_as_yosys_builds_it(board
 
 
 @pytest.mark.slow
-# Measured on ECP5 once the HMM's counters were pipelined: -5.3% and -5.5% LUT (docs/estimate.md);
-# the calibration predates those counters. Strict: this fails loudly once the goal holds again.
-@pytest.mark.xfail(strict=True, reason="LUT estimate of the pipelined counters 5.3-5.5% low")
 @pytest.mark.parametrize("args", [
     dict(buffer="line", unroll=4, size=(5, 3), mask="rect", width=96, height=64),
     dict(buffer="smart", unroll=3, size=(3, 3), mask="cross", width=80, height=40),

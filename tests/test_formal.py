@@ -225,6 +225,42 @@ def test_histogram_bins_sum_to_its_samples(tmp_path):
     prove(tmp_path, m, [value, valid, enable, clear, raddr], depth=12, mode="bmc")
 
 
+def test_latency_histogram_measures_or_counts_every_response(tmp_path):
+    """A latency histogram tracking 2 of up to 3 outstanding requests of an in-order channel
+    (4-bit counts and latencies, more than the bound's cycles): once counting stopped, every
+    response counted is either measured (in the histogram's sample count) or counted as
+    untracked, and every measured latency is at least a cycle (1 <= min <= max)."""
+    from hwgen.instrument import LatencyHistogram
+    from hwgen.instrument.hmm import MAX_LAG
+
+    bits = 4
+    m = Module()
+    m.submodules.part = part = LatencyHistogram(2, bins=2, latency_bits=4, bits=bits)
+    request, response, enable, raddr = Signal(), Signal(), Signal(), Signal(2)
+    outstanding = Signal(2)         # requests of earlier cycles without their response yet
+    m.d.sync += outstanding.eq(outstanding + request - response)
+    m.d.comb += [Assume(~response | (outstanding != 0)),
+                 Assume(~request | (outstanding != 3) | response), Assume(raddr < 3),
+                 part.request.eq(request), part.response.eq(response),
+                 part.enable.eq(enable), part.clear.eq(0), part.raddr.eq(raddr)]
+    responses = Reference(m, bits, "reference_responses")
+    responses.add(enable & response)
+    quiet = Signal(range(MAX_LAG + 2), name="quiet")        # cycles without counting
+    with m.If(enable):
+        m.d.sync += quiet.eq(0)
+    with m.Elif(quiet != MAX_LAG + 1):
+        m.d.sync += quiet.eq(quiet + 1)
+    settled = quiet > MAX_LAG
+    counted = part.count.count + part.untracked.count
+    m.d.comb += [
+        Assert(~settled | ((counted == responses.value) & ~part.count.overflow
+                           & ~part.untracked.overflow)),
+        Assert(~settled | (part.count.count == 0) | ((part.min >= 1) & (part.min <= part.max))),
+        Cover(settled & (part.untracked.count != 0) & (part.count.count >= 2)),
+    ]
+    prove(tmp_path, m, [request, response, enable, raddr], depth=14, mode="bmc")
+
+
 # --- trace buffers ------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("mode", ["stop", "wrap"])
@@ -319,9 +355,10 @@ def test_hmm_values_describe_one_cycle(tmp_path, snapshot, command):
     with m.If(commanded & (since != 7)):
         m.d.sync += since.eq(since + 1)
 
-    # A read of the snapshot region issued at least three cycles after the command.
+    # A read of the snapshot region issued at least four cycles after the command (a sample
+    # reaches the counts two edges after its cycle, a lagging sum one more).
     base = layout.snapshot_base
-    checked = port.read & commanded & (since >= 2) & (port.addr >= base) \
+    checked = port.read & commanded & (since >= 3) & (port.addr >= base) \
         & (port.addr < base + layout.snapshot_words)
     check = delayed(m, checked, READ_LATENCY_CYCLES, "check")
     offset = delayed(m, (port.addr - base)[:len(port.addr)], READ_LATENCY_CYCLES, "offset")

@@ -92,7 +92,8 @@ def simulate(host_program, *, counter_bits=32, word_bits=32, **probe_options):
 class Timeline:
     """Which cycles an HMM counts, from the cycles commands were written in (the port's
     documented timing): a freeze in cycle c counts c; a run in c counts from c + 1; a clear in c
-    counts nothing up to c + 2 and nothing while the tables are swept after that."""
+    counts nothing up to c + 2, and with tables nothing up to c + 3 and while they are swept
+    after that."""
 
     def __init__(self, sweep_cycles):
         self.sweep_cycles = sweep_cycles
@@ -114,7 +115,8 @@ class Timeline:
                     elif "run" in names:
                         running = True
                 if cycle == t - 1 and "clear" in names:
-                    blocked_until = t + 1 + self.sweep_cycles
+                    # A sweep starts with the cycle after the clear takes effect (c + 3).
+                    blocked_until = t + 1 + self.sweep_cycles + bool(self.sweep_cycles)
                     start = t + 1
             if running and t > blocked_until and t >= first:
                 cycles.append(t)
@@ -204,7 +206,7 @@ def test_values_follow_freeze_run_snapshot_and_clear():
     cycle, readout = readouts["cleared"]
     counted = timeline.counted(0, cycle)
     cleared = timeline.events[-1][0]
-    assert counted[0] == cleared + 3 + 5     # after the clear strobe and the 5-word sweep
+    assert counted[0] == cleared + 4 + 5     # after the clear, its strobe and the 5-word sweep
     check(readout, expected_values(samples, counted))
     assert readout.fsms()["p"] == {s: readout.values[f"p.{s}"] for s in ["S0", "S1", "S2", "S3"]}
     assert readout.streams()["s"]["idle"] == readout.values["s.idle"]

@@ -89,3 +89,29 @@ def test_goals_compare_each_measured_figure_with_its_limit(tmp_path):
 def test_goals_need_a_directory(tmp_path, capsys):
     assert main(["--goals", str(tmp_path / "nowhere")]) == 2
     assert "--goals" in capsys.readouterr().err
+
+
+def test_preset_table_gives_each_preset_beside_the_bare_pe(tmp_path):
+    """Every preset's row gives its LUT, FF and median Fmax with the change from the bare PE,
+    once per design the bare PE's own; a preset without its JSON file is n/a, with its command."""
+    import json
+    from probe_cost import preset_rows
+
+    def run(lut, ff, seeds):
+        return {"lut": lut, "ff": ff, "fmax_mhz": sorted(seeds)[1], "fmax_seeds_mhz": seeds}
+
+    bare, hmm = run(1000, 400, [190.0, 180.0, 200.0]), run(1500, 500, [171.0, 180.0, 162.0])
+    figures = {"lut": {"bare": 1000, "with_hmm": 1500}, "ff": {"bare": 400, "with_hmm": 500},
+               "fmax_mhz": {"bare": 190.0, "with_hmm": 171.0}}
+    (tmp_path / "pe-u8-default.json").write_text(json.dumps(
+        {"bare": bare, "with_hmm": hmm, "figures": figures}))
+    rows, missing = preset_rows(tmp_path)
+    u8 = [r for r in rows if r[0] == "dilation line U8 PE"]
+    assert [r[1] for r in u8] == ["none (bare)", "minimal", "default", "full"]
+    assert u8[0][2:] == ["1,000", "400", "190.0 (seeds 190.0, 180.0, 200.0)"]
+    assert u8[2][2:] == ["1,500 (+50.0%)", "500 (+25.0%)",
+                         "171.0 (seeds 171.0, 180.0, 162.0), -10.0%"]
+    assert u8[1][2:] == ["n/a", "n/a", "n/a"]
+    assert [r[1:] for r in rows if r[0] == "dilation line U1 PE"] == [
+        [preset, "n/a", "n/a", "n/a"] for preset in ("minimal", "default", "full")]
+    assert len(missing) == 5 and all("--seeds 3" in command for command in missing)
