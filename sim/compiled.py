@@ -55,8 +55,12 @@ __all__ = ["EngineUnavailable", "CompiledModel", "Bundle", "Source", "compiler",
 _HARNESS = Path(__file__).with_name("cxxrtl_harness.cc")
 _CXXFLAGS = ("-std=c++17", "-O3", "-DCXXRTL_NDEBUG", "-fPIC", "-shared", "-fvisibility=hidden")
 # Debug information for the ports only (-g2), which halves the C++ of a large design; every
-# internal signal (-g4) when the model writes a waveform.
-_WRITE_CXXRTL = {False: "write_cxxrtl -O6 -g2", True: "write_cxxrtl -O6 -g4"}
+# internal signal (-g4) when the model writes a waveform. Without a waveform the internal names
+# go first (`opt_clean -purge` after flattening), so an output driven by a register becomes that
+# register: the HMM port's rdata is then current right after a clock edge, and the C++ HMM host
+# reads it without evaluating the design a second time in that cycle.
+_WRITE_CXXRTL = {False: "hierarchy -top top; flatten; proc; opt_clean -purge; write_cxxrtl -O6 -g2",
+                 True: "write_cxxrtl -O6 -g4"}
 # Above this much RTLIL, -O1 for a job of at most _O1_MAX_CYCLES: on a window filter of U = 64
 # (590 kB of RTLIL) -O3 compiled for 154 s and -O1 for 51 s, while the clock loop of either
 # runs its 512 x 512 frame in about a second. The clock loop of a GEMM pipeline (1 MB) runs
@@ -221,6 +225,7 @@ def _declare(lib):
         "hw_done": ([p], ctypes.c_int),
         "hw_error": ([p, ctypes.c_char_p, sz], ctypes.c_int),
         "hw_cycle": ([p], u64),
+        "hw_edge_evaluations": ([p], u64),
         "hw_open_vcd": ([p, ctypes.c_char_p], ctypes.c_int),
         "hw_close_vcd": ([p], None),
         "hw_item": ([p, ctypes.c_char_p, ctypes.POINTER(c_long), ctypes.POINTER(c_long),

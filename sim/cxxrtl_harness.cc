@@ -42,6 +42,7 @@ struct Port {
 	chunk_t *next = nullptr;   // write here (inputs)
 	size_t width = 0;
 	size_t chunks = 0;
+	bool registered = false;   // a register's storage: current right after a commit
 
 	bool bound() const { return curr != nullptr; }
 
@@ -854,6 +855,7 @@ struct Simulation {
 	std::vector<HmmHost> hmms;
 	Error error;
 	uint64_t cycle = 0;
+	uint64_t edge_evaluations = 0;   // evaluations after an edge, to read outputs there
 
 	FILE *vcd_file = nullptr;
 	cxxrtl::vcd_writer vcd;
@@ -888,6 +890,7 @@ struct Simulation {
 		p.next = item.next;
 		p.width = item.width;
 		p.chunks = (item.width + 31) / 32;
+		p.registered = item.flags & cxxrtl::debug_item::DRIVEN_SYNC;
 		return p;
 	}
 
@@ -961,14 +964,21 @@ struct Simulation {
 			clk.set(1);
 			top.step();
 		}
-		// The design's outputs are values computed before the edge committed the registers:
-		// evaluate once more where the new ones are read right after the edge, as a testbench's
-		// `ctx.get()` after a tick reads them: in the cycles of a read burst that take a word.
+		// An output the design computes from its registers holds the value of before the edge:
+		// evaluate once more where such an output is read right after the edge, as a
+		// testbench's `ctx.get()` after a tick reads it: in the cycles of a read burst that take
+		// a word, unless the port's rdata and rvalid are registers themselves (the commit made
+		// them current; the model is built so that they are, see hwgen/sim/compiled.py).
 		bool reading = vcd_file != nullptr;
-		for (auto &hmm : hmms)
-			reading |= hmm.slot.op == OP_READ && hmm.slot.step + 1 >= hmm.slot.latency;
-		if (reading)
+		for (auto &hmm : hmms) {
+			const HostPort &port = host_ports[hmm.port];
+			reading |= hmm.slot.op == OP_READ && hmm.slot.step + 1 >= hmm.slot.latency &&
+			           !(port.rdata.registered && port.rvalid.registered);
+		}
+		if (reading) {
 			top.step();
+			edge_evaluations++;
+		}
 		if (vcd_file)
 			sample_vcd((cycle + 1) * 10000);
 	}
@@ -1245,6 +1255,10 @@ int hw_error(Simulation *sim, char *message, size_t capacity) {
 }
 
 uint64_t hw_cycle(Simulation *sim) { return sim->cycle; }
+
+// How many cycles the clock loop evaluated the design once more after the edge (to read an
+// output that is not a register there, or to sample a waveform).
+uint64_t hw_edge_evaluations(Simulation *sim) { return sim->edge_evaluations; }
 
 // --- any design, driven from Python (hwgen.sim.CompiledSimulator) -----------------------------
 

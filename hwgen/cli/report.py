@@ -4,7 +4,6 @@ JSON, made from the very same JSON."""
 import json
 from pathlib import Path
 
-from ..report import document, report_html
 from .options import add_output_option
 from .outputs import check_file_option
 
@@ -26,4 +25,6 @@ def report_file(args, data, source):
     through JSON text first, so the page is the one ``hwgen report`` makes of the file."""
     if args.report is None:
         return {}
+    # The page's code (Jinja2, matplotlib) only where a page is asked for.
+    from ..report import document, report_html
     return {Path(args.report): report_html([document(json.loads(json.dumps(data)), source)])}

@@ -3,8 +3,6 @@
 import sys
 from pathlib import Path
 
-from ...report import read_inputs, report_html
-from ...report.sections import kinds
 from ..options import add_option, add_quiet_option
 from ..outputs import check_file_option, write_files
 
@@ -22,10 +20,22 @@ DESCRIPTION = ("Turn the JSON that sim, run, synth and overhead write (--json), 
                "reads, is refused (docs/json.md).")
 
 
+class _PathHelp:
+    """The help of DIR_OR_JSON, which names the kinds of JSON the page's renderers know: made when
+    the help is shown, so that other commands do not import the page's code (argparse formats a
+    help as ``help % values``)."""
+
+    def __mod__(self, values):
+        from ...report.sections import kinds
+        return (f"a JSON file ({', '.join(kinds())}) or a folder of them, such as roofline's "
+                f"--out") % values
+
+    def strip(self):
+        return "DIR_OR_JSON"
+
+
 def add_options(parser):
-    parser.add_argument("path", metavar="DIR_OR_JSON",
-                        help=f"a JSON file ({', '.join(kinds())}) or a folder of them, such as "
-                             f"roofline's --out")
+    parser.add_argument("path", metavar="DIR_OR_JSON", help=_PathHelp())
     add_option(parser, "--out", metavar="FILE.html", default=None, help="the page to write",
                shown="the JSON file's name with .html, or DIR/report.html")
     add_quiet_option(parser)
@@ -39,6 +49,7 @@ def _default_out(path):
 def run(args):
     out = Path(args.out) if args.out else _default_out(args.path)
     check_file_option("--out", out)
+    from ...report import read_inputs, report_html
     documents, skipped = read_inputs(args.path)
     write_files({out: report_html(documents)})
     if not args.quiet:

@@ -36,7 +36,6 @@ from ...roofline.cluster import Cluster, check_scheduler
 from ...roofline.model import CLOCK_CHOICES, build_roofline, check_clock, logic_cells, placeable
 from ...roofline.confirm import confirm_point
 from ...roofline.fast import program_jobs
-from ...roofline.figure import plot_roofline
 from ...roofline.program import build_program_roofline, confirm_program, program_points
 from ...roofline.sweep import RESOURCE_METHODS, DesignPoint, KernelDesignPoint, design_grid
 from ...versions import tool_versions
@@ -352,6 +351,7 @@ def write_outputs(roofline, out):
     scratch = out / f".partial-{os.getpid()}"
     scratch.mkdir()
     try:
+        from ...roofline.figure import plot_roofline    # matplotlib, only to draw
         plot_roofline(roofline, [scratch / "roofline.png", scratch / "roofline.svg"])
         (scratch / "points.csv").write_text(points_csv(roofline))
         (scratch / "roofline.json").write_text(json.dumps(roofline.to_json(), indent=2) + "\n")
