@@ -7,8 +7,9 @@ Each design runs one job with its HMM against an ideal memory in the three simul
 Amaranth's simulator and the compiled engine through hwgen's harness, Verilator on the Verilog
 ``hwgen build`` writes (``hwgen.build.convert``), driven by ``benchmarks/verilator_tb.cpp``.
 Cycles per second count the job's busy cycles over the seconds of the clock loop (the compiled
-engine's compile time and the conversion to RTLIL are shown apart). The three must agree on the
-job's cycles and memory contents; the table says so.
+engine's compile time and the conversion to RTLIL are shown apart), and again over the CPU
+seconds of the clock loop, which other work on a loaded machine changes far less than the wall
+clock. The three must agree on the job's cycles and memory contents; the table says so.
 
 Then ``hwgen sim`` end to end with the default engine (``auto``) and a warm cache, a
 testbench-driven UART in Amaranth's simulator and in :class:`hwgen.sim.CompiledSimulator`, and
@@ -52,15 +53,16 @@ class _Timed:
     included) and model build inside a harness call."""
 
     def __enter__(self):
-        self.loop = self.build = 0.0
+        self.loop = self.cpu = self.build = 0.0
         self._run, self._build = compiled._run, compiled.CompiledModel.build.__func__
 
         def run(*args, **kwargs):
-            started = time.perf_counter()
+            started, cpu = time.perf_counter(), time.process_time()
             try:
                 return self._run(*args, **kwargs)
             finally:
                 self.loop += time.perf_counter() - started
+                self.cpu += time.process_time() - cpu
 
         def build(cls, *args, **kwargs):
             started = time.perf_counter()
@@ -132,7 +134,7 @@ class GemmCase:
 
 def run_verilator(case, folder):
     """Build the case's Verilog with Verilator and run it: ``(cycles, loop seconds, checksum,
-    build seconds)``."""
+    build seconds, loop CPU seconds)``."""
     design, memory, params, launch = case.verilator_inputs()
     pe = design.design
     verilog, _ = convert(design, "top")
@@ -164,7 +166,7 @@ def run_verilator(case, folder):
     out = subprocess.run([str(folder / "obj_dir" / "Vtop"), str(folder / "memory.bin")],
                          check=True, capture_output=True, text=True).stdout.split()
     final = np.fromfile(folder / "memory.bin", dtype=np.uint64)
-    return int(out[0]), float(out[1]), _checksum(final), build
+    return int(out[0]), float(out[1]), _checksum(final), build, float(out[4])
 
 
 def speed_table(cases, *, skip_pysim):
@@ -172,12 +174,13 @@ def speed_table(cases, *, skip_pysim):
     for case in cases:
         results = {}
         if not skip_pysim:
-            started = time.perf_counter()
+            started, cpu = time.perf_counter(), time.process_time()
             cycles, checksum = case.run("pysim")
-            results["pysim"] = (cycles, time.perf_counter() - started, checksum, None)
+            results["pysim"] = (cycles, time.perf_counter() - started, checksum, None,
+                                time.process_time() - cpu)
         with _Timed() as timed:
             cycles, checksum = case.run("compiled")
-        results["compiled"] = (cycles, timed.loop, checksum, timed.build)
+        results["compiled"] = (cycles, timed.loop, checksum, timed.build, timed.cpu)
         if case.verilator and shutil.which("verilator"):
             with tempfile.TemporaryDirectory(prefix="hwgen-verilator-") as folder:
                 results["verilator"] = run_verilator(case, Path(folder))
@@ -187,17 +190,18 @@ def speed_table(cases, *, skip_pysim):
 
 def print_speed_table(rows):
     print(f"{'design':64} {'engine':10} {'cycles':>10} {'loop s':>8} {'cycles/s':>12} "
-          f"{'x pysim':>8} {'build s':>8}  same result")
+          f"{'x pysim':>8} {'CPU c/s':>12} {'x pysim':>8} {'build s':>8}  same result")
     for case, results in rows:
         base = results.get("pysim")
         reference = next(iter(results.values()))
-        for engine, (cycles, seconds, checksum, build) in results.items():
-            rate = cycles / seconds
+        for engine, (cycles, seconds, checksum, build, cpu) in results.items():
+            rate, cpu_rate = cycles / seconds, cycles / cpu
             ratio = f"{rate / (base[0] / base[1]):8.0f}" if base else f"{'':8}"
+            cpu_ratio = f"{cpu_rate / (base[0] / base[4]):8.0f}" if base else f"{'':8}"
             same = "yes" if cycles == reference[0] and checksum == reference[2] else "NO"
             built = f"{build:8.1f}" if build is not None else f"{'':8}"
             print(f"{case.title:64} {engine:10} {cycles:10} {seconds:8.3f} {rate:12,.0f} "
-                  f"{ratio} {built}  {same}")
+                  f"{ratio} {cpu_rate:12,.0f} {cpu_ratio} {built}  {same}")
 
 
 def full_hd(unrolls):

@@ -5,7 +5,8 @@
 // answered from the cycle after it (in request order, held until the PE takes it) and writes are
 // applied lane by lane. The bench pulses ctrl.start, offers threads on `launch` one every
 // LAUNCH_DELAY cycles when the PE has that stream (a pipeline), runs until ctrl.done and prints
-// the busy cycles, the seconds the clock loop took, and a checksum of the memory.
+// the busy cycles, the seconds the clock loop took, the cycles, a checksum of the memory and
+// the CPU seconds of the clock loop.
 //
 // engines.py writes tb_config.h: TOP (the Verilated class), its header, the PE's beat formats
 // (ADDR_BITS, RD_LANES, RD_STRIDE, WR_LANES, WR_STRIDE, ELEMENT_BITS), HAS_LAUNCH, THREADS,
@@ -17,6 +18,7 @@
 
 #include <array>
 #include <chrono>
+#include <ctime>
 #include <cstdint>
 #include <cstdio>
 #include <deque>
@@ -100,6 +102,7 @@ int main(int argc, char **argv) {
 	unsigned launched = 0;
 	bool offered = false;
 	auto started = std::chrono::steady_clock::now();
+	std::clock_t cpu_started = std::clock();
 	for (;;) {
 		// Sample at the edge, then take it.
 		bool rd = top->PORT(rd_req, valid), wr = top->PORT(wr_req, valid);
@@ -167,6 +170,7 @@ int main(int argc, char **argv) {
 		top->eval();
 	}
 	double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+	double cpu_seconds = double(std::clock() - cpu_started) / CLOCKS_PER_SEC;
 	top->final();
 
 	uint64_t checksum = 1469598103934665603ull;
@@ -175,7 +179,7 @@ int main(int argc, char **argv) {
 	file = fopen(argv[1], "wb");
 	fwrite(memory.data(), sizeof(uint64_t), memory.size(), file);
 	fclose(file);
-	printf("%llu %.6f %llu %016llx\n", (unsigned long long)busy, seconds,
-	       (unsigned long long)cycle, (unsigned long long)checksum);
+	printf("%llu %.6f %llu %016llx %.6f\n", (unsigned long long)busy, seconds,
+	       (unsigned long long)cycle, (unsigned long long)checksum, cpu_seconds);
 	return 0;
 }
