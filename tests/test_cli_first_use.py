@@ -294,14 +294,19 @@ def test_a_read_only_home_sends_the_tools_caches_into_hwgens(clean_cache_env, tm
 
 
 def test_matplotlib_keeps_quiet_with_a_read_only_home(tmp_path):
-    # matplotlib is imported with the commands: its cache must be placed before that.
+    # A command imports matplotlib where it draws, after the command line has placed its cache:
+    # as `hwgen list` and then a figure in the same process.
     (tmp_path / "home").write_text("")
     env = {k: v for k, v in os.environ.items()
            if k not in ("XDG_CACHE_HOME", "MPLCONFIGDIR", "XDG_CONFIG_HOME")}
-    env.update(HOME=str(tmp_path / "home"), HWGEN_CACHE_DIR=str(tmp_path / "cache"))
-    done = hwgen("list", cwd=tmp_path, env=env)
+    env.update(HOME=str(tmp_path / "home"), HWGEN_CACHE_DIR=str(tmp_path / "cache"),
+               PYTHONPATH=str(ROOT))
+    code = ("import sys\nfrom hwgen.cli.main import main\nstatus = main(['list'])\n"
+            "from matplotlib.figure import Figure\nFigure().savefig('f.svg')\nsys.exit(status)")
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env,
+                          capture_output=True, text=True)
     assert done.returncode == 0 and done.stderr == ""
-    assert (tmp_path / "cache" / "matplotlib").is_dir()
+    assert (tmp_path / "cache" / "matplotlib").is_dir() and (tmp_path / "f.svg").is_file()
 
 
 @pytest.mark.slow
