@@ -59,10 +59,16 @@ def build_count_table(m, *, index, count, clear, raddr, rdata, busy, depth, bits
         past the maximum saturates the entry and sets its overflow flag.
     """
     layout = count_layout(bits)
+    amount = Value.cast(amount)
+    counting_one = isinstance(amount, Const) and amount.value == 1
     attrs = {"ram_style": "distributed"} if depth <= DISTRIBUTED_ENTRIES else {}
-    m.submodules.table = table = Memory(shape=layout, depth=depth, init=[], attrs=attrs)
+    # Counting one at a time, each entry keeps beside its count whether the count is all ones,
+    # so the word read needs no all-ones test before its increment saturates.
+    m.submodules.table = table = Memory(shape=layout.size + counting_one, depth=depth, init=[],
+                                        attrs=attrs)
     wr = table.write_port()
     rd = table.read_port(domain="sync")
+    entry = layout(rd.data[:layout.size])
 
     sweep = Signal(range(depth))
     sweeping = Signal()              # `busy`, from a register: it enables the RAM's writes
@@ -81,12 +87,9 @@ def build_count_table(m, *, index, count, clear, raddr, rdata, busy, depth, bits
     # share a cycle with the RAM's read.
     count_index, counting = Signal(range(depth)), Signal()
     m.d.sync += [count_index.eq(index), counting.eq(count & ~clear)]
-    amount = Value.cast(amount)
     if isinstance(amount, Const):
         word_amount = amount
-        counting_one = amount.value == 1
     else:
-        counting_one = False
         # The amount follows its index through the registers to the adder.
         count_amount, read_amount, word_amount = (Signal(amount.shape(), name=f"{stage}_amount")
                                                   for stage in ("count", "read", "word"))
@@ -95,16 +98,19 @@ def build_count_table(m, *, index, count, clear, raddr, rdata, busy, depth, bits
     source = layout(Mux(newest, last_word, word))
     m.d.comb += [
         rd.addr.eq(Mux(counting, count_index, raddr)),
-        rdata.eq(rd.data),
+        rdata.eq(entry),
         busy.eq(sweeping),
         writing.eq(word_valid & ~sweeping & ~clear),
     ]
     # The word read for an entry misses the updates written at the read's edge and at the next
     # one, and the one computed while the word is registered. The first two are folded into the
     # word as it is registered (the later wins); for the third a registered flag selects it.
-    from_older = older_valid & (older_addr == read_addr)
-    from_last = last_valid & (last_addr == read_addr)
-    forwarded = Mux(from_older, older_word, rd.data)
+    # Which ones to fold in is decided a cycle ahead, when the entry is addressed, so the
+    # comparisons of addresses are off the path from the RAM and the choices are registers.
+    from_older, from_last = Signal(), Signal()
+    m.d.sync += [from_older.eq(last_valid & ~clear & (last_addr == count_index)),
+                 from_last.eq(writing & (word_addr == count_index))]
+    forwarded = Mux(from_older, older_word, entry)
     if counting_one:
         # Whether each word is all ones travels beside it in a register, so the increment's
         # saturation needs no all-ones test after the choice of its word.
@@ -117,7 +123,7 @@ def build_count_table(m, *, index, count, clear, raddr, rdata, busy, depth, bits
                                   Mux(newest, last_word.as_value() + 1, word.as_value() + 1)))
         m.d.sync += [
             word_full.eq(Mux(from_last, last_full,
-                             Mux(from_older, older_full, rd.data.count.all()))),
+                             Mux(from_older, older_full, rd.data[layout.size]))),
             last_full.eq(source_full | (source.count == (1 << bits) - 2)),
             older_full.eq(last_full),
         ]
@@ -136,7 +142,7 @@ def build_count_table(m, *, index, count, clear, raddr, rdata, busy, depth, bits
     m.d.comb += [
         wr.en.eq(sweeping | last_valid),
         wr.addr.eq(Mux(sweeping, sweep, last_addr)),
-        wr.data.eq(Mux(sweeping, 0, last_word)),
+        wr.data.eq(Mux(sweeping, 0, Cat(last_word, last_full) if counting_one else last_word)),
     ]
     with m.If(clear):
         m.d.sync += [sweep.eq(0), sweeping.eq(1), last_valid.eq(0)]
