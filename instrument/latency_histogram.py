@@ -19,6 +19,7 @@ from amaranth.lib.wiring import In, Out
 
 from .histogram import build_histogram, check_histogram, histogram_labels, histogram_members
 from .saturating import build_count, count_layout
+from .state_profiler import count_table_bits
 
 __all__ = ["LatencyHistogram"]
 
@@ -84,7 +85,7 @@ class LatencyHistogram(wiring.Component):
     @property
     def table_bits(self):
         """Block-RAM bits of the bins."""
-        return (self._bins + 1) * count_layout(self._bits).size
+        return count_table_bits(self._bins + 1, self._bits)
 
     @property
     def queue_bits(self):

@@ -8,7 +8,10 @@ at the next edge, the word registered at the edge after that, its increment regi
 third edge after ``t`` and written at the fourth. The three updates still on their way to the
 RAM when the word was read are forwarded: the two older are folded into the word as it is
 registered, the newest selected by a flag computed a cycle ahead, so only one multiplexer sits
-before the adder. Small tables go to distributed RAM, large ones to block RAM.
+before the adder; which ones to fold in is decided when the entry is addressed, a cycle before
+its word is read. Counting one at a time, each entry keeps a flag beside its count that says the
+count is all ones, so saturating needs no test of the word read. Small tables go to distributed
+RAM, large ones to block RAM.
 
 :func:`build_count_table` builds that table into any module; histograms use it too, and with an
 amount to add instead of one, so do accumulator tables
@@ -22,13 +25,19 @@ from amaranth.lib.wiring import In, Out
 
 from .saturating import count_layout, saturating_sum
 
-__all__ = ["StateProfiler", "TABLE_LATENCY", "build_count_table"]
+__all__ = ["StateProfiler", "TABLE_LATENCY", "build_count_table", "count_table_bits"]
 
 #: Cycles from a count to its entry holding it.
 TABLE_LATENCY = 4
 
 #: Tables up to this many entries are kept in distributed (LUT) RAM.
 DISTRIBUTED_ENTRIES = 64
+
+
+def count_table_bits(depth, bits, *, ones=True):
+    """RAM bits of a :func:`build_count_table` table: ``depth`` counts of ``bits`` bits with their
+    overflow flags, and (``ones``: counting one at a time) their all-ones flags."""
+    return depth * (count_layout(bits).size + ones)
 
 
 def build_count_table(m, *, index, count, clear, raddr, rdata, busy, depth, bits, amount=1):
@@ -209,7 +218,7 @@ class StateProfiler(wiring.Component):
     @property
     def table_bits(self):
         """Block-RAM bits of the table."""
-        return len(self._states) * self._layout.size
+        return count_table_bits(len(self._states), self._bits)
 
     def elaborate(self, platform):
         m = Module()

@@ -199,6 +199,27 @@ def test_state_profile_counts_the_cycles_in_each_state(tmp_path):
     prove(tmp_path, m, [state, enable, clear, raddr], depth=12, mode="bmc")
 
 
+def test_accumulator_table_sums_every_amount(tmp_path):
+    """An accumulator table (three sources, 2-bit amounts, 3-bit sums, through the table's
+    pipeline with its forwarding of amounts, not ones) holds, for every source, the sum of its
+    amounts since reset or the last clear, or is saturated with its flag set."""
+    from hwgen.instrument import AccumulatorTable
+
+    bits = 3
+    m = Module()
+    m.submodules.part = part = AccumulatorTable(3, 2, bits)
+    valid, amount, enable, clear, raddr = Signal(3), Signal(6), Signal(), Signal(), Signal(2)
+    m.d.comb += [Assume((valid & (valid - 1)) == 0), Assume(raddr < 3),
+                 Assume(~(enable & part.busy)), part.valid.eq(valid),
+                 part.amount.as_value().eq(amount), part.enable.eq(enable),
+                 part.clear.eq(clear), part.raddr.eq(raddr)]
+    references = [Reference(m, bits, f"reference_{k}") for k in range(3)]
+    for k, reference in enumerate(references):
+        reference.add(Mux(enable & valid[k], amount[2 * k:2 * k + 2], 0), clear=clear)
+    _read_when_settled(m, part, enable, clear, raddr, references, bits)
+    prove(tmp_path, m, [valid, amount, enable, clear, raddr], depth=12, mode="bmc")
+
+
 def test_histogram_bins_sum_to_its_samples(tmp_path):
     """A histogram's bins (3 bins of width 2 and the overflow bin, 2-bit counts) each hold the
     samples that fell in them, and its sample count is their sum: so the bins sum to the
