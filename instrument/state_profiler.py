@@ -76,12 +76,11 @@ def build_count_table(m, *, index, count, clear, raddr, rdata, busy, depth, bits
     m.submodules.table = table = Memory(shape=layout.size + counting_one, depth=depth, init=[],
                                         attrs=attrs)
     wr = table.write_port()
-    rd = table.read_port(domain="sync")
-    entry = layout(rd.data[:layout.size])
+    distributed = depth <= DISTRIBUTED_ENTRIES
 
     sweep = Signal(range(depth))
     sweeping = Signal()              # `busy`, from a register: it enables the RAM's writes
-    read_addr, read_valid = Signal(range(depth)), Signal()     # the entry rd.data holds
+    read_addr, read_valid = Signal(range(depth)), Signal()     # the entry read_data holds
     word_addr, word_valid = Signal(range(depth)), Signal()     # ... and its registered copy
     word = Signal(layout)
     update = Signal(layout)                                    # word + amount
@@ -94,8 +93,26 @@ def build_count_table(m, *, index, count, clear, raddr, rdata, busy, depth, bits
 
     # The entry to count is registered first: whatever computes it (a histogram's bin) does not
     # share a cycle with the RAM's read.
-    count_index, counting = Signal(range(depth)), Signal()
-    m.d.sync += [count_index.eq(index), counting.eq(count & ~clear)]
+    counting = Signal()
+    m.d.sync += counting.eq(count & ~clear)
+    if distributed:
+        # Distributed RAM reads asynchronously: the read address is a register, chosen between
+        # the entry to count and the host's the cycle before, and the word read is registered
+        # after the RAM, so neither the choice nor its fan-out to the RAM's cells shares a
+        # cycle with the read. The host sees the word in the cycle after its address, as from
+        # a synchronous read port; so does the update, which misses the same writes.
+        rd = table.read_port(domain="comb")
+        count_index = Signal(range(depth))
+        read_data = Signal.like(rd.data)
+        m.d.sync += [count_index.eq(Mux(count & ~clear, index, raddr)), read_data.eq(rd.data)]
+        m.d.comb += rd.addr.eq(count_index)
+    else:
+        # Block RAM registers its address itself.
+        rd = table.read_port(domain="sync")
+        count_index, read_data = Signal(range(depth)), rd.data
+        m.d.sync += count_index.eq(index)
+        m.d.comb += rd.addr.eq(Mux(counting, count_index, raddr))
+    entry = layout(read_data[:layout.size])
     if isinstance(amount, Const):
         word_amount = amount
     else:
@@ -106,8 +123,7 @@ def build_count_table(m, *, index, count, clear, raddr, rdata, busy, depth, bits
                      word_amount.eq(read_amount)]
     source = layout(Mux(newest, last_word, word))
     m.d.comb += [
-        rd.addr.eq(Mux(counting, count_index, raddr)),
-        rdata.eq(entry),
+        rdata.eq(rd.data[:layout.size]),
         busy.eq(sweeping),
         writing.eq(word_valid & ~sweeping & ~clear),
     ]
@@ -132,14 +148,14 @@ def build_count_table(m, *, index, count, clear, raddr, rdata, busy, depth, bits
                                   Mux(newest, last_word.as_value() + 1, word.as_value() + 1)))
         m.d.sync += [
             word_full.eq(Mux(from_last, last_full,
-                             Mux(from_older, older_full, rd.data[layout.size]))),
+                             Mux(from_older, older_full, read_data[layout.size]))),
             last_full.eq(source_full | (source.count == (1 << bits) - 2)),
             older_full.eq(last_full),
         ]
     else:
         m.d.comb += update.eq(saturating_sum(source, word_amount))
     m.d.sync += [
-        read_addr.eq(rd.addr), read_valid.eq(counting & ~clear),
+        read_addr.eq(count_index), read_valid.eq(counting & ~clear),
         word_addr.eq(read_addr), word_valid.eq(read_valid & ~clear),
         word.eq(Mux(from_last, last_word, forwarded)),
         newest.eq(writing & (word_addr == read_addr)),
