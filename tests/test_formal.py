@@ -250,7 +250,8 @@ def test_latency_histogram_measures_or_counts_every_response(tmp_path):
     """A latency histogram tracking 2 of up to 3 outstanding requests of an in-order channel
     (4-bit counts and latencies, more than the bound's cycles): once counting stopped, every
     response counted is either measured (in the histogram's sample count) or counted as
-    untracked, and every measured latency is at least a cycle (1 <= min <= max)."""
+    untracked, every measured latency is at least a cycle (1 <= min <= max), and when every
+    request was answered and measured, the latencies sum to the cycles each was outstanding."""
     from hwgen.instrument import LatencyHistogram
     from hwgen.instrument.hmm import MAX_LAG
 
@@ -273,11 +274,27 @@ def test_latency_histogram_measures_or_counts_every_response(tmp_path):
         m.d.sync += quiet.eq(quiet + 1)
     settled = quiet > MAX_LAG
     counted = part.count.count + part.untracked.count
+    # The latencies exactly: counting runs from reset until it stops for good. A request's
+    # latency is the number of cycles after it up to its response, in each of which it is
+    # outstanding, so once every request of the counted cycles has been answered and measured,
+    # the sum of the latencies is the sum of `outstanding` over those cycles.
+    stopped = Signal()
+    latencies = Signal(len(part.sum.count), name="reference_latencies")
+    left = Signal(2, name="outstanding_at_stop")
+    m.d.comb += Assume(~(stopped & enable))
+    with m.If(enable):
+        m.d.sync += [latencies.eq(latencies + outstanding),
+                     left.eq(outstanding + request - response)]
+    with m.Else():
+        m.d.sync += stopped.eq(1)
+    exact = settled & (left == 0) & (part.untracked.count == 0)
     m.d.comb += [
         Assert(~settled | ((counted == responses.value) & ~part.count.overflow
                            & ~part.untracked.overflow)),
         Assert(~settled | (part.count.count == 0) | ((part.min >= 1) & (part.min <= part.max))),
+        Assert(~exact | (~part.sum.overflow & (part.sum.count == latencies))),
         Cover(settled & (part.untracked.count != 0) & (part.count.count >= 2)),
+        Cover(exact & (part.count.count >= 3)),
     ]
     prove(tmp_path, m, [request, response, enable, raddr], depth=14, mode="bmc")
 
