@@ -2,9 +2,10 @@
 
 Requests leave their timestamps in a queue; each response takes the oldest one out, so its latency
 is known in the cycle it arrives and goes straight into a histogram
-(:func:`~hwgen.instrument.histogram.build_histogram`). The oldest timestamp waits in a register and the
-queue's synchronous read port (block or distributed RAM) always fetches the one after it, so the
-latency is a difference of two registers. The queue holds ``depth`` timestamps; when more
+(:func:`~hwgen.instrument.histogram.build_histogram`). The oldest timestamp's age waits in a register
+and the queue always fetches the timestamp after it into a register (block RAM through its
+synchronous read port; distributed RAM reads the next two from registered addresses and
+registers both), so a new age is a difference of two registers. The queue holds ``depth`` timestamps; when more
 requests are outstanding, the newest go untracked (counted, not queued) until their responses have
 arrived, so every measured latency is exact and the unmeasured responses are counted exactly.
 Tracking goes on while the HMM is frozen or cleared: only samples and counts stop.
