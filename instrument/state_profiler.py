@@ -70,13 +70,13 @@ def build_count_table(m, *, index, count, clear, raddr, rdata, busy, depth, bits
     layout = count_layout(bits)
     amount = Value.cast(amount)
     counting_one = isinstance(amount, Const) and amount.value == 1
-    attrs = {"ram_style": "distributed"} if depth <= DISTRIBUTED_ENTRIES else {}
+    distributed = depth <= DISTRIBUTED_ENTRIES
+    attrs = {"ram_style": "distributed"} if distributed else {}
     # Counting one at a time, each entry keeps beside its count whether the count is all ones,
     # so the word read needs no all-ones test before its increment saturates.
     m.submodules.table = table = Memory(shape=layout.size + counting_one, depth=depth, init=[],
                                         attrs=attrs)
     wr = table.write_port()
-    distributed = depth <= DISTRIBUTED_ENTRIES
 
     sweep = Signal(range(depth))
     sweeping = Signal()              # `busy`, from a register: it enables the RAM's writes
