@@ -14,7 +14,7 @@ from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
 from .saturating import count_layout
-from .state_profiler import build_count_table
+from .state_profiler import build_count_table, count_table_bits
 
 __all__ = ["AccumulatorTable"]
 
@@ -82,7 +82,7 @@ class AccumulatorTable(wiring.Component):
     @property
     def table_bits(self):
         """RAM bits of the table."""
-        return self._sources * self._layout.size
+        return count_table_bits(self._sources, self._bits, ones=False)
 
     def elaborate(self, platform):
         m = Module()

@@ -9,7 +9,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from .saturating import build_count, count_layout
-from .state_profiler import build_count_table
+from .state_profiler import build_count_table, count_table_bits
 
 __all__ = ["Histogram", "build_histogram", "check_histogram", "histogram_labels",
            "histogram_members"]
@@ -154,7 +154,7 @@ class Histogram(wiring.Component):
     @property
     def table_bits(self):
         """Block-RAM bits of the bins."""
-        return (self._bins + 1) * count_layout(self._bits).size
+        return count_table_bits(self._bins + 1, self._bits)
 
     def labels(self):
         return histogram_labels(self._bins, self._bin_width)

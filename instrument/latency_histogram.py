@@ -2,9 +2,10 @@
 
 Requests leave their timestamps in a queue; each response takes the oldest one out, so its latency
 is known in the cycle it arrives and goes straight into a histogram
-(:func:`~hwgen.instrument.histogram.build_histogram`). The oldest timestamp waits in a register and the
-queue's synchronous read port (block or distributed RAM) always fetches the one after it, so the
-latency is a difference of two registers. The queue holds ``depth`` timestamps; when more
+(:func:`~hwgen.instrument.histogram.build_histogram`). The oldest timestamp's age waits in a register
+and the queue always fetches the timestamp after it into a register (block RAM through its
+synchronous read port; distributed RAM reads the next two from registered addresses and
+registers both), so a new age is a difference of two registers. The queue holds ``depth`` timestamps; when more
 requests are outstanding, the newest go untracked (counted, not queued) until their responses have
 arrived, so every measured latency is exact and the unmeasured responses are counted exactly.
 Tracking goes on while the HMM is frozen or cleared: only samples and counts stop.
@@ -19,6 +20,7 @@ from amaranth.lib.wiring import In, Out
 
 from .histogram import build_histogram, check_histogram, histogram_labels, histogram_members
 from .saturating import build_count, count_layout
+from .state_profiler import DISTRIBUTED_ENTRIES, count_table_bits
 
 __all__ = ["LatencyHistogram"]
 
@@ -84,7 +86,7 @@ class LatencyHistogram(wiring.Component):
     @property
     def table_bits(self):
         """Block-RAM bits of the bins."""
-        return (self._bins + 1) * count_layout(self._bits).size
+        return count_table_bits(self._bins + 1, self._bits)
 
     @property
     def queue_bits(self):
@@ -99,7 +101,6 @@ class LatencyHistogram(wiring.Component):
         depth = self._depth
         m.submodules.queue = queue = Memory(shape=self._latency_bits, depth=depth, init=[])
         wr = queue.write_port()
-        rd = queue.read_port(domain="sync", transparent_for=(wr,))
 
         # The queue is addressed modulo depth; its occupancy and whether requests go untracked
         # are kept in registers, so every decision below is a few gates deep.
@@ -131,8 +132,28 @@ class LatencyHistogram(wiring.Component):
             wr.addr.eq(tail[slot]),
             wr.data.eq(now),
             wr.en.eq(track),
-            rd.addr.eq(Mux(pop, head_plus[1], head_plus[0])[slot]),
         ]
+        if depth <= DISTRIBUTED_ENTRIES:
+            # Both candidates are read from their registers, asynchronously, and registered
+            # after the RAM (with the request written at the same edge, if it is one of them):
+            # the subtraction below starts from registers, the choice between them made by a
+            # registered `pop` in the adder's own LUTs.
+            fetched = []
+            for k, address in enumerate(head_plus):
+                port = queue.read_port(domain="comb")
+                word = Signal(self._latency_bits, name=f"next{k + 1}")
+                m.d.comb += port.addr.eq(address[slot])
+                m.d.sync += word.eq(Mux(track & (tail[slot] == address[slot]), now, port.data))
+                fetched.append(word)
+            popped = Signal()
+            m.d.sync += popped.eq(pop)
+            next_request = Mux(popped, fetched[1], fetched[0])
+        else:
+            # Block RAM registers its address: the read port is transparent to the request
+            # written at the same edge.
+            rd = queue.read_port(domain="sync", transparent_for=(wr,))
+            m.d.comb += rd.addr.eq(Mux(pop, head_plus[1], head_plus[0])[slot])
+            next_request = rd.data
         with m.If(pop):
             m.d.sync += [head_plus[0].eq(head_plus[1]),
                          head_plus[1].eq((head_plus[1] + 1)[slot])]
@@ -154,7 +175,7 @@ class LatencyHistogram(wiring.Component):
         with m.If(level == pop):       # no tracked request left after this cycle
             m.d.sync += age.eq(1)
         with m.Elif(pop):
-            m.d.sync += age.eq(ahead - rd.data)
+            m.d.sync += age.eq(ahead - next_request)
         with m.Else():
             m.d.sync += age.eq(age + 1)
 

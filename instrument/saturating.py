@@ -101,23 +101,26 @@ def build_count(m, counter, amount, *, clear, when=None, low_bits=LOW_BITS):
     ones = (1 << low_width) - 1
     if len(amount) == 1:
         # Counting one at a time: the low part wraps, and the count saturates, in cycles
-        # flagged by registers set the cycle before.
+        # flagged by registers set the cycle before. One of them says the whole count is all
+        # ones, so whether an event adds or saturates is decided by a single register.
         low_full = Signal(name=f"{name}_low_full")
         high_full = Signal(name=f"{name}_high_full") if len(high) else Const(1)
+        full = Signal(name=f"{name}_full")
         with m.If(clear):
-            m.d.sync += [counter.as_value().eq(0), low_full.eq(0)]
+            m.d.sync += [counter.as_value().eq(0), low_full.eq(0), full.eq(0)]
             if len(high):
                 m.d.sync += high_full.eq(0)
-        with m.Elif(take & ~overflow):
-            with m.If(low_full & high_full):
-                m.d.sync += overflow.eq(1)
-            with m.Else():
-                m.d.sync += [low.eq(low + 1), low_full.eq(low == ones - 1)]
-                if len(high):
-                    with m.If(low_full):
-                        m.d.sync += [high.eq(high + 1),
-                                     high_full.eq(high == (1 << len(high)) - 2)]
-        return counter, (low_full == low.all()) & (high_full == high.all())
+        with m.Elif(take & ~full):
+            # Only a low part one short of all ones becomes all ones without a carry.
+            m.d.sync += [low.eq(low + 1), low_full.eq(low == ones - 1),
+                         full.eq((low == ones - 1) & high_full)]
+            if len(high):
+                with m.If(low_full):
+                    m.d.sync += [high.eq(high + 1), high_full.eq(high == (1 << len(high)) - 2)]
+        with m.Elif(take):
+            m.d.sync += overflow.eq(1)
+        return counter, ((low_full == low.all()) & (high_full == high.all())
+                         & (full == counter.count.all()) & (~overflow | full))
     if not len(high):
         # No wider than the amount: one adder, as wide as the count.
         with m.If(clear):

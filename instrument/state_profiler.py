@@ -8,7 +8,10 @@ at the next edge, the word registered at the edge after that, its increment regi
 third edge after ``t`` and written at the fourth. The three updates still on their way to the
 RAM when the word was read are forwarded: the two older are folded into the word as it is
 registered, the newest selected by a flag computed a cycle ahead, so only one multiplexer sits
-before the adder. Small tables go to distributed RAM, large ones to block RAM.
+before the adder; which ones to fold in is decided when the entry is addressed, a cycle before
+its word is read. Counting one at a time, each entry keeps a flag beside its count that says the
+count is all ones, so saturating needs no test of the word read. Small tables go to distributed
+RAM, large ones to block RAM.
 
 :func:`build_count_table` builds that table into any module; histograms use it too, and with an
 amount to add instead of one, so do accumulator tables
@@ -22,13 +25,19 @@ from amaranth.lib.wiring import In, Out
 
 from .saturating import count_layout, saturating_sum
 
-__all__ = ["StateProfiler", "TABLE_LATENCY", "build_count_table"]
+__all__ = ["StateProfiler", "TABLE_LATENCY", "build_count_table", "count_table_bits"]
 
 #: Cycles from a count to its entry holding it.
 TABLE_LATENCY = 4
 
 #: Tables up to this many entries are kept in distributed (LUT) RAM.
 DISTRIBUTED_ENTRIES = 64
+
+
+def count_table_bits(depth, bits, *, ones=True):
+    """RAM bits of a :func:`build_count_table` table: ``depth`` counts of ``bits`` bits with their
+    overflow flags, and (``ones``: counting one at a time) their all-ones flags."""
+    return depth * (count_layout(bits).size + ones)
 
 
 def build_count_table(m, *, index, count, clear, raddr, rdata, busy, depth, bits, amount=1):
@@ -59,14 +68,19 @@ def build_count_table(m, *, index, count, clear, raddr, rdata, busy, depth, bits
         past the maximum saturates the entry and sets its overflow flag.
     """
     layout = count_layout(bits)
-    attrs = {"ram_style": "distributed"} if depth <= DISTRIBUTED_ENTRIES else {}
-    m.submodules.table = table = Memory(shape=layout, depth=depth, init=[], attrs=attrs)
+    amount = Value.cast(amount)
+    counting_one = isinstance(amount, Const) and amount.value == 1
+    distributed = depth <= DISTRIBUTED_ENTRIES
+    attrs = {"ram_style": "distributed"} if distributed else {}
+    # Counting one at a time, each entry keeps beside its count whether the count is all ones,
+    # so the word read needs no all-ones test before its increment saturates.
+    m.submodules.table = table = Memory(shape=layout.size + counting_one, depth=depth, init=[],
+                                        attrs=attrs)
     wr = table.write_port()
-    rd = table.read_port(domain="sync")
 
     sweep = Signal(range(depth))
     sweeping = Signal()              # `busy`, from a register: it enables the RAM's writes
-    read_addr, read_valid = Signal(range(depth)), Signal()     # the entry rd.data holds
+    read_addr, read_valid = Signal(range(depth)), Signal()     # the entry read_data holds
     word_addr, word_valid = Signal(range(depth)), Signal()     # ... and its registered copy
     word = Signal(layout)
     update = Signal(layout)                                    # word + amount
@@ -79,14 +93,29 @@ def build_count_table(m, *, index, count, clear, raddr, rdata, busy, depth, bits
 
     # The entry to count is registered first: whatever computes it (a histogram's bin) does not
     # share a cycle with the RAM's read.
-    count_index, counting = Signal(range(depth)), Signal()
-    m.d.sync += [count_index.eq(index), counting.eq(count & ~clear)]
-    amount = Value.cast(amount)
+    counting = Signal()
+    m.d.sync += counting.eq(count & ~clear)
+    if distributed:
+        # Distributed RAM reads asynchronously: the read address is a register, chosen between
+        # the entry to count and the host's the cycle before, and the word read is registered
+        # after the RAM, so neither the choice nor its fan-out to the RAM's cells shares a
+        # cycle with the read. The host sees the word in the cycle after its address, as from
+        # a synchronous read port; so does the update, which misses the same writes.
+        rd = table.read_port(domain="comb")
+        count_index = Signal(range(depth))
+        read_data = Signal.like(rd.data)
+        m.d.sync += [count_index.eq(Mux(count & ~clear, index, raddr)), read_data.eq(rd.data)]
+        m.d.comb += rd.addr.eq(count_index)
+    else:
+        # Block RAM registers its address itself.
+        rd = table.read_port(domain="sync")
+        count_index, read_data = Signal(range(depth)), rd.data
+        m.d.sync += count_index.eq(index)
+        m.d.comb += rd.addr.eq(Mux(counting, count_index, raddr))
+    entry = layout(read_data[:layout.size])
     if isinstance(amount, Const):
         word_amount = amount
-        counting_one = amount.value == 1
     else:
-        counting_one = False
         # The amount follows its index through the registers to the adder.
         count_amount, read_amount, word_amount = (Signal(amount.shape(), name=f"{stage}_amount")
                                                   for stage in ("count", "read", "word"))
@@ -94,17 +123,19 @@ def build_count_table(m, *, index, count, clear, raddr, rdata, busy, depth, bits
                      word_amount.eq(read_amount)]
     source = layout(Mux(newest, last_word, word))
     m.d.comb += [
-        rd.addr.eq(Mux(counting, count_index, raddr)),
-        rdata.eq(rd.data),
+        rdata.eq(rd.data[:layout.size]),
         busy.eq(sweeping),
         writing.eq(word_valid & ~sweeping & ~clear),
     ]
     # The word read for an entry misses the updates written at the read's edge and at the next
     # one, and the one computed while the word is registered. The first two are folded into the
     # word as it is registered (the later wins); for the third a registered flag selects it.
-    from_older = older_valid & (older_addr == read_addr)
-    from_last = last_valid & (last_addr == read_addr)
-    forwarded = Mux(from_older, older_word, rd.data)
+    # Which ones to fold in is decided a cycle ahead, when the entry is addressed, so the
+    # comparisons of addresses are off the path from the RAM and the choices are registers.
+    from_older, from_last = Signal(), Signal()
+    m.d.sync += [from_older.eq(last_valid & ~clear & (last_addr == count_index)),
+                 from_last.eq(writing & (word_addr == count_index))]
+    forwarded = Mux(from_older, older_word, entry)
     if counting_one:
         # Whether each word is all ones travels beside it in a register, so the increment's
         # saturation needs no all-ones test after the choice of its word.
@@ -117,14 +148,14 @@ def build_count_table(m, *, index, count, clear, raddr, rdata, busy, depth, bits
                                   Mux(newest, last_word.as_value() + 1, word.as_value() + 1)))
         m.d.sync += [
             word_full.eq(Mux(from_last, last_full,
-                             Mux(from_older, older_full, rd.data.count.all()))),
+                             Mux(from_older, older_full, read_data[layout.size]))),
             last_full.eq(source_full | (source.count == (1 << bits) - 2)),
             older_full.eq(last_full),
         ]
     else:
         m.d.comb += update.eq(saturating_sum(source, word_amount))
     m.d.sync += [
-        read_addr.eq(rd.addr), read_valid.eq(counting & ~clear),
+        read_addr.eq(count_index), read_valid.eq(counting & ~clear),
         word_addr.eq(read_addr), word_valid.eq(read_valid & ~clear),
         word.eq(Mux(from_last, last_word, forwarded)),
         newest.eq(writing & (word_addr == read_addr)),
@@ -136,7 +167,7 @@ def build_count_table(m, *, index, count, clear, raddr, rdata, busy, depth, bits
     m.d.comb += [
         wr.en.eq(sweeping | last_valid),
         wr.addr.eq(Mux(sweeping, sweep, last_addr)),
-        wr.data.eq(Mux(sweeping, 0, last_word)),
+        wr.data.eq(Mux(sweeping, 0, Cat(last_word, last_full) if counting_one else last_word)),
     ]
     with m.If(clear):
         m.d.sync += [sweep.eq(0), sweeping.eq(1), last_valid.eq(0)]
@@ -203,7 +234,7 @@ class StateProfiler(wiring.Component):
     @property
     def table_bits(self):
         """Block-RAM bits of the table."""
-        return len(self._states) * self._layout.size
+        return count_table_bits(len(self._states), self._bits)
 
     def elaborate(self, platform):
         m = Module()

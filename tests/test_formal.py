@@ -199,6 +199,27 @@ def test_state_profile_counts_the_cycles_in_each_state(tmp_path):
     prove(tmp_path, m, [state, enable, clear, raddr], depth=12, mode="bmc")
 
 
+def test_accumulator_table_sums_every_amount(tmp_path):
+    """An accumulator table (three sources, 2-bit amounts, 3-bit sums, through the table's
+    pipeline with its forwarding of amounts, not ones) holds, for every source, the sum of its
+    amounts since reset or the last clear, or is saturated with its flag set."""
+    from hwgen.instrument import AccumulatorTable
+
+    bits = 3
+    m = Module()
+    m.submodules.part = part = AccumulatorTable(3, 2, bits)
+    valid, amount, enable, clear, raddr = Signal(3), Signal(6), Signal(), Signal(), Signal(2)
+    m.d.comb += [Assume((valid & (valid - 1)) == 0), Assume(raddr < 3),
+                 Assume(~(enable & part.busy)), part.valid.eq(valid),
+                 part.amount.as_value().eq(amount), part.enable.eq(enable),
+                 part.clear.eq(clear), part.raddr.eq(raddr)]
+    references = [Reference(m, bits, f"reference_{k}") for k in range(3)]
+    for k, reference in enumerate(references):
+        reference.add(Mux(enable & valid[k], amount[2 * k:2 * k + 2], 0), clear=clear)
+    _read_when_settled(m, part, enable, clear, raddr, references, bits)
+    prove(tmp_path, m, [valid, amount, enable, clear, raddr], depth=12, mode="bmc")
+
+
 def test_histogram_bins_sum_to_its_samples(tmp_path):
     """A histogram's bins (3 bins of width 2 and the overflow bin, 2-bit counts) each hold the
     samples that fell in them, and its sample count is their sum: so the bins sum to the
@@ -229,7 +250,8 @@ def test_latency_histogram_measures_or_counts_every_response(tmp_path):
     """A latency histogram tracking 2 of up to 3 outstanding requests of an in-order channel
     (4-bit counts and latencies, more than the bound's cycles): once counting stopped, every
     response counted is either measured (in the histogram's sample count) or counted as
-    untracked, and every measured latency is at least a cycle (1 <= min <= max)."""
+    untracked, every measured latency is at least a cycle (1 <= min <= max), and when every
+    request was answered and measured, the latencies sum to the cycles each was outstanding."""
     from hwgen.instrument import LatencyHistogram
     from hwgen.instrument.hmm import MAX_LAG
 
@@ -252,11 +274,27 @@ def test_latency_histogram_measures_or_counts_every_response(tmp_path):
         m.d.sync += quiet.eq(quiet + 1)
     settled = quiet > MAX_LAG
     counted = part.count.count + part.untracked.count
+    # The latencies exactly: counting runs from reset until it stops for good. A request's
+    # latency is the number of cycles after it up to its response, in each of which it is
+    # outstanding, so once every request of the counted cycles has been answered and measured,
+    # the sum of the latencies is the sum of `outstanding` over those cycles.
+    stopped = Signal()
+    latencies = Signal(len(part.sum.count), name="reference_latencies")
+    left = Signal(2, name="outstanding_at_stop")
+    m.d.comb += Assume(~(stopped & enable))
+    with m.If(enable):
+        m.d.sync += [latencies.eq(latencies + outstanding),
+                     left.eq(outstanding + request - response)]
+    with m.Else():
+        m.d.sync += stopped.eq(1)
+    exact = settled & (left == 0) & (part.untracked.count == 0)
     m.d.comb += [
         Assert(~settled | ((counted == responses.value) & ~part.count.overflow
                            & ~part.untracked.overflow)),
         Assert(~settled | (part.count.count == 0) | ((part.min >= 1) & (part.min <= part.max))),
+        Assert(~exact | (~part.sum.overflow & (part.sum.count == latencies))),
         Cover(settled & (part.untracked.count != 0) & (part.count.count >= 2)),
+        Cover(exact & (part.count.count >= 3)),
     ]
     prove(tmp_path, m, [request, response, enable, raddr], depth=14, mode="bmc")
 

@@ -11,10 +11,12 @@ from probe_cost import GOALS, ROWS, Reference, attach, bits_of, goal_rows, main 
 
 W = 32          # the HMM's default counter_bits
 COUNT = W + 1   # a count and its overflow flag
+ENTRY = W + 2   # a count table's entry counting one at a time: the count, its overflow and
+#                 all-ones flags
 
 # (value bits, RAM bits) each row's probe adds, from the parts' documented layouts: a histogram
 # of a v-bit value keeps count, a sum of W + v bits (each with its flag), min and max, and a
-# table of bins + 1 counts; a trace keeps `written` (log2(depth) + 1 bits) and `dropped`, and
+# table of bins + 1 entries; a trace keeps `written` (log2(depth) + 1 bits) and `dropped`, and
 # depth records of a W-bit timestamp, one bit per trigger and the payload.
 EXPECTED = {
     "event counter (`Count`, 1 event)": (COUNT, 0),
@@ -22,13 +24,13 @@ EXPECTED = {
     # Sums in a table, read once frozen: no snapshot bits.
     "16 sums of a 16-bit value, one source at a time (`AccumulateExclusive`)": (0, 16 * COUNT),
     "stream: transferring, blocking, idle (`Stream`)": (3 * COUNT, 0),
-    "state profile, 4 states (`Profile`)": (0, 4 * COUNT),
-    "state profile, 16 states (`Profile`)": (0, 16 * COUNT),
-    "histogram, 16 bins + overflow (`Histogram`)": (COUNT + W + 16 + 1 + 2 * 16, 17 * COUNT),
-    "histogram, 128 bins + overflow (`Histogram`)": (COUNT + W + 16 + 1 + 2 * 16, 129 * COUNT),
+    "state profile, 4 states (`Profile`)": (0, 4 * ENTRY),
+    "state profile, 16 states (`Profile`)": (0, 16 * ENTRY),
+    "histogram, 16 bins + overflow (`Histogram`)": (COUNT + W + 16 + 1 + 2 * 16, 17 * ENTRY),
+    "histogram, 128 bins + overflow (`Histogram`)": (COUNT + W + 16 + 1 + 2 * 16, 129 * ENTRY),
     # A histogram of 16-bit latencies, wait cycles, untracked responses; 16 queued timestamps.
     "latency histogram, 16 outstanding, 32 bins (`Latency`)":
-        (COUNT + W + 16 + 1 + 2 * 16 + 2 * COUNT, 33 * COUNT + 16 * 16),
+        (COUNT + W + 16 + 1 + 2 * 16 + 2 * COUNT, 33 * ENTRY + 16 * 16),
     "trace, depth 64, 32-bit payload (`Trace`)": (7 + COUNT, 64 * (W + 1 + 32)),
     "trace, depth 1024, 32-bit payload (`Trace`)": (11 + COUNT, 1024 * (W + 1 + 32)),
     # Records of four counts with their flags.
