@@ -46,6 +46,7 @@ from hwgen import __version__
 from hwgen.build import to_rtlil
 from hwgen.catalog import board_tree_policy, design_name, make_window_filter
 from hwgen.kernels.pipeline import Pipeline
+from hwgen.kernels.pipeline.arbiter import select
 from hwgen.programs import GemmJob, PiJob
 from hwgen.resources.estimate import (DSP_MAPPING, KINDS, LUT_GROUPS, RESOURCES, count_primitives,
                                      lut_groups, multiplier_parts, rom_luts, uncalibrated_luts)
@@ -63,6 +64,9 @@ ASYNC_WIDTHS = (8, 16, 32, 64)
 MULTIPLIERS = tuple((w, w, y) for w in (2, 3, 4, 6, 8, 12, 16, 18, 24, 32) for y in (w, 2 * w)) \
     + ((20, 9, 29), (12, 4, 16), (32, 8, 40), (24, 12, 36), (26, 17, 43), (48, 16, 64),
        (48, 48, 48), (64, 64, 64), (52, 21, 52), (23, 21, 23), (22, 22, 43))
+# And-or selections (``select``): ways, each at SELECT_BITS bits (every bit is a tree of its own).
+SELECT_WAYS = (2, 3, 4, 5, 6, 8, 12, 16, 24, 32)
+SELECT_BITS = 16
 # The board whose toolchain settings each family's characterisation uses.
 FAMILY_BOARDS = {"ecp5": "ulx3s-85f", "ice40": "icebreaker", "xilinx-xc6v": "ex500",
                  "xilinx-xc7": "arty-a7-100t", "xilinx-xcup": "alveo-u280"}
@@ -181,6 +185,25 @@ class MultiplierBench(Elaboratable):
         return m
 
 
+class SelectBench(Elaboratable):
+    """``y``: the one of ``ways`` values whose grant bit is set, as a parking stage selects a
+    thread's context (:func:`~hwgen.kernels.pipeline.arbiter.select`), between ports
+    ``<name>__g``, ``__v<i>`` and ``__y``."""
+
+    def __init__(self, name, ways, bits):
+        self.grant = Signal(ways, name=f"{name}__g")
+        self.values = [Signal(bits, name=f"{name}__v{i}") for i in range(ways)]
+        self.y = Signal(bits, name=f"{name}__y")
+
+    def ports(self):
+        return [self.grant, *self.values, self.y]
+
+    def elaborate(self, platform):
+        m = Module()
+        m.d.comb += self.y.eq(select(self.grant, self.values))
+        return m
+
+
 class MemoryBench(Elaboratable):
     """A memory with one write port and one read port (``sync`` or ``async``)."""
 
@@ -216,8 +239,12 @@ def benches(kinds=None):
         for a, b, y in MULTIPLIERS:
             name = f"mul_{a}x{b}_{y}"
             found[name] = ({"mul": (a, b, y)}, MultiplierBench(name, a, b, y))
+    if kinds is None or "select" in kinds:
+        for ways in SELECT_WAYS:
+            name = f"op_select_{ways}"
+            found[name] = ({"kind": "select", "width": ways}, SelectBench(name, ways, SELECT_BITS))
     for kind in KINDS if kinds is None else kinds:
-        if kind == "mul":
+        if kind in ("mul", "select"):
             continue
         for width in WIDTHS:
             if kind in ("reduce", "reduce_xor", "reduce_word") and width == 1:
@@ -307,6 +334,8 @@ def characterize(family, kinds=None, table=None):
     per_bench = split_cells(netlist["modules"]["top"], found)
     operators = {kind: {"widths": [], **{r: [] for r in RESOURCES}} for kind in KINDS
                  if kind != "mul" and (kinds is None or kind in kinds)}
+    if "select" in operators:     # its widths are ways, each of SELECT_BITS bits
+        operators["select"]["bits"] = SELECT_BITS
     memories, multipliers = [], []
     for name, (spec, _) in found.items():
         counts = cell_resources(board.family, per_bench.get(name, {}))

@@ -78,6 +78,8 @@ KINDS = {
     "ff": "a register with clock enable and synchronous reset (bits)",
     "shift": "a << s or a >> s, s variable: a barrel shifter (width of a; priced per level)",
     "mul": "a * b: (a bits, b bits, result bits, signed) as Yosys gets them",
+    "select": "an and-or selection of one of several values by a grant, Mux(g0, v0, 0) | "
+              "Mux(g1, v1, 0) | ...: (ways, bits selected)",
 }
 #: Kinds priced at their isolated cost, outside the calibrated groups (the calibration designs
 #: do not pin them down; a multiplier, a barrel shifter and a counter's saturation test are
@@ -85,8 +87,9 @@ KINDS = {
 UNCALIBRATED = ("shift", "mul", "reduce_word")
 RESOURCES = ("lut", "ff", "carry", "bram", "dsp")
 #: Kinds whose LUTs the calibration scales together (``memory`` is every memory's LUTs).
-#: ``gate`` (the and / or gates of choices between a constant and a signal: a pipeline's one-hot
-#: selection of a thread's context) and ``control`` (one-bit reductions: in a program, the
+#: ``select`` (and-or selections: a parking stage's choice of the context of the thread its
+#: scheduler grants, per context bit one of ``threads`` slots), ``gate`` (the other and / or
+#: gates of choices between a constant and a signal) and ``control`` (one-bit reductions: in a program, the
 #: any / all over thread and slot states, standing for the arbiters and state machines around
 #: them) are apart because the programs have thousands of them and the window filters few.
 LUT_GROUPS = {
@@ -95,6 +98,7 @@ LUT_GROUPS = {
     "minmax": ("minmax",),
     "mux": ("mux",),
     "gate": ("and",),
+    "select": ("select",),
     "control": ("reduce",),   # of flags: see _word_tests for the reductions of words
     "glue": ("xor", "eq", "eq_const", "reduce_xor", "ff"),
     "memory": (),
@@ -143,7 +147,10 @@ def count_netlist(emitted):
             sources = {net >> 16 for net in cell[1] if net >= 2}
             if len(sources) == 1:
                 feeds_ff[sources.pop()] = index
-    enables = _feedback_muxes(cells, live)
+    readers = Counter(source for index in live
+                      for source in {net >> 16 for net in input_nets(cells[index]) if net >= 2})
+    enables = _feedback_muxes(cells, live, readers)
+    selects, in_selects = _and_or_selects(cells, live, readers)
     used = live_bits(emitted, live)
     kept_ff = _kept_ff_bits(cells, live, used)
     alu = _alu_comparisons(cells, live)   # comparisons folded into a subtraction
@@ -163,7 +170,14 @@ def count_netlist(emitted):
         if kind == "op":
             op, inputs = cell[1], cell[2]
             width = len(inputs[0])
-            if op in _FREE or index in absorbed or index in alu:
+            if op in _FREE or index in absorbed or index in alu or index in in_selects:
+                continue
+            if index in selects:
+                ways = selects[index]
+                read = used.get(index, 0)
+                bits = bin(read).count("1") if read >= 0 else width
+                if bits:
+                    kinds["select", (ways, bits)] += 1
                 continue
             if op == "m":
                 (sel,), a, b = inputs
@@ -455,12 +469,60 @@ def _const(value):
     return all(net < 2 for net in value)
 
 
-def _feedback_muxes(cells, live):
+def _whole(cells, value):
+    """The operator cell whose whole output ``value`` is, or None."""
+    source = value[0] >> 16 if value and value[0] >= 2 else None
+    if source is None or value != tuple(range(source << 16, (source << 16) + len(value))):
+        return None
+    cell = cells[source]
+    if cell[0] != "op" or len(cell[2][1 if cell[1] == "m" else 0]) != len(value):
+        return None
+    return source
+
+
+def _gated(cell):
+    """Whether ``cell`` is ``Mux(g, v, 0)``: a value gated by one bit."""
+    return cell[0] == "op" and cell[1] == "m" and _const(cell[2][2]) \
+        and not any(cell[2][2]) and not _const(cell[2][1])
+
+
+def _and_or_selects(cells, live, readers):
+    """And-or selections: trees of ``|`` whose leaves are values gated by one bit each
+    (``Mux(g, v, 0)``), every inner cell read by the tree only; how a parking stage hands on
+    the context of the thread its scheduler grants (:func:`~hwgen.kernels.pipeline.arbiter.select`).
+
+    Returns ``({root: ways}, cells inside the trees)``: Yosys maps each bit of a selection to
+    one tree of LUTs over its grants and values, which the cells' isolated costs (an and gate
+    per way, an or gate per join) misprice, the more so the more ways.
+    """
+    trees = {}
+    for index in live:
+        cell = cells[index]
+        if cell[0] != "op" or cell[1] != "|":
+            continue
+        inner, leaves, stack = [], [], list(cell[2])
+        while stack:
+            source = _whole(cells, stack.pop())
+            if source is None or readers[source] != 1:
+                break
+            if cells[source][0] == "op" and cells[source][1] == "|":
+                inner.append(source)
+                stack.extend(cells[source][2])
+            elif _gated(cells[source]):
+                leaves.append(source)
+            else:
+                break
+        else:
+            trees[index] = (len(leaves), inner + leaves)
+    inside = {source for _ways, cells_of in trees.values() for source in cells_of}
+    return {root: ways for root, (ways, _cells) in trees.items() if root not in inside}, inside
+
+
+def _feedback_muxes(cells, live, readers):
     """Multiplexers that choose a register's own output for its next state, read by nothing
-    else: Yosys turns each such choice into the flip-flop's clock enable (an accumulator's
-    ``acc <= max(acc, x)`` keeps the comparison and loses the multiplexer)."""
-    readers = Counter(source for index in live
-                      for source in {net >> 16 for net in input_nets(cells[index]) if net >= 2})
+    else (``readers``: how many live cells read each cell): Yosys turns each such choice into
+    the flip-flop's clock enable (an accumulator's ``acc <= max(acc, x)`` keeps the comparison
+    and loses the multiplexer)."""
     enables = set()
     for index in live:
         cell = cells[index]
@@ -801,6 +863,11 @@ def _kind_cost(table, kind, width):
         # Characterised with the full amount (ceil(log2(bits)) levels); fewer levels, less.
         scale = levels / max(1, (bits - 1).bit_length())
         return {r: scale * _interp(entry["widths"], entry[r], bits) for r in RESOURCES}
+    if kind == "select":
+        ways, bits = width
+        # Characterised per number of ways at entry["bits"] bits; every bit is a tree of its own.
+        return {r: bits / entry["bits"] * _interp(entry["widths"], entry[r], ways)
+                for r in RESOURCES}
     return {r: _interp(entry["widths"], entry[r], width) for r in RESOURCES}
 
 
@@ -811,8 +878,7 @@ def lut_groups(table, kinds, memories):
     for (kind, width), count in kinds.items():
         if kind == "rom" or kind in UNCALIBRATED:
             continue
-        entry = table["operators"][kind]
-        groups[_GROUP_OF[kind]] += count * _interp(entry["widths"], entry["lut"], width)
+        groups[_GROUP_OF[kind]] += count * _kind_cost(table, kind, width)["lut"]
     for depth, width, read in memories:
         groups["memory"] += _memory_cost(table, depth, width, read)["lut"]
     return groups
@@ -846,7 +912,12 @@ def price(table, kinds, memories, instances=()):
     factors = table.get("calibration", {}).get("lut_factors")
     if factors:
         groups = lut_groups(table, kinds, memories)
-        total["lut"] = sum(factors[group] * value for group, value in groups.items()) \
+        missing = [group for group, value in groups.items() if value and group not in factors]
+        if missing:
+            raise HwgenError(f"the {table['family']} cost table has no calibration factor for "
+                             f"{', '.join(missing)}; rerun tools/characterize_costs.py "
+                             f"{table['family']} --calibrate-only")
+        total["lut"] = sum(factors[group] * value for group, value in groups.items() if value) \
             + uncalibrated_luts(table, kinds)
     total["lut"] += rom_luts(table, kinds)
     return total
