@@ -244,7 +244,7 @@ def benches(kinds=None):
             name = f"op_select_{ways}"
             found[name] = ({"kind": "select", "width": ways}, SelectBench(name, ways, SELECT_BITS))
     for kind in KINDS if kinds is None else kinds:
-        if kind in ("mul", "select"):
+        if kind in ("mul", "select", "mux_ff"):    # mux_ff is priced as a mux
             continue
         for width in WIDTHS:
             if kind in ("reduce", "reduce_xor", "reduce_word") and width == 1:
@@ -333,7 +333,7 @@ def characterize(family, kinds=None, table=None):
         netlist = json.loads((work / "netlist.json").read_text())
     per_bench = split_cells(netlist["modules"]["top"], found)
     operators = {kind: {"widths": [], **{r: [] for r in RESOURCES}} for kind in KINDS
-                 if kind != "mul" and (kinds is None or kind in kinds)}
+                 if kind not in ("mul", "mux_ff") and (kinds is None or kind in kinds)}
     if "select" in operators:     # its widths are ways, each of SELECT_BITS bits
         operators["select"]["bits"] = SELECT_BITS
     memories, multipliers = [], []

@@ -69,6 +69,8 @@ KINDS = {
     "eq_const": "a == C, a != C, a case of a switch (bits compared)",
     "minmax": "Mux(a > b, a, b) and the like: the comparison and its multiplexer (width of an operand)",
     "mux": "a 2:1 multiplexer per bit (width multiplexed)",
+    "mux_ff": "a 2:1 multiplexer of a register's next state beside its enable: a pipeline slot "
+              "loaded from one of two sources (width multiplexed; characterised as ``mux``)",
     "and": "bitwise and / or of two operands (width)",
     "xor": "bitwise xor of two operands (width)",
     "reduce": "an and / or reduction of one operand to one bit (width of the operand)",
@@ -88,15 +90,18 @@ UNCALIBRATED = ("shift", "mul", "reduce_word")
 RESOURCES = ("lut", "ff", "carry", "bram", "dsp")
 #: Kinds whose LUTs the calibration scales together (``memory`` is every memory's LUTs).
 #: ``select`` (and-or selections: a parking stage's choice of the context of the thread its
-#: scheduler grants, per context bit one of ``threads`` slots), ``gate`` (the other and / or
-#: gates of choices between a constant and a signal) and ``control`` (one-bit reductions: in a program, the
-#: any / all over thread and slot states, standing for the arbiters and state machines around
-#: them) are apart because the programs have thousands of them and the window filters few.
+#: scheduler grants, per context bit one of ``threads`` slots), ``register_mux`` (a register's
+#: choice between two values: a slot loaded from one of two sources, which does not melt into
+#: other logic as a filter's multiplexers do), ``gate`` (the other and / or gates of choices
+#: between a constant and a signal) and ``control`` (one-bit reductions: in a program, the any /
+#: all over thread and slot states) are apart because the programs have thousands of them and
+#: the window filters few.
 LUT_GROUPS = {
     "adder": ("add", "add_const"),
     "comparison": ("cmp", "cmp_const"),
     "minmax": ("minmax",),
     "mux": ("mux",),
+    "register_mux": ("mux_ff",),
     "gate": ("and",),
     "select": ("select",),
     "control": ("reduce",),   # of flags: see _word_tests for the reductions of words
@@ -601,9 +606,10 @@ def rom_luts(table, kinds):
                for (kind, select_bits), count in kinds.items() if kind == "rom")
 
 
-def _select(kinds, previous, chosen):
+def _select(kinds, previous, chosen, mux="mux"):
     """Count a bitwise 2:1 choice between nets: constant against constant is a wire of the
-    condition, a constant against a signal an and/or gate, two signals a multiplexer."""
+    condition, a constant against a signal an and/or gate, two signals a multiplexer (of kind
+    ``mux``)."""
     gates = muxes = 0
     for old, new in zip(previous, chosen):
         if old < 2 and new < 2:
@@ -615,7 +621,7 @@ def _select(kinds, previous, chosen):
     if gates:
         kinds["and", gates] += 1
     if muxes:
-        kinds["mux", muxes] += 1
+        kinds[mux, muxes] += 1
 
 
 def _assignments(cells, cell, ff_index, kinds):
@@ -637,7 +643,7 @@ def _assignments(cells, cell, ff_index, kinds):
         current[start:start + len(value)] = value
     for cond, start, value in assignments:
         bits = slice(start, start + len(value))
-        _select(kinds, current[bits], value)
+        _select(kinds, current[bits], value, "mux" if ff_index is None else "mux_ff")
         # After the choice a bit is a function of the condition: no longer a constant.
         current[bits] = [new if old == new else first if first >= 2 else cond
                          for old, new in zip(current[bits], value)]
@@ -845,6 +851,8 @@ def _operator(table, kind):
 
 def _kind_cost(table, kind, width):
     """``{resource: value}`` of one primitive at its isolated cost."""
+    if kind == "mux_ff":    # alone, the multiplexer; it packs otherwise beside a register
+        kind = "mux"
     if kind == "mul":
         model = table.get("multiplier")
         if model is None:
@@ -891,14 +899,34 @@ def uncalibrated_luts(table, kinds):
                for (kind, width), count in kinds.items() if kind in UNCALIBRATED)
 
 
+def _as_calibrated(kinds, factors):
+    """``kinds`` as a table calibrated before ``select`` and ``mux_ff`` were kinds counted
+    them: a selection as an and gate per way and an or gate per join, each as wide as the
+    selection; a register's multiplexer as a multiplexer."""
+    found = Counter()
+    for (kind, width), count in kinds.items():
+        if kind == "select" and "select" not in factors:
+            ways, bits = width
+            found["and", bits] += (2 * ways - 1) * count
+        elif kind == "mux_ff" and "register_mux" not in factors:
+            found["mux", width] += count
+        else:
+            found[kind, width] += count
+    return found
+
+
 def price(table, kinds, memories, instances=()):
     """Total cost ``{resource: value}`` of counted primitives under a cost table.
 
     LUTs are the isolated costs per group times the table's calibration factors (1 without),
     plus the ROMs' LUTs in closed form (``rom`` kinds: output bits by selector width) and the
     multipliers' and barrel shifters' at their isolated cost; each instantiated block-RAM
-    primitive is one block.
+    primitive is one block. A table calibrated before ``select`` and ``mux_ff`` were kinds
+    prices them as its fit saw them (:func:`_as_calibrated`).
     """
+    factors = table.get("calibration", {}).get("lut_factors")
+    if factors:
+        kinds = _as_calibrated(kinds, factors)
     total = dict.fromkeys(RESOURCES, 0.0)
     total["bram"] += sum(instances.values()) if instances else 0
     for (kind, width), count in kinds.items():
@@ -909,14 +937,8 @@ def price(table, kinds, memories, instances=()):
     for depth, width, read in memories:
         for resource, value in _memory_cost(table, depth, width, read).items():
             total[resource] += value
-    factors = table.get("calibration", {}).get("lut_factors")
     if factors:
         groups = lut_groups(table, kinds, memories)
-        missing = [group for group, value in groups.items() if value and group not in factors]
-        if missing:
-            raise HwgenError(f"the {table['family']} cost table has no calibration factor for "
-                             f"{', '.join(missing)}; rerun tools/characterize_costs.py "
-                             f"{table['family']} --calibrate-only")
         total["lut"] = sum(factors[group] * value for group, value in groups.items() if value) \
             + uncalibrated_luts(table, kinds)
     total["lut"] += rom_luts(table, kinds)
