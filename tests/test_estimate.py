@@ -282,3 +282,18 @@ def test_instrumented_pe_estimate_is_within_5_percent_of_yosys(args):
     assert abs(estimated.ff - synthesized.ff) <= 0.05 * synthesized.ff
     assert estimated.dsp == synthesized.dsp
     assert estimated.bram == synthesized.bram
+
+
+@pytest.mark.slow
+def test_a_vector_gemm_estimate_is_within_5_percent_of_yosys():
+    # Its parking stages hand on 306-bit contexts of 8 threads: selections are most of its LUTs.
+    from hwgen.kernels.pipeline import Pipeline
+    from hwgen.programs import GemmJob
+
+    def design():
+        return Pipeline(GemmJob("vector", dim=8, threads=8).program)
+    synthesized = synthesize(design(), "ulx3s-85f", name="gemm_vector", fmax=False,
+                             require_fit=False)
+    estimated = estimate(design(), "ulx3s-85f")
+    assert abs(estimated.lut - synthesized.lut) <= 0.05 * synthesized.lut
+    assert abs(estimated.ff - synthesized.ff) <= 0.05 * synthesized.ff
