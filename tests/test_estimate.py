@@ -187,7 +187,7 @@ def test_a_counters_saturation_test_is_a_word_test_and_a_flag_gather_a_reduction
 def test_an_and_or_selection_is_one_select_of_its_ways():
     kinds, _, _, _ = count_primitives(Selection(ways=8, bits=16))
     # Its 8 gates and 7 ors are one selection; the lone gate stays a gate.
-    assert dict(kinds) == {("select", (8, 16)): 1, ("and", 16): 1}
+    assert dict(kinds) == {("select", (8, 16, 16)): 1, ("and", 16): 1}
 
 
 @pytest.mark.parametrize("ways", [2, 3, 4, 5, 8, 12, 16, 32])
@@ -195,7 +195,7 @@ def test_ecp5_prices_a_selection_as_a_tree_of_lut4s(ways):
     # Per bit, 2 * ways inputs into a tree of 4-input LUTs: each LUT after the first adds 3.
     table = cost_table("ecp5")
     bits = 20
-    cost = price({**table, "calibration": {}}, {("select", (ways, bits)): 1}, [])
+    cost = price({**table, "calibration": {}}, {("select", (ways, bits, bits)): 1}, [])
     assert cost["lut"] == bits * -(-(2 * ways - 1) // 3)
 
 

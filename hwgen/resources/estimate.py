@@ -81,7 +81,7 @@ KINDS = {
     "shift": "a << s or a >> s, s variable: a barrel shifter (width of a; priced per level)",
     "mul": "a * b: (a bits, b bits, result bits, signed) as Yosys gets them",
     "select": "an and-or selection of one of several values by a grant, Mux(g0, v0, 0) | "
-              "Mux(g1, v1, 0) | ...: (ways, bits selected)",
+              "Mux(g1, v1, 0) | ...: (ways, bits read, bits)",
 }
 #: Kinds priced at their isolated cost, outside the calibrated groups (the calibration designs
 #: do not pin them down; a multiplier, a barrel shifter and a counter's saturation test are
@@ -182,7 +182,7 @@ def count_netlist(emitted):
                 read = used.get(index, 0)
                 bits = bin(read).count("1") if read >= 0 else width
                 if bits:
-                    kinds["select", (ways, bits)] += 1
+                    kinds["select", (ways, bits, width)] += 1
                 continue
             if op == "m":
                 (sel,), a, b = inputs
@@ -872,7 +872,7 @@ def _kind_cost(table, kind, width):
         scale = levels / max(1, (bits - 1).bit_length())
         return {r: scale * _interp(entry["widths"], entry[r], bits) for r in RESOURCES}
     if kind == "select":
-        ways, bits = width
+        ways, bits, _width = width
         # Characterised per number of ways at entry["bits"] bits; every bit is a tree of its own.
         return {r: bits / entry["bits"] * _interp(entry["widths"], entry[r], ways)
                 for r in RESOURCES}
@@ -902,12 +902,13 @@ def uncalibrated_luts(table, kinds):
 def _as_calibrated(kinds, factors):
     """``kinds`` as a table calibrated before ``select`` and ``mux_ff`` were kinds counted
     them: a selection as an and gate per way and an or gate per join, each as wide as the
-    selection; a register's multiplexer as a multiplexer."""
+    selection (all its bits, read or not, as they were counted); a register's multiplexer as a
+    multiplexer."""
     found = Counter()
     for (kind, width), count in kinds.items():
         if kind == "select" and "select" not in factors:
-            ways, bits = width
-            found["and", bits] += (2 * ways - 1) * count
+            ways, _bits, whole = width
+            found["and", whole] += (2 * ways - 1) * count
         elif kind == "mux_ff" and "register_mux" not in factors:
             found["mux", width] += count
         else:
