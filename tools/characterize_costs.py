@@ -7,6 +7,10 @@ top-level ports), synthesizes all of them side by side in one flattened Yosys ru
 aside, benchmarks share no net), counts each part's cells and writes
 ``boards/costs/<family>.json``, the table the estimator prices designs with.
 
+And-or selections (``select``, a parking stage's hand-over of a thread's context) are
+characterised over their ways (:data:`SELECT_WAYS`, each :data:`SELECT_BITS` wide); a
+register's multiplexer (``mux_ff``) is priced from the ``mux`` benchmarks.
+
 Multipliers are characterised on a grid of width pairs (:data:`MULTIPLIERS`): the DSP count
 Yosys gives each is recorded beside the count :func:`hwgen.resources.estimate.dsp_blocks`
 derives, and their LUT, FF and carry cells are fitted as linear in the closed-form counts of
