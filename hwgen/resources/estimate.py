@@ -34,6 +34,10 @@ What the counting folds the way Yosys does:
   (:func:`dsp_blocks`: ``mul2dsp`` splits it by the DSP's widths; parts below the DSP's
   minimum widths are multipliers in LUTs); a shift by a constant is wiring, a shift by a
   variable a barrel shifter, one multiplexer level per bit of the amount;
+- an and-or selection (an or of values each gated by one bit: a parking stage handing on the
+  context of the thread its scheduler grants) is one ``select`` of its ways, priced per bit
+  read as the family's tree of LUTs over grants and values; a register's choice between two
+  values beside its enable (a slot loaded from one of two sources) is a ``mux_ff``;
 - a one-bit reduction of an arithmetic word (a counter's saturation test) is a ``reduce_word``
   at its own cost; the other reductions gather flags and stand for a program's control logic
   in the calibration.
