@@ -3,8 +3,9 @@
 Window filters: 3x3 and 5x5 dilation, 512x512 image, U in {1, 2, 4, 8, 16, 32} x buffer
 {none, smart, line}, on the boards given (default ``ulx3s-85f`` for ECP5 and ``arty-a7-100t``
 for Xilinx 7-series). Programs: the bare PEs of gemm (every variant, 8 threads, 32-bit
-integers, 4 lanes, 8 x 8) and pi (8 threads, 20 fraction bits, 64 steps), as ``hwgen estimate
-PROGRAM --no-instrument`` builds them, on the program boards (default one per family:
+integers, 4 lanes, 8 x 8), pi (8 threads, 20 fraction bits, 64 steps) and the example program
+``examples/histogram.py:Histogram`` (its default options), as ``hwgen estimate PROGRAM
+--no-instrument`` builds them, on the program boards (default one per family:
 ``ulx3s-85f``, ``arty-a7-100t``, ``alveo-u280``, ``icebreaker``); none of them is in the
 calibration set of ``tools/characterize_costs.py``. Instrumented PEs: two PEs with their
 default hardware measurement module, as ``hwgen estimate`` builds them by default (dilation
@@ -31,6 +32,7 @@ from tqdm import tqdm
 
 from hwgen.boards import get_board
 from hwgen.catalog import board_tree_policy, design_name, make_window_filter
+from hwgen.discovery import load_spec
 from hwgen.kernels.pipeline import Pipeline
 from hwgen.programs import GemmJob, PiJob
 from hwgen.resources.estimate import estimate
@@ -44,7 +46,9 @@ SIZES = (3, 5)
 RESOURCES = ("lut", "ff", "bram", "dsp")
 PROGRAM_BOARDS = ("ulx3s-85f", "arty-a7-100t", "alveo-u280", "icebreaker")
 PROGRAM_POINTS = (("gemm", "naive"), ("gemm", "nocritical"), ("gemm", "vector"),
-                  ("gemm", "blocked"), ("pi", "series"))
+                  ("gemm", "blocked"), ("pi", "series"), ("histogram", "example"))
+#: The example program written outside hwgen: held out of the calibration.
+EXAMPLE_PROGRAM = Path(__file__).resolve().parent.parent / "examples" / "histogram.py"
 # Instrumented PEs: (buffer, unroll, rows x cols, mask, width x height).
 INSTRUMENTED_POINTS = (("line", 4, (5, 3), "rect", (96, 64)),
                        ("smart", 3, (3, 3), "cross", (80, 40)))
@@ -52,9 +56,14 @@ INSTRUMENTED_POINTS = (("line", 4, (5, 3), "rect", (96, 64)),
 
 def program(name, variant):
     """A benchmark program's bare PE: gemm on 8 x 8 32-bit integers with 8 threads (4 lanes),
-    pi over 64 steps with 8 threads and 20 fraction bits."""
-    job = (GemmJob(variant, dim=8, threads=8) if name == "gemm"
-           else PiJob(steps=64, threads=8, frac_bits=20))
+    pi over 64 steps with 8 threads and 20 fraction bits, the example histogram with its
+    default options."""
+    if name == "gemm":
+        job = GemmJob(variant, dim=8, threads=8)
+    elif name == "pi":
+        job = PiJob(steps=64, threads=8, frac_bits=20)
+    else:
+        job = load_spec(f"{EXAMPLE_PROGRAM}:Histogram", "PROGRAM")()
     return Pipeline(job.program)
 
 
@@ -196,7 +205,7 @@ def _errors(designs, board, mine):
 def print_programs(program_rows, markdown):
     """Every program: estimate / synthesis per resource and the error."""
     _print_points(program_rows, "program", [
-        r["program"] if r["program"] == "pi" else f"gemm {r['variant']}" for r in program_rows],
+        f"gemm {r['variant']}" if r["program"] == "gemm" else r["program"] for r in program_rows],
         markdown)
 
 

@@ -7,9 +7,11 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from hwgen.boards import cost_families, get_board
+from hwgen.boards import cost_table
 from hwgen.catalog import make_window_filter
 from hwgen.cli.main import main
-from hwgen.resources.estimate import count_primitives, estimate, rom_luts
+from hwgen.kernels.pipeline.arbiter import select
+from hwgen.resources.estimate import count_primitives, estimate, price, rom_luts
 from hwgen.resources.synth import synthesize
 from hwgen.sim import instrument_pe
 
@@ -93,6 +95,23 @@ class Saturating(wiring.Component):
         return m
 
 
+class Selection(wiring.Component):
+    """A parking stage's hand-over: one of ``ways`` contexts chosen by a one-hot grant, and
+    a gate of its own beside it (a value or zero)."""
+
+    def __init__(self, ways=8, bits=16):
+        self.ways, self.bits = ways, bits
+        super().__init__({"grant": In(ways), "values": In(ways * bits), "y": Out(bits),
+                          "gated": Out(bits)})
+
+    def elaborate(self, platform):
+        m = Module()
+        values = [self.values[i * self.bits:(i + 1) * self.bits] for i in range(self.ways)]
+        m.d.comb += [self.y.eq(select(self.grant, values)),
+                     self.gated.eq(Mux(self.grant[0], values[1], 0))]
+        return m
+
+
 class Table33(wiring.Component):
     """A 33 x 32 memory with a synchronous read port, between the characterised depths 32 and
     64 (LUT RAM on ECP5 and Xilinx)."""
@@ -163,6 +182,21 @@ def test_a_counters_saturation_test_is_a_word_test_and_a_flag_gather_a_reduction
     assert kinds["reduce_word", 24] == 4
     assert kinds["reduce", 8] == 1
     assert kinds["add_const", 25] == 4
+
+
+def test_an_and_or_selection_is_one_select_of_its_ways():
+    kinds, _, _, _ = count_primitives(Selection(ways=8, bits=16))
+    # Its 8 gates and 7 ors are one selection; the lone gate stays a gate.
+    assert dict(kinds) == {("select", (8, 16, 16)): 1, ("and", 16): 1}
+
+
+@pytest.mark.parametrize("ways", [2, 3, 4, 5, 8, 12, 16, 32])
+def test_ecp5_prices_a_selection_as_a_tree_of_lut4s(ways):
+    # Per bit, 2 * ways inputs into a tree of 4-input LUTs: each LUT after the first adds 3.
+    table = cost_table("ecp5")
+    bits = 20
+    cost = price({**table, "calibration": {}}, {("select", (ways, bits, bits)): 1}, [])
+    assert cost["lut"] == bits * -(-(2 * ways - 1) // 3)
 
 
 def test_line_buffer_memory_is_counted_with_its_shape():
@@ -248,3 +282,18 @@ def test_instrumented_pe_estimate_is_within_5_percent_of_yosys(args):
     assert abs(estimated.ff - synthesized.ff) <= 0.05 * synthesized.ff
     assert estimated.dsp == synthesized.dsp
     assert estimated.bram == synthesized.bram
+
+
+@pytest.mark.slow
+def test_a_vector_gemm_estimate_is_within_5_percent_of_yosys():
+    # Its parking stages hand on 306-bit contexts of 8 threads: selections are most of its LUTs.
+    from hwgen.kernels.pipeline import Pipeline
+    from hwgen.programs import GemmJob
+
+    def design():
+        return Pipeline(GemmJob("vector", dim=8, threads=8).program)
+    synthesized = synthesize(design(), "ulx3s-85f", name="gemm_vector", fmax=False,
+                             require_fit=False)
+    estimated = estimate(design(), "ulx3s-85f")
+    assert abs(estimated.lut - synthesized.lut) <= 0.05 * synthesized.lut
+    assert abs(estimated.ff - synthesized.ff) <= 0.05 * synthesized.ff

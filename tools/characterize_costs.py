@@ -7,6 +7,10 @@ top-level ports), synthesizes all of them side by side in one flattened Yosys ru
 aside, benchmarks share no net), counts each part's cells and writes
 ``boards/costs/<family>.json``, the table the estimator prices designs with.
 
+And-or selections (``select``, a parking stage's hand-over of a thread's context) are
+characterised over their ways (:data:`SELECT_WAYS`, each :data:`SELECT_BITS` wide); a
+register's multiplexer (``mux_ff``) is priced from the ``mux`` benchmarks.
+
 Multipliers are characterised on a grid of width pairs (:data:`MULTIPLIERS`): the DSP count
 Yosys gives each is recorded beside the count :func:`hwgen.resources.estimate.dsp_blocks`
 derives, and their LUT, FF and carry cells are fitted as linear in the closed-form counts of
@@ -46,6 +50,7 @@ from hwgen import __version__
 from hwgen.build import to_rtlil
 from hwgen.catalog import board_tree_policy, design_name, make_window_filter
 from hwgen.kernels.pipeline import Pipeline
+from hwgen.kernels.pipeline.arbiter import select
 from hwgen.programs import GemmJob, PiJob
 from hwgen.resources.estimate import (DSP_MAPPING, KINDS, LUT_GROUPS, RESOURCES, count_primitives,
                                      lut_groups, multiplier_parts, rom_luts, uncalibrated_luts)
@@ -63,6 +68,9 @@ ASYNC_WIDTHS = (8, 16, 32, 64)
 MULTIPLIERS = tuple((w, w, y) for w in (2, 3, 4, 6, 8, 12, 16, 18, 24, 32) for y in (w, 2 * w)) \
     + ((20, 9, 29), (12, 4, 16), (32, 8, 40), (24, 12, 36), (26, 17, 43), (48, 16, 64),
        (48, 48, 48), (64, 64, 64), (52, 21, 52), (23, 21, 23), (22, 22, 43))
+# And-or selections (``select``): ways, each at SELECT_BITS bits (every bit is a tree of its own).
+SELECT_WAYS = (2, 3, 4, 5, 6, 8, 12, 16, 24, 32)
+SELECT_BITS = 16
 # The board whose toolchain settings each family's characterisation uses.
 FAMILY_BOARDS = {"ecp5": "ulx3s-85f", "ice40": "icebreaker", "xilinx-xc6v": "ex500",
                  "xilinx-xc7": "arty-a7-100t", "xilinx-xcup": "alveo-u280"}
@@ -89,9 +97,10 @@ CALIBRATION_INSTRUMENTED = (
     ("dilation", (3, 5), "ellipse", 1, "smart", (48, 24)),
 )
 # A program's weight in the fit beside a filter's: the programs' LUTs are less well explained by
-# the kinds, and at full weight they pull the filters' factors (Xilinx filters 3.4% instead of
-# 3.1% on the accuracy benchmark).
-PROGRAM_WEIGHT = 0.5
+# the kinds, and at full weight they pull the filters' factors (Xilinx 7-series filters 3.4%
+# instead of 3.1% on the accuracy benchmark; at 0.5 with the select and register_mux groups
+# still 3.4%, at 0.3 3.1%, the programs 7.3% instead of 6.8%).
+PROGRAM_WEIGHT = 0.3
 # Calibration pipeline programs (bare PEs, dim 8, pi over 64 steps): other threads, lanes,
 # element and fraction bits than benchmarks/estimate_accuracy.py's programs.
 CALIBRATION_PROGRAMS = (
@@ -181,6 +190,25 @@ class MultiplierBench(Elaboratable):
         return m
 
 
+class SelectBench(Elaboratable):
+    """``y``: the one of ``ways`` values whose grant bit is set, as a parking stage selects a
+    thread's context (:func:`~hwgen.kernels.pipeline.arbiter.select`), between ports
+    ``<name>__g``, ``__v<i>`` and ``__y``."""
+
+    def __init__(self, name, ways, bits):
+        self.grant = Signal(ways, name=f"{name}__g")
+        self.values = [Signal(bits, name=f"{name}__v{i}") for i in range(ways)]
+        self.y = Signal(bits, name=f"{name}__y")
+
+    def ports(self):
+        return [self.grant, *self.values, self.y]
+
+    def elaborate(self, platform):
+        m = Module()
+        m.d.comb += self.y.eq(select(self.grant, self.values))
+        return m
+
+
 class MemoryBench(Elaboratable):
     """A memory with one write port and one read port (``sync`` or ``async``)."""
 
@@ -216,8 +244,12 @@ def benches(kinds=None):
         for a, b, y in MULTIPLIERS:
             name = f"mul_{a}x{b}_{y}"
             found[name] = ({"mul": (a, b, y)}, MultiplierBench(name, a, b, y))
+    if kinds is None or "select" in kinds:
+        for ways in SELECT_WAYS:
+            name = f"op_select_{ways}"
+            found[name] = ({"kind": "select", "width": ways}, SelectBench(name, ways, SELECT_BITS))
     for kind in KINDS if kinds is None else kinds:
-        if kind == "mul":
+        if kind in ("mul", "select", "mux_ff"):    # mux_ff is priced as a mux
             continue
         for width in WIDTHS:
             if kind in ("reduce", "reduce_xor", "reduce_word") and width == 1:
@@ -306,7 +338,9 @@ def characterize(family, kinds=None, table=None):
         netlist = json.loads((work / "netlist.json").read_text())
     per_bench = split_cells(netlist["modules"]["top"], found)
     operators = {kind: {"widths": [], **{r: [] for r in RESOURCES}} for kind in KINDS
-                 if kind != "mul" and (kinds is None or kind in kinds)}
+                 if kind not in ("mul", "mux_ff") and (kinds is None or kind in kinds)}
+    if "select" in operators:     # its widths are ways, each of SELECT_BITS bits
+        operators["select"]["bits"] = SELECT_BITS
     memories, multipliers = [], []
     for name, (spec, _) in found.items():
         counts = cell_resources(board.family, per_bench.get(name, {}))
@@ -451,16 +485,17 @@ def main(argv=None):
     parser.add_argument("--calibrate-only", action="store_true",
                         help="keep the micro-benchmark costs of the existing tables and only "
                              "redo the calibration")
+    benched = [kind for kind in KINDS if kind != "mux_ff"]     # mux_ff is priced as mux
     parser.add_argument("--kinds", nargs="+", metavar="KIND", default=None,
-                        help=f"characterise only these kinds (of {', '.join(KINDS)}) into the "
+                        help=f"characterise only these kinds (of {', '.join(benched)}) into the "
                              f"existing tables, keeping the rest (default: everything)")
     parser.add_argument("--no-calibrate", action="store_true",
                         help="keep the existing tables' calibration")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
-    if args.kinds and any(k not in KINDS for k in args.kinds):
-        parser.error(f"KIND must be one of {', '.join(KINDS)}, not "
-                     f"{next(k for k in args.kinds if k not in KINDS)!r}")
+    if args.kinds and any(k not in benched for k in args.kinds):
+        parser.error(f"KIND must be one of {', '.join(benched)}, not "
+                     f"{next(k for k in args.kinds if k not in benched)!r}")
     unknown = [f for f in args.families if f not in FAMILY_BOARDS]
     if unknown:
         parser.error(f"FAMILY must be one of {', '.join(FAMILY_BOARDS)}, not {unknown[0]!r}")

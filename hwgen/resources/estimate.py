@@ -34,6 +34,10 @@ What the counting folds the way Yosys does:
   (:func:`dsp_blocks`: ``mul2dsp`` splits it by the DSP's widths; parts below the DSP's
   minimum widths are multipliers in LUTs); a shift by a constant is wiring, a shift by a
   variable a barrel shifter, one multiplexer level per bit of the amount;
+- an and-or selection (an or of values each gated by one bit: a parking stage handing on the
+  context of the thread its scheduler grants) is one ``select`` of its ways, priced per bit
+  read as the family's tree of LUTs over grants and values; a register's choice between two
+  values beside its enable (a slot loaded from one of two sources) is a ``mux_ff``;
 - a one-bit reduction of an arithmetic word (a counter's saturation test) is a ``reduce_word``
   at its own cost; the other reductions gather flags and stand for a program's control logic
   in the calibration.
@@ -69,6 +73,8 @@ KINDS = {
     "eq_const": "a == C, a != C, a case of a switch (bits compared)",
     "minmax": "Mux(a > b, a, b) and the like: the comparison and its multiplexer (width of an operand)",
     "mux": "a 2:1 multiplexer per bit (width multiplexed)",
+    "mux_ff": "a 2:1 multiplexer of a register's next state beside its enable: a pipeline slot "
+              "loaded from one of two sources (width multiplexed; characterised as ``mux``)",
     "and": "bitwise and / or of two operands (width)",
     "xor": "bitwise xor of two operands (width)",
     "reduce": "an and / or reduction of one operand to one bit (width of the operand)",
@@ -78,6 +84,8 @@ KINDS = {
     "ff": "a register with clock enable and synchronous reset (bits)",
     "shift": "a << s or a >> s, s variable: a barrel shifter (width of a; priced per level)",
     "mul": "a * b: (a bits, b bits, result bits, signed) as Yosys gets them",
+    "select": "an and-or selection of one of several values by a grant, Mux(g0, v0, 0) | "
+              "Mux(g1, v1, 0) | ...: (ways, bits read, bits)",
 }
 #: Kinds priced at their isolated cost, outside the calibrated groups (the calibration designs
 #: do not pin them down; a multiplier, a barrel shifter and a counter's saturation test are
@@ -85,16 +93,21 @@ KINDS = {
 UNCALIBRATED = ("shift", "mul", "reduce_word")
 RESOURCES = ("lut", "ff", "carry", "bram", "dsp")
 #: Kinds whose LUTs the calibration scales together (``memory`` is every memory's LUTs).
-#: ``gate`` (the and / or gates of choices between a constant and a signal: a pipeline's one-hot
-#: selection of a thread's context) and ``control`` (one-bit reductions: in a program, the
-#: any / all over thread and slot states, standing for the arbiters and state machines around
-#: them) are apart because the programs have thousands of them and the window filters few.
+#: ``select`` (and-or selections: a parking stage's choice of the context of the thread its
+#: scheduler grants, per context bit one of ``threads`` slots), ``register_mux`` (a register's
+#: choice between two values: a slot loaded from one of two sources, which does not melt into
+#: other logic as a filter's multiplexers do), ``gate`` (the other and / or gates of choices
+#: between a constant and a signal) and ``control`` (one-bit reductions: in a program, the any /
+#: all over thread and slot states) are apart because the programs have thousands of them and
+#: the window filters few.
 LUT_GROUPS = {
     "adder": ("add", "add_const"),
     "comparison": ("cmp", "cmp_const"),
     "minmax": ("minmax",),
     "mux": ("mux",),
+    "register_mux": ("mux_ff",),
     "gate": ("and",),
+    "select": ("select",),
     "control": ("reduce",),   # of flags: see _word_tests for the reductions of words
     "glue": ("xor", "eq", "eq_const", "reduce_xor", "ff"),
     "memory": (),
@@ -143,7 +156,10 @@ def count_netlist(emitted):
             sources = {net >> 16 for net in cell[1] if net >= 2}
             if len(sources) == 1:
                 feeds_ff[sources.pop()] = index
-    enables = _feedback_muxes(cells, live)
+    readers = Counter(source for index in live
+                      for source in {net >> 16 for net in input_nets(cells[index]) if net >= 2})
+    enables = _feedback_muxes(cells, live, readers)
+    selects, in_selects = _and_or_selects(cells, live, readers)
     used = live_bits(emitted, live)
     kept_ff = _kept_ff_bits(cells, live, used)
     alu = _alu_comparisons(cells, live)   # comparisons folded into a subtraction
@@ -163,7 +179,14 @@ def count_netlist(emitted):
         if kind == "op":
             op, inputs = cell[1], cell[2]
             width = len(inputs[0])
-            if op in _FREE or index in absorbed or index in alu:
+            if op in _FREE or index in absorbed or index in alu or index in in_selects:
+                continue
+            if index in selects:
+                ways = selects[index]
+                read = used.get(index, 0)
+                bits = bin(read).count("1") if read >= 0 else width
+                if bits:
+                    kinds["select", (ways, bits, width)] += 1
                 continue
             if op == "m":
                 (sel,), a, b = inputs
@@ -455,12 +478,60 @@ def _const(value):
     return all(net < 2 for net in value)
 
 
-def _feedback_muxes(cells, live):
+def _whole(cells, value):
+    """The operator cell whose whole output ``value`` is, or None."""
+    source = value[0] >> 16 if value and value[0] >= 2 else None
+    if source is None or value != tuple(range(source << 16, (source << 16) + len(value))):
+        return None
+    cell = cells[source]
+    if cell[0] != "op" or len(cell[2][1 if cell[1] == "m" else 0]) != len(value):
+        return None
+    return source
+
+
+def _gated(cell):
+    """Whether ``cell`` is ``Mux(g, v, 0)``: a value gated by one bit."""
+    return cell[0] == "op" and cell[1] == "m" and _const(cell[2][2]) \
+        and not any(cell[2][2]) and not _const(cell[2][1])
+
+
+def _and_or_selects(cells, live, readers):
+    """And-or selections: trees of ``|`` whose leaves are values gated by one bit each
+    (``Mux(g, v, 0)``), every inner cell read by the tree only; how a parking stage hands on
+    the context of the thread its scheduler grants (:func:`~hwgen.kernels.pipeline.arbiter.select`).
+
+    Returns ``({root: ways}, cells inside the trees)``: Yosys maps each bit of a selection to
+    one tree of LUTs over its grants and values, which the cells' isolated costs (an and gate
+    per way, an or gate per join) misprice, the more so the more ways.
+    """
+    trees = {}
+    for index in live:
+        cell = cells[index]
+        if cell[0] != "op" or cell[1] != "|":
+            continue
+        inner, leaves, stack = [], [], list(cell[2])
+        while stack:
+            source = _whole(cells, stack.pop())
+            if source is None or readers[source] != 1:
+                break
+            if cells[source][0] == "op" and cells[source][1] == "|":
+                inner.append(source)
+                stack.extend(cells[source][2])
+            elif _gated(cells[source]):
+                leaves.append(source)
+            else:
+                break
+        else:
+            trees[index] = (len(leaves), inner + leaves)
+    inside = {source for _ways, cells_of in trees.values() for source in cells_of}
+    return {root: ways for root, (ways, _cells) in trees.items() if root not in inside}, inside
+
+
+def _feedback_muxes(cells, live, readers):
     """Multiplexers that choose a register's own output for its next state, read by nothing
-    else: Yosys turns each such choice into the flip-flop's clock enable (an accumulator's
-    ``acc <= max(acc, x)`` keeps the comparison and loses the multiplexer)."""
-    readers = Counter(source for index in live
-                      for source in {net >> 16 for net in input_nets(cells[index]) if net >= 2})
+    else (``readers``: how many live cells read each cell): Yosys turns each such choice into
+    the flip-flop's clock enable (an accumulator's ``acc <= max(acc, x)`` keeps the comparison
+    and loses the multiplexer)."""
     enables = set()
     for index in live:
         cell = cells[index]
@@ -539,9 +610,10 @@ def rom_luts(table, kinds):
                for (kind, select_bits), count in kinds.items() if kind == "rom")
 
 
-def _select(kinds, previous, chosen):
+def _select(kinds, previous, chosen, mux="mux"):
     """Count a bitwise 2:1 choice between nets: constant against constant is a wire of the
-    condition, a constant against a signal an and/or gate, two signals a multiplexer."""
+    condition, a constant against a signal an and/or gate, two signals a multiplexer (of kind
+    ``mux``)."""
     gates = muxes = 0
     for old, new in zip(previous, chosen):
         if old < 2 and new < 2:
@@ -553,7 +625,7 @@ def _select(kinds, previous, chosen):
     if gates:
         kinds["and", gates] += 1
     if muxes:
-        kinds["mux", muxes] += 1
+        kinds[mux, muxes] += 1
 
 
 def _assignments(cells, cell, ff_index, kinds):
@@ -575,7 +647,7 @@ def _assignments(cells, cell, ff_index, kinds):
         current[start:start + len(value)] = value
     for cond, start, value in assignments:
         bits = slice(start, start + len(value))
-        _select(kinds, current[bits], value)
+        _select(kinds, current[bits], value, "mux" if ff_index is None else "mux_ff")
         # After the choice a bit is a function of the condition: no longer a constant.
         current[bits] = [new if old == new else first if first >= 2 else cond
                          for old, new in zip(current[bits], value)]
@@ -783,6 +855,8 @@ def _operator(table, kind):
 
 def _kind_cost(table, kind, width):
     """``{resource: value}`` of one primitive at its isolated cost."""
+    if kind == "mux_ff":    # alone, the multiplexer; it packs otherwise beside a register
+        kind = "mux"
     if kind == "mul":
         model = table.get("multiplier")
         if model is None:
@@ -801,6 +875,11 @@ def _kind_cost(table, kind, width):
         # Characterised with the full amount (ceil(log2(bits)) levels); fewer levels, less.
         scale = levels / max(1, (bits - 1).bit_length())
         return {r: scale * _interp(entry["widths"], entry[r], bits) for r in RESOURCES}
+    if kind == "select":
+        ways, bits, _width = width
+        # Characterised per number of ways at entry["bits"] bits; every bit is a tree of its own.
+        return {r: bits / entry["bits"] * _interp(entry["widths"], entry[r], ways)
+                for r in RESOURCES}
     return {r: _interp(entry["widths"], entry[r], width) for r in RESOURCES}
 
 
@@ -811,8 +890,7 @@ def lut_groups(table, kinds, memories):
     for (kind, width), count in kinds.items():
         if kind == "rom" or kind in UNCALIBRATED:
             continue
-        entry = table["operators"][kind]
-        groups[_GROUP_OF[kind]] += count * _interp(entry["widths"], entry["lut"], width)
+        groups[_GROUP_OF[kind]] += count * _kind_cost(table, kind, width)["lut"]
     for depth, width, read in memories:
         groups["memory"] += _memory_cost(table, depth, width, read)["lut"]
     return groups
@@ -825,14 +903,35 @@ def uncalibrated_luts(table, kinds):
                for (kind, width), count in kinds.items() if kind in UNCALIBRATED)
 
 
+def _as_calibrated(kinds, factors):
+    """``kinds`` as a table calibrated before ``select`` and ``mux_ff`` were kinds counted
+    them: a selection as an and gate per way and an or gate per join, each as wide as the
+    selection (all its bits, read or not, as they were counted); a register's multiplexer as a
+    multiplexer."""
+    found = Counter()
+    for (kind, width), count in kinds.items():
+        if kind == "select" and "select" not in factors:
+            ways, _bits, whole = width
+            found["and", whole] += (2 * ways - 1) * count
+        elif kind == "mux_ff" and "register_mux" not in factors:
+            found["mux", width] += count
+        else:
+            found[kind, width] += count
+    return found
+
+
 def price(table, kinds, memories, instances=()):
     """Total cost ``{resource: value}`` of counted primitives under a cost table.
 
     LUTs are the isolated costs per group times the table's calibration factors (1 without),
     plus the ROMs' LUTs in closed form (``rom`` kinds: output bits by selector width) and the
     multipliers' and barrel shifters' at their isolated cost; each instantiated block-RAM
-    primitive is one block.
+    primitive is one block. A table calibrated before ``select`` and ``mux_ff`` were kinds
+    prices them as its fit saw them (:func:`_as_calibrated`).
     """
+    factors = table.get("calibration", {}).get("lut_factors")
+    if factors:
+        kinds = _as_calibrated(kinds, factors)
     total = dict.fromkeys(RESOURCES, 0.0)
     total["bram"] += sum(instances.values()) if instances else 0
     for (kind, width), count in kinds.items():
@@ -843,10 +942,9 @@ def price(table, kinds, memories, instances=()):
     for depth, width, read in memories:
         for resource, value in _memory_cost(table, depth, width, read).items():
             total[resource] += value
-    factors = table.get("calibration", {}).get("lut_factors")
     if factors:
         groups = lut_groups(table, kinds, memories)
-        total["lut"] = sum(factors[group] * value for group, value in groups.items()) \
+        total["lut"] = sum(factors[group] * value for group, value in groups.items() if value) \
             + uncalibrated_luts(table, kinds)
     total["lut"] += rom_luts(table, kinds)
     return total
