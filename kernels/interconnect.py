@@ -115,9 +115,11 @@ class Interconnect(wiring.Component):
         The port PE ``i`` connects to.
     mem<c> : Out(memory_port_signature(...))
         Memory channel ``c``.
-    writes_pending : Out(1)
-        A write a PE has handed over has not reached its channel yet (a system is not done
-        before its writes are).
+    writes_pending : Out(max(1, write_buffers))
+        Bit ``k``: the ``k``-th buffer of the write trees holds a write a PE has handed over
+        and that has not reached its channel yet (a system is not done before its writes
+        are); one bit per buffer, so a system reduces them in a registered tree (a constant
+        0 where every channel is one PE's wires).
     """
 
     def __init__(self, *, pes, channels, addr_width, rd_beat, wr_beat, reads_in_flight):
@@ -134,7 +136,7 @@ class Interconnect(wiring.Component):
         port = memory_port_signature(addr_width, rd_beat, wr_beat)
         super().__init__({**{f"pe{i}": In(port) for i in range(pes)},
                           **{f"mem{c}": Out(port) for c in range(channels)},
-                          "writes_pending": Out(1)})
+                          "writes_pending": Out(max(1, self.write_buffers))})
 
     pes = property(lambda self: self._pes)
     channels = property(lambda self: self._channels)
@@ -143,6 +145,11 @@ class Interconnect(wiring.Component):
     wr_beat = property(lambda self: self._wr_beat)
     reads_in_flight = property(lambda self: self._reads_in_flight)
     groups = property(lambda self: channel_groups(self._pes, self._channels))
+
+    @property
+    def write_buffers(self):
+        """Buffers in the write trees of all channels: the bits of ``writes_pending``."""
+        return sum(_tree_buffers(len(group)) for group in self.groups if len(group) > 1)
 
     def route_depth(self, group):
         """Entries of a channel's queue of reads in flight: every read its PEs keep in flight."""
@@ -169,7 +176,7 @@ class Interconnect(wiring.Component):
                 continue
             self._reads(m, f"ch{c}", ports, channel, self.route_depth(group))
             pending += self._writes(m, f"ch{c}", ports, channel)
-        m.d.comb += self.writes_pending.eq(Cat(pending).any())
+        m.d.comb += self.writes_pending.eq(Cat(pending))
         return m
 
     def _reads(self, m, name, ports, channel, depth):
@@ -233,6 +240,15 @@ def _levels(count):
         count = -(-count // FAN_IN)
         levels += 1
     return levels
+
+
+def _tree_buffers(count):
+    """Buffers of a tree over ``count`` inputs: one per input and one per arbiter."""
+    buffers = count
+    while count > 1:
+        count = -(-count // FAN_IN)
+        buffers += count
+    return buffers
 
 
 def _forward(m, source, sink):
