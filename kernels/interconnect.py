@@ -17,8 +17,8 @@ it is longer than a PE's own (the PE only sees registered ``ready`` signals):
   PE through it;
 * the channel's read responses enter a two-entry buffer with the index of their PE, taken from
   a queue of the indices of the reads in flight (in request order, as deep as the reads the
-  group's PEs keep in flight together); a read request is only offered while that queue has
-  room.
+  group's PEs keep in flight together), and from it a register next to their PE; a read
+  request is only offered while that queue has room.
 
 Beats of one PE keep their order (every stage is first-in first-out); beats of different PEs of
 one channel interleave, and channels are independent of each other, so a PE's responses are in
@@ -27,7 +27,7 @@ its own request order while the system's are not in any global order.
 
 from dataclasses import dataclass
 
-from amaranth.hdl import Array, Cat, Const, Module
+from amaranth.hdl import Array, Cat, Const, Module, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.fifo import SyncFIFO
 from amaranth.lib.wiring import In, Out
@@ -156,11 +156,11 @@ class Interconnect(wiring.Component):
         return len(group) * self._reads_in_flight
 
     def latency(self, group):
-        """Cycles a request of a PE of ``group`` spends in the interconnect at least, and so
-        does its response (0 for a channel of one PE)."""
+        """Cycles the interconnect adds to a read of a PE of ``group`` at least: its request's
+        ``1 + log4 G`` and its response's 2 (0 for a channel of one PE)."""
         if len(group) == 1:
             return 0
-        return 1 + _levels(len(group))
+        return 1 + _levels(len(group)) + 2
 
     def elaborate(self, platform):
         m = Module()
@@ -202,13 +202,21 @@ class Interconnect(wiring.Component):
             rsp.w_data.eq(Cat(response.payload, route.r_data)),
             route.r_en.eq(response.valid & response.ready),
         ]
+        # A register per PE, so a PE sees flip-flops as it would a memory's port: the index's
+        # decoding and the fan-out to the group's PEs end at a register next to each PE.
         index = rsp.r_data[width:]
+        room = []
         for i, port in enumerate(ports):
-            m.d.comb += [
-                port.rd_rsp.valid.eq(rsp.r_rdy & (index == i)),
-                port.rd_rsp.payload.eq(rsp.r_data[:width]),
-            ]
-        m.d.comb += rsp.r_en.eq(Array(port.rd_rsp.ready for port in ports)[index])
+            valid = Signal(name=f"{name}_rsp{i}_valid")
+            data = Signal(width, name=f"{name}_rsp{i}_data")
+            free = ~valid | port.rd_rsp.ready
+            with m.If(rsp.r_rdy & (index == i) & free):
+                m.d.sync += [valid.eq(1), data.eq(rsp.r_data[:width])]
+            with m.Elif(port.rd_rsp.ready):
+                m.d.sync += valid.eq(0)
+            m.d.comb += [port.rd_rsp.valid.eq(valid), port.rd_rsp.payload.eq(data)]
+            room.append(free)
+        m.d.comb += rsp.r_en.eq(Array(room)[index])
 
     def _writes(self, m, name, ports, channel):
         """Connect the write tree; returns its buffers' "not empty" signals."""
