@@ -127,9 +127,10 @@ class PESystem(wiring.Component):
 
     @property
     def launch_cycles(self):
-        """Cycles the control adds to the last PE's run: from ``start`` until the last PE has
-        been started (``start_latency + P``), and at least ``done_latency``."""
-        return max(self.start_latency + len(self._pes), self.done_latency)
+        """Cycles the control adds to one PE's run when every PE runs as it would alone:
+        ``start_latency + P + done_latency`` (PE ``i`` starts ``start_latency + i + 1`` cycles
+        after ``start``)."""
+        return self.start_latency + len(self._pes) + self.done_latency
 
     def parameters(self):
         """Every parameter, as plain data (the PE's under ``pe``)."""
@@ -183,8 +184,8 @@ class PESystem(wiring.Component):
         m.d.sync += token.eq(Cat(accept, token[:-1]))
         for i, pe in enumerate(pes):
             m.d.comb += pe.ctrl.start.eq(token[self.start_latency + i])
-        # Until the token has left, the last PE has not started or the done tree still holds
-        # the previous run's state.
+        # Until the token has left, the last PE has not started or the done tree may still
+        # hold the previous run's state (it is done_latency < launch_cycles deep).
         launching = Signal()
         with m.If(accept):
             m.d.sync += launching.eq(1)

@@ -40,7 +40,8 @@ def test_the_control_adds_its_closed_form_cycles_to_one_pe(pes):
     alone = run_window_filter(WindowFilter("max", (3, 3), width=WIDTH, height=HEIGHT, unroll=2,
                                            buffer="line"), images[0], memory=MEMORY,
                               instrument=False, engine="pysim")
-    assert run.cycles == alone.figures.cycles + _added_cycles(pes, 0)
+    assert run.cycles == alone.figures.cycles + _added_cycles(pes, 0) == \
+        alone.figures.cycles + system.launch_cycles
     for image, out in zip(images, run.images):
         np.testing.assert_array_equal(out, ref.window_filter(image, np.ones((3, 3), bool), "max"))
 
