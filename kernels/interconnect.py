@@ -183,10 +183,11 @@ class Interconnect(wiring.Component):
         root = _tree(m, f"{name}_rd", [port.rd_req for port in ports])
         tag_bits = len(root.tag)
         m.submodules[f"{name}_route"] = route = SyncFIFO(width=max(1, tag_bits), depth=depth)
+        room, routed = _registered_flags(m, f"{name}_route", route)
         request = channel.rd_req
         m.d.comb += [
             # The route only fills when a request transfers: an offered request stays offered.
-            request.valid.eq(root.valid & route.w_rdy),
+            request.valid.eq(root.valid & room),
             request.payload.eq(root.payload),
             root.ready.eq(request.valid & request.ready),
             route.w_en.eq(request.valid & request.ready),
@@ -197,7 +198,7 @@ class Interconnect(wiring.Component):
         m.submodules[f"{name}_rsp"] = rsp = SyncFIFO(width=width + max(1, tag_bits), depth=2)
         response = channel.rd_rsp
         m.d.comb += [
-            response.ready.eq(rsp.w_rdy & route.r_rdy),
+            response.ready.eq(rsp.w_rdy & routed),
             rsp.w_en.eq(response.valid & response.ready),
             rsp.w_data.eq(Cat(response.payload, route.r_data)),
             route.r_en.eq(response.valid & response.ready),
@@ -257,6 +258,22 @@ def _tree_buffers(count):
         count = -(-count // FAN_IN)
         buffers += count
     return buffers
+
+
+def _registered_flags(m, name, fifo):
+    """``fifo``'s "not full" and "not empty" (its ``w_rdy`` and ``r_rdy``) as flip-flops, set
+    a cycle ahead from its level and this cycle's transfers: the channel's handshakes then
+    start at registers instead of comparisons of a deep queue's level. The caller raises
+    ``w_en`` only with "not full" and ``r_en`` only with "not empty"."""
+    room = Signal(name=f"{name}_room", init=1)
+    filled = Signal(name=f"{name}_filled")
+    push, pop = fifo.w_en, fifo.r_en
+    level, depth = fifo.level, fifo.depth
+    m.d.sync += [
+        room.eq(pop | (level < depth - 1) | ((level == depth - 1) & ~push)),
+        filled.eq(push | (level > 1) | ((level == 1) & ~pop)),
+    ]
+    return room, filled
 
 
 def _forward(m, source, sink):
