@@ -183,7 +183,8 @@ class Interconnect(wiring.Component):
         root = _tree(m, f"{name}_rd", [port.rd_req for port in ports])
         tag_bits = len(root.tag)
         m.submodules[f"{name}_route"] = route = SyncFIFO(width=max(1, tag_bits), depth=depth)
-        room, routed = _registered_flags(m, f"{name}_route", route)
+        room = _registered_room(m, f"{name}_route", route)
+        routed = _registered_filled(m, f"{name}_route", route)
         request = channel.rd_req
         m.d.comb += [
             # The route only fills when a request transfers: an offered request stays offered.
@@ -260,20 +261,23 @@ def _tree_buffers(count):
     return buffers
 
 
-def _registered_flags(m, name, fifo):
-    """``fifo``'s "not full" and "not empty" (its ``w_rdy`` and ``r_rdy``) as flip-flops, set
-    a cycle ahead from its level and this cycle's transfers: the channel's handshakes then
-    start at registers instead of comparisons of a deep queue's level. The caller raises
-    ``w_en`` only with "not full" and ``r_en`` only with "not empty"."""
+def _registered_room(m, name, fifo):
+    """``fifo``'s "not full" (its ``w_rdy``) as a flip-flop, set a cycle ahead from its level
+    and this cycle's transfers, so a handshake starts at a register instead of a comparison of
+    the level. The caller raises ``w_en`` only with it, ``r_en`` only with ``r_rdy``."""
     room = Signal(name=f"{name}_room", init=1)
-    filled = Signal(name=f"{name}_filled")
-    push, pop = fifo.w_en, fifo.r_en
     level, depth = fifo.level, fifo.depth
-    m.d.sync += [
-        room.eq(pop | (level < depth - 1) | ((level == depth - 1) & ~push)),
-        filled.eq(push | (level > 1) | ((level == 1) & ~pop)),
-    ]
-    return room, filled
+    m.d.sync += room.eq(fifo.r_en | (level < depth - 1) | ((level == depth - 1) & ~fifo.w_en))
+    return room
+
+
+def _registered_filled(m, name, fifo):
+    """``fifo``'s "not empty" (its ``r_rdy``) as a flip-flop, as :func:`_registered_room`; the
+    caller raises ``r_en`` only with it, ``w_en`` only with ``w_rdy``."""
+    filled = Signal(name=f"{name}_filled")
+    level = fifo.level
+    m.d.sync += filled.eq(fifo.w_en | (level > 1) | ((level == 1) & ~fifo.r_en))
+    return filled
 
 
 def _forward(m, source, sink):
@@ -298,7 +302,9 @@ def _tree(m, name, streams, tagged=True, buffers=None):
     heads = []
     for i, s in enumerate(streams):
         fifo, head = _buffer(m, f"{name}_in{i}", width, 0)
-        m.d.comb += [fifo.w_en.eq(s.valid), fifo.w_data.eq(s.payload), s.ready.eq(fifo.w_rdy)]
+        # The PE's ready is a flip-flop, as a memory's port may give it.
+        room = _registered_room(m, f"{name}_in{i}", fifo)
+        m.d.comb += [fifo.w_en.eq(s.valid & room), fifo.w_data.eq(s.payload), s.ready.eq(room)]
         heads.append(head)
     buffers += heads
     level = 0
