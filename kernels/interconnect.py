@@ -264,7 +264,8 @@ def _tree_buffers(count):
 def _registered_room(m, name, fifo):
     """``fifo``'s "not full" (its ``w_rdy``) as a flip-flop, set a cycle ahead from its level
     and this cycle's transfers, so a handshake starts at a register instead of a comparison of
-    the level. The caller raises ``w_en`` only with it, ``r_en`` only with ``r_rdy``."""
+    the level. The caller raises ``w_en`` only with it (``r_en`` may be high while the FIFO is
+    empty)."""
     room = Signal(name=f"{name}_room", init=1)
     level, depth = fifo.level, fifo.depth
     m.d.sync += room.eq(fifo.r_en | (level < depth - 1) | ((level == depth - 1) & ~fifo.w_en))
@@ -273,7 +274,7 @@ def _registered_room(m, name, fifo):
 
 def _registered_filled(m, name, fifo):
     """``fifo``'s "not empty" (its ``r_rdy``) as a flip-flop, as :func:`_registered_room`; the
-    caller raises ``r_en`` only with it, ``w_en`` only with ``w_rdy``."""
+    caller raises ``w_en`` only with ``w_rdy`` (``r_en`` may be high while it is empty)."""
     filled = Signal(name=f"{name}_filled")
     level = fifo.level
     m.d.sync += filled.eq(fifo.w_en | (level > 1) | ((level == 1) & ~fifo.r_en))
@@ -287,9 +288,11 @@ def _forward(m, source, sink):
 
 
 def _buffer(m, name, width, tag_bits):
-    """A two-entry first-in first-out buffer: full throughput, registered on both sides."""
+    """A two-entry first-in first-out buffer: full throughput, registered on both sides (its
+    head's ``valid`` a flip-flop, so an arbiter's requests are)."""
     m.submodules[name] = fifo = SyncFIFO(width=width + tag_bits, depth=2)
-    return fifo, _Head(fifo.r_rdy, fifo.r_en, fifo.r_data[:width], fifo.r_data[width:])
+    return fifo, _Head(_registered_filled(m, name, fifo), fifo.r_en, fifo.r_data[:width],
+                       fifo.r_data[width:])
 
 
 def _tree(m, name, streams, tagged=True, buffers=None):
