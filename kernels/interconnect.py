@@ -14,7 +14,8 @@ it is longer than a PE's own (the PE only sees registered ``ready`` signals):
   registered "not full");
 * a tree of round-robin arbiters, :data:`FAN_IN` inputs each, every one writing into a
   two-entry buffer, brings the requests to the channel; read requests carry the index of their
-  PE through it;
+  PE through it; every buffer's "not empty", an arbiter's request, is a flip-flop kept beside
+  the buffer's level, as are the PE's "not full" and the route queue's two flags;
 * the channel's read responses enter a two-entry buffer with the index of their PE, taken from
   a queue of the indices of the reads in flight (in request order, as deep as the reads the
   group's PEs keep in flight together), and from it a register next to their PE; a read
