@@ -15,11 +15,13 @@ port
 link
     CI x the link's bytes per cycle (the memory model's one budget for all channels).
 
-With ``--synth``, the bare system of P PEs is synthesized and placed and routed for the
-ULX3S-85F (one seed): LUT, FF, block RAM and Fmax per P (minutes per P; cached).
+With ``--synth``, the bare system of P PEs (512 x 512 frames) is synthesized and placed and
+routed for the ULX3S-85F (``--seeds``, default one): LUT, FF, block RAM and Fmax per P, its
+share of one bare PE's Fmax (synthesized the same way) and nextpnr's critical path (minutes
+per P, hours at 26 PEs; cached).
 
     python benchmarks/system_scaling.py [--unroll 8] [--width 256] [--height 24]
-                                        [--engine pysim] [--link both] [--synth]
+                                        [--engine pysim] [--link both] [--synth] [--seeds 1]
 """
 
 import argparse
@@ -68,10 +70,14 @@ def scaling_row(pes, link, args):
 
 
 def synth_row(pes, link, args):
-    system = window_system(pes, width=512, height=512, unroll=args.unroll, buffer=args.buffer,
-                           bytes_per_cycle=link)
-    found = synthesize(system, BOARD, name=f"scaling_x{pes}", seeds=1)
-    return {**found.resources(), "fmax_mhz": found.fmax_mhz}
+    """The bare system of ``pes`` PEs on 512 x 512 frames, synthesized and placed and routed
+    (``pes=None``: one bare PE alone)."""
+    params = dict(width=512, height=512, unroll=args.unroll, buffer=args.buffer)
+    design = WindowFilter("max", (3, 3), **params) if pes is None else \
+        window_system(pes, bytes_per_cycle=link, **params)
+    found = synthesize(design, BOARD, name=f"scaling_x{pes or 'pe'}", seeds=args.seeds)
+    return {**found.resources(), "fmax_mhz": found.fmax_mhz,
+            "critical_path": found.critical_path[0] if found.critical_path else "n/a"}
 
 
 def main(argv=None):
@@ -89,6 +95,8 @@ def main(argv=None):
                         help="the links to run: the ULX3S's, the unlimited one, or both")
     parser.add_argument("--synth", action="store_true",
                         help="also synthesize and place and route each system (ULX3S-85F)")
+    parser.add_argument("--seeds", type=int, default=1,
+                        help="place-and-route seeds per system with --synth (Fmax: median)")
     args = parser.parse_args(argv)
     board = resolve_board(BOARD)
     clock = args.clock or board.clock_mhz
@@ -98,6 +106,11 @@ def main(argv=None):
         links = dict([list(links.items())[args.link == "unlimited"]])
     sizes = [int(p) for p in args.pes.split(",")]
     worst = 0.0
+    pe_fmax = None
+    if args.synth:
+        pe_fmax = synth_row(None, None, args)["fmax_mhz"]
+        shown = "n/a" if pe_fmax is None else f"{pe_fmax:.1f} MHz"
+        print(f"one bare PE on {BOARD}: Fmax {shown} (median of {args.seeds} seeds)")
     for title, link in links.items():
         shown = "unlimited" if link is None else f"{link:.2f} B/cycle"
         print(f"line U{args.unroll}, {args.width} x {args.height} frames, link {title} "
@@ -105,7 +118,7 @@ def main(argv=None):
         header = (f"{'P':>3} {'channels':>8} {'ops/cycle':>10} {'model':>9} {'bound':>5} "
                   f"{'ratio':>6}")
         if args.synth:
-            header += f" {'LUT':>7} {'FF':>7} {'BRAM':>5} {'Fmax MHz':>8}"
+            header += f" {'LUT':>7} {'FF':>7} {'BRAM':>5} {'Fmax MHz':>8} {'of PE':>6}"
         print(header)
         for pes in sizes:
             row = scaling_row(pes, link, args)
@@ -115,7 +128,10 @@ def main(argv=None):
             if args.synth:
                 s = synth_row(pes, link, args)
                 fmax = "n/a" if s["fmax_mhz"] is None else f"{s['fmax_mhz']:.1f}"
-                line += f" {s['lut']:>7} {s['ff']:>7} {s['bram']:>5} {fmax:>8}"
+                share = "n/a" if s["fmax_mhz"] is None or pe_fmax is None else \
+                    f"{100 * s['fmax_mhz'] / pe_fmax:.1f}%"
+                line += f" {s['lut']:>7} {s['ff']:>7} {s['bram']:>5} {fmax:>8} {share:>6}"
+                line += f"\n    critical path: {s['critical_path']}"
             print(line, flush=True)
         print()
     print(f"largest departure from the model: {100 * worst:.1f}% (goal: within 5%)")

@@ -14,11 +14,12 @@ it is longer than a PE's own (the PE only sees registered ``ready`` signals):
   registered "not full");
 * a tree of round-robin arbiters, :data:`FAN_IN` inputs each, every one writing into a
   two-entry buffer, brings the requests to the channel; read requests carry the index of their
-  PE through it;
+  PE through it; every buffer's "not empty", an arbiter's request, is a flip-flop kept beside
+  the buffer's level, as are the PE's "not full" and the route queue's two flags;
 * the channel's read responses enter a two-entry buffer with the index of their PE, taken from
   a queue of the indices of the reads in flight (in request order, as deep as the reads the
-  group's PEs keep in flight together); a read request is only offered while that queue has
-  room.
+  group's PEs keep in flight together), and from it a register next to their PE; a read
+  request is only offered while that queue has room.
 
 Beats of one PE keep their order (every stage is first-in first-out); beats of different PEs of
 one channel interleave, and channels are independent of each other, so a PE's responses are in
@@ -27,7 +28,7 @@ its own request order while the system's are not in any global order.
 
 from dataclasses import dataclass
 
-from amaranth.hdl import Array, Cat, Const, Module
+from amaranth.hdl import Array, Cat, Const, Module, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.fifo import SyncFIFO
 from amaranth.lib.wiring import In, Out
@@ -115,9 +116,11 @@ class Interconnect(wiring.Component):
         The port PE ``i`` connects to.
     mem<c> : Out(memory_port_signature(...))
         Memory channel ``c``.
-    writes_pending : Out(1)
-        A write a PE has handed over has not reached its channel yet (a system is not done
-        before its writes are).
+    writes_pending : Out(max(1, write_buffers))
+        Bit ``k``: the ``k``-th buffer of the write trees holds a write a PE has handed over
+        and that has not reached its channel yet (a system is not done before its writes
+        are); one bit per buffer, so a system reduces them in a registered tree (a constant
+        0 where every channel is one PE's wires).
     """
 
     def __init__(self, *, pes, channels, addr_width, rd_beat, wr_beat, reads_in_flight):
@@ -134,7 +137,7 @@ class Interconnect(wiring.Component):
         port = memory_port_signature(addr_width, rd_beat, wr_beat)
         super().__init__({**{f"pe{i}": In(port) for i in range(pes)},
                           **{f"mem{c}": Out(port) for c in range(channels)},
-                          "writes_pending": Out(1)})
+                          "writes_pending": Out(max(1, self.write_buffers))})
 
     pes = property(lambda self: self._pes)
     channels = property(lambda self: self._channels)
@@ -144,16 +147,21 @@ class Interconnect(wiring.Component):
     reads_in_flight = property(lambda self: self._reads_in_flight)
     groups = property(lambda self: channel_groups(self._pes, self._channels))
 
+    @property
+    def write_buffers(self):
+        """Buffers in the write trees of all channels: the bits of ``writes_pending``."""
+        return sum(_tree_buffers(len(group)) for group in self.groups if len(group) > 1)
+
     def route_depth(self, group):
         """Entries of a channel's queue of reads in flight: every read its PEs keep in flight."""
         return len(group) * self._reads_in_flight
 
     def latency(self, group):
-        """Cycles a request of a PE of ``group`` spends in the interconnect at least, and so
-        does its response (0 for a channel of one PE)."""
+        """Cycles the interconnect adds to a read of a PE of ``group`` at least: its request's
+        ``1 + log4 G`` and its response's 2 (0 for a channel of one PE)."""
         if len(group) == 1:
             return 0
-        return 1 + _levels(len(group))
+        return 1 + _levels(len(group)) + 2
 
     def elaborate(self, platform):
         m = Module()
@@ -169,17 +177,19 @@ class Interconnect(wiring.Component):
                 continue
             self._reads(m, f"ch{c}", ports, channel, self.route_depth(group))
             pending += self._writes(m, f"ch{c}", ports, channel)
-        m.d.comb += self.writes_pending.eq(Cat(pending).any())
+        m.d.comb += self.writes_pending.eq(Cat(pending))
         return m
 
     def _reads(self, m, name, ports, channel, depth):
         root = _tree(m, f"{name}_rd", [port.rd_req for port in ports])
         tag_bits = len(root.tag)
         m.submodules[f"{name}_route"] = route = SyncFIFO(width=max(1, tag_bits), depth=depth)
+        room = _registered_room(m, f"{name}_route", route)
+        routed = _registered_filled(m, f"{name}_route", route)
         request = channel.rd_req
         m.d.comb += [
             # The route only fills when a request transfers: an offered request stays offered.
-            request.valid.eq(root.valid & route.w_rdy),
+            request.valid.eq(root.valid & room),
             request.payload.eq(root.payload),
             root.ready.eq(request.valid & request.ready),
             route.w_en.eq(request.valid & request.ready),
@@ -190,18 +200,26 @@ class Interconnect(wiring.Component):
         m.submodules[f"{name}_rsp"] = rsp = SyncFIFO(width=width + max(1, tag_bits), depth=2)
         response = channel.rd_rsp
         m.d.comb += [
-            response.ready.eq(rsp.w_rdy & route.r_rdy),
+            response.ready.eq(rsp.w_rdy & routed),
             rsp.w_en.eq(response.valid & response.ready),
             rsp.w_data.eq(Cat(response.payload, route.r_data)),
             route.r_en.eq(response.valid & response.ready),
         ]
+        # A register per PE, so a PE sees flip-flops as it would a memory's port: the index's
+        # decoding and the fan-out to the group's PEs end at a register next to each PE.
         index = rsp.r_data[width:]
+        room = []
         for i, port in enumerate(ports):
-            m.d.comb += [
-                port.rd_rsp.valid.eq(rsp.r_rdy & (index == i)),
-                port.rd_rsp.payload.eq(rsp.r_data[:width]),
-            ]
-        m.d.comb += rsp.r_en.eq(Array(port.rd_rsp.ready for port in ports)[index])
+            valid = Signal(name=f"{name}_rsp{i}_valid")
+            data = Signal(width, name=f"{name}_rsp{i}_data")
+            free = ~valid | port.rd_rsp.ready
+            with m.If(rsp.r_rdy & (index == i) & free):
+                m.d.sync += [valid.eq(1), data.eq(rsp.r_data[:width])]
+            with m.Elif(port.rd_rsp.ready):
+                m.d.sync += valid.eq(0)
+            m.d.comb += [port.rd_rsp.valid.eq(valid), port.rd_rsp.payload.eq(data)]
+            room.append(free)
+        m.d.comb += rsp.r_en.eq(Array(room)[index])
 
     def _writes(self, m, name, ports, channel):
         """Connect the write tree; returns its buffers' "not empty" signals."""
@@ -235,6 +253,35 @@ def _levels(count):
     return levels
 
 
+def _tree_buffers(count):
+    """Buffers of a tree over ``count`` inputs: one per input and one per arbiter."""
+    buffers = count
+    while count > 1:
+        count = -(-count // FAN_IN)
+        buffers += count
+    return buffers
+
+
+def _registered_room(m, name, fifo):
+    """``fifo``'s "not full" (its ``w_rdy``) as a flip-flop, set a cycle ahead from its level
+    and this cycle's transfers, so a handshake starts at a register instead of a comparison of
+    the level. The caller raises ``w_en`` only with it (``r_en`` may be high while the FIFO is
+    empty)."""
+    room = Signal(name=f"{name}_room", init=1)
+    level, depth = fifo.level, fifo.depth
+    m.d.sync += room.eq(fifo.r_en | (level < depth - 1) | ((level == depth - 1) & ~fifo.w_en))
+    return room
+
+
+def _registered_filled(m, name, fifo):
+    """``fifo``'s "not empty" (its ``r_rdy``) as a flip-flop, as :func:`_registered_room`; the
+    caller raises ``w_en`` only with ``w_rdy`` (``r_en`` may be high while it is empty)."""
+    filled = Signal(name=f"{name}_filled")
+    level = fifo.level
+    m.d.sync += filled.eq(fifo.w_en | (level > 1) | ((level == 1) & ~fifo.r_en))
+    return filled
+
+
 def _forward(m, source, sink):
     """Connect stream ``source`` to stream ``sink`` by wires."""
     m.d.comb += [sink.valid.eq(source.valid), sink.payload.eq(source.payload),
@@ -242,9 +289,11 @@ def _forward(m, source, sink):
 
 
 def _buffer(m, name, width, tag_bits):
-    """A two-entry first-in first-out buffer: full throughput, registered on both sides."""
+    """A two-entry first-in first-out buffer: full throughput, registered on both sides (its
+    head's ``valid`` a flip-flop, so an arbiter's requests are)."""
     m.submodules[name] = fifo = SyncFIFO(width=width + tag_bits, depth=2)
-    return fifo, _Head(fifo.r_rdy, fifo.r_en, fifo.r_data[:width], fifo.r_data[width:])
+    return fifo, _Head(_registered_filled(m, name, fifo), fifo.r_en, fifo.r_data[:width],
+                       fifo.r_data[width:])
 
 
 def _tree(m, name, streams, tagged=True, buffers=None):
@@ -257,7 +306,9 @@ def _tree(m, name, streams, tagged=True, buffers=None):
     heads = []
     for i, s in enumerate(streams):
         fifo, head = _buffer(m, f"{name}_in{i}", width, 0)
-        m.d.comb += [fifo.w_en.eq(s.valid), fifo.w_data.eq(s.payload), s.ready.eq(fifo.w_rdy)]
+        # The PE's ready is a flip-flop, as a memory's port may give it.
+        room = _registered_room(m, f"{name}_in{i}", fifo)
+        m.d.comb += [fifo.w_en.eq(s.valid & room), fifo.w_data.eq(s.payload), s.ready.eq(room)]
         heads.append(head)
     buffers += heads
     level = 0

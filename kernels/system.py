@@ -13,6 +13,14 @@ a PE and a system's channels alike:
     steps the parameters instead of one multiplier per PE); ``done`` pulses once the last PE
     has finished and the interconnect has handed every write to its channel (the memory has
     accepted them all).
+
+    Nothing the control drives reaches more than :data:`FAN_OUT` PEs from one register, and
+    nothing it gathers from the PEs passes more than :data:`FAN_OUT` bits per register, so
+    the control's paths are no longer than a PE's at any P: every PE's ``start`` is a bit of
+    a shift register, the parameters reach the PEs through a tree of registers
+    (:attr:`PESystem.start_latency` cycles: 0 up to 8 PEs, 1 up to 64), and ``done`` is a
+    registered tree of ANDs (:attr:`PESystem.done_latency` cycles after the last PE and the
+    last write, ``ceil(log8(P + write buffers))``).
 ``mem<c>``
     Memory channel ``c``: the PEs the interconnect groups onto it share its beat per cycle each
     way; responses come back in the channel's request order.
@@ -26,8 +34,12 @@ from .interconnect import ChannelPort, Interconnect, channels_for, memory_port_s
 from .pe import ControlSignature
 from .window import WindowFilter
 
-__all__ = ["PESystem", "beat_bytes", "frame_elements", "system_addr_width", "window_system",
-           "window_system_of", "window_system_pe"]
+__all__ = ["FAN_OUT", "PESystem", "beat_bytes", "frame_elements", "system_addr_width",
+           "window_system", "window_system_of", "window_system_pe"]
+
+#: PEs (or registers) one register of the system's control drives at most, and bits one
+#: register of its ``done`` tree gathers at most: a few logic levels and short nets.
+FAN_OUT = 8
 
 
 class PESystem(wiring.Component):
@@ -102,9 +114,23 @@ class PESystem(wiring.Component):
         return sum(pe.max_outstanding_reads for pe in self._pes)
 
     @property
+    def start_latency(self):
+        """Cycles the control's register tree adds before PE 0 starts (0 up to FAN_OUT PEs,
+        1 up to FAN_OUT squared, ...)."""
+        return _fan_out_levels(len(self._pes))
+
+    @property
+    def done_latency(self):
+        """Cycles from the cycle the last PE is done and the last write has left the
+        interconnect (what ``done`` waited for before it was registered) to ``done``."""
+        return _and_levels(len(self._pes) + self._interconnect.write_buffers)
+
+    @property
     def launch_cycles(self):
-        """Cycles from ``start`` until the last PE has been started."""
-        return len(self._pes)
+        """Cycles the control adds to one PE's run when every PE runs as it would alone:
+        ``start_latency + P + done_latency`` (PE ``i`` starts ``start_latency + i + 1`` cycles
+        after ``start``)."""
+        return self.start_latency + len(self._pes) + self.done_latency
 
     def parameters(self):
         """Every parameter, as plain data (the PE's under ``pe``)."""
@@ -130,7 +156,8 @@ class PESystem(wiring.Component):
         return m
 
     def _launch(self, m):
-        """Start PE i in the i-th cycle after ``start`` with the parameters stepped i times."""
+        """Start PE i ``start_latency + i`` cycles after ``start`` with the parameters stepped i
+        times; pulse ``done`` ``done_latency`` cycles after the last PE and write are done."""
         pes, n = self._pes, len(self._pes)
         names = [name for name in self.signature.members["ctrl"].signature.params
                  if name != "frame_stride"]
@@ -138,33 +165,98 @@ class PESystem(wiring.Component):
                   for name in names}
         stride = Signal.like(self.ctrl.frame_stride, name="launch_stride")
         busy = Signal()
-        launching = Signal()
-        index = Signal(range(n))
-        finished = Signal(n)
-        dones = Cat(pe.ctrl.done for pe in pes)
-        for i, pe in enumerate(pes):
-            m.d.comb += pe.ctrl.start.eq(launching & (index == i))
-            for name in names:
-                m.d.comb += getattr(pe.ctrl, name).eq(values[name])
-        m.d.comb += [
-            self.ctrl.busy.eq(busy),
-            # Done once every PE is, and its last writes have left the interconnect.
-            self.ctrl.done.eq(busy & ~launching & (finished | dones).all() &
-                              ~self._interconnect.writes_pending),
-        ]
-        with m.If(self.ctrl.start & ~busy):
-            m.d.sync += [busy.eq(1), launching.eq(1), index.eq(0), finished.eq(0),
-                         stride.eq(self.ctrl.frame_stride)]
+        accept = Signal()
+        m.d.comb += accept.eq(self.ctrl.start & ~busy)
+        with m.If(accept):
+            m.d.sync += [busy.eq(1), stride.eq(self.ctrl.frame_stride)]
             m.d.sync += [values[name].eq(getattr(self.ctrl, name)) for name in names]
         with m.Else():
+            # One shared adder steps the parameters; each PE takes them as it starts.
+            m.d.sync += [values[name].eq(values[name] + stride) for name in names]
+
+        # The parameters reach the PEs through a tree of registers, ``start_latency`` deep, and
+        # a token walks a shift register alongside, one bit per PE: every PE's ``start`` is a
+        # register of its own, and no register drives more than FAN_OUT PEs.
+        for name in names:
+            for pe, value in zip(pes, _fan_out(m, f"launch_{name}", values[name], n)):
+                m.d.comb += getattr(pe.ctrl, name).eq(value)
+        token = Signal(self.launch_cycles, name="launch_token")
+        m.d.sync += token.eq(Cat(accept, token[:-1]))
+        for i, pe in enumerate(pes):
+            m.d.comb += pe.ctrl.start.eq(token[self.start_latency + i])
+        # Until the token has left, the last PE has not started or the done tree may still
+        # hold the previous run's state (it is done_latency < launch_cycles deep).
+        launching = Signal()
+        with m.If(accept):
+            m.d.sync += launching.eq(1)
+        with m.Elif(token[-1]):
+            m.d.sync += launching.eq(0)
+
+        # Done once every PE is and its last writes have left the interconnect: a registered
+        # tree of ANDs over every PE's finished flag and every write buffer's "empty".
+        finished = Signal(n)
+        dones = Cat(pe.ctrl.done for pe in pes)
+        with m.If(accept):
+            m.d.sync += finished.eq(0)
+        with m.Else():
             m.d.sync += finished.eq(finished | dones)
-            with m.If(launching):
-                m.d.sync += [values[name].eq(values[name] + stride) for name in names]
-                m.d.sync += index.eq(index + 1)
-                with m.If(index == n - 1):
-                    m.d.sync += launching.eq(0)
-            with m.If(self.ctrl.done):
-                m.d.sync += busy.eq(0)
+        quiet = [*(finished | dones)]
+        if self._interconnect.write_buffers:
+            quiet += [*~self._interconnect.writes_pending]
+        settled = _all_of(m, "done_tree", quiet)
+        m.d.comb += [
+            self.ctrl.busy.eq(busy),
+            self.ctrl.done.eq(busy & ~launching & settled),
+        ]
+        with m.If(self.ctrl.done):
+            m.d.sync += busy.eq(0)
+
+
+def _fan_out_levels(count):
+    """Register levels between a value and ``count`` consumers, FAN_OUT per register."""
+    levels = 0
+    while FAN_OUT ** (levels + 1) < count:
+        levels += 1
+    return levels
+
+
+def _fan_out(m, name, value, count):
+    """``count`` copies of ``value``, each :func:`_fan_out_levels` registers behind it, a
+    register every FAN_OUT consumers (the value itself drives up to FAN_OUT)."""
+    levels = _fan_out_levels(count)
+    sources = [value]
+    for level in range(levels):
+        width = -(-count // FAN_OUT ** (levels - level))
+        registers = [Signal.like(value, name=f"{name}_l{level}_{k}") for k in range(width)]
+        m.d.sync += [r.eq(sources[k // FAN_OUT]) for k, r in enumerate(registers)]
+        sources = registers
+    return [sources[i // FAN_OUT] if levels else value for i in range(count)]
+
+
+def _and_levels(count):
+    """Register levels of a tree of FAN_OUT-input ANDs over ``count`` bits."""
+    levels = 0
+    while count > 1:
+        count = -(-count // FAN_OUT)
+        levels += 1
+    return levels
+
+
+def _all_of(m, name, bits):
+    """The AND of ``bits``, :func:`_and_levels` registers late: FAN_OUT bits per register."""
+    bits = list(bits)
+    level = 0
+    while len(bits) > 1:
+        bits = [_register(m, f"{name}_l{level}_{k // FAN_OUT}", Cat(bits[k:k + FAN_OUT]).all())
+                for k in range(0, len(bits), FAN_OUT)]
+        level += 1
+    return bits[0]
+
+
+def _register(m, name, value):
+    register = Signal(name=name)
+    m.d.sync += register.eq(value)
+    return register
 
 
 def frame_elements(width, height, size=(3, 3)):

@@ -32,6 +32,7 @@ from ..boards import cost_table
 from ..catalog import resolve_board
 from ..kernels import Interconnect, PESystem
 from ..kernels.interconnect import channel_groups
+from ..kernels.system import FAN_OUT
 from .estimate import count_primitives, estimate, lut_groups, price, rom_luts, uncalibrated_luts
 
 __all__ = ["FACTORS_PATH", "EXACT_CONTROL_PES", "Shell", "estimate_interconnect",
@@ -169,7 +170,7 @@ def estimate_overhead(system, board, *, instrument=None):
 
 
 #: Above this many PEs, the system's control is extrapolated (see :func:`estimate_rest`).
-EXACT_CONTROL_PES = 16
+EXACT_CONTROL_PES = 24
 
 
 def estimate_rest(pe, pes, channels, board):
@@ -194,9 +195,11 @@ def estimate_rest(pe, pes, channels, board):
 def _control(pe, pes, board):
     if pes <= EXACT_CONTROL_PES:
         return _control_of(pe, pes, board)
-    low = _control_of(pe, EXACT_CONTROL_PES // 2, board)
+    # Two sizes a FAN_OUT apart, both with the control's register trees (above FAN_OUT PEs),
+    # which grow by a register per FAN_OUT PEs.
+    low = _control_of(pe, EXACT_CONTROL_PES - FAN_OUT, board)
     high = _control_of(pe, EXACT_CONTROL_PES, board)
-    step = EXACT_CONTROL_PES - EXACT_CONTROL_PES // 2
+    step = FAN_OUT
     return {r: max(0, round(high[r] + (high[r] - low[r]) * (pes - EXACT_CONTROL_PES) / step))
             for r in _RESOURCES}
 
