@@ -35,7 +35,7 @@ from hwgen.versions import tool_versions
 
 BOARDS = ("icebreaker", "ulx3s-85f", "arty-a7-100t")
 #: (unroll, PEs, channels) of the interconnects measured.
-CONFIGS = ((1, 2, 1), (1, 4, 1), (1, 4, 2), (1, 8, 2), (1, 16, 4), (2, 8, 2), (4, 4, 1),
+CONFIGS = ((1, 2, 1), (1, 4, 1), (1, 4, 2), (1, 8, 2), (1, 9, 3), (1, 16, 4), (2, 8, 2), (4, 4, 1),
            (8, 2, 1), (8, 4, 1), (8, 8, 2), (8, 16, 4))
 
 

@@ -11,7 +11,7 @@ import pytest
 import hwgen.roofline.cluster as cluster_module
 import hwgen.roofline.sweep as sweep
 from hwgen.cli.main import main
-from hwgen.errors import HwgenError, ParameterError
+from hwgen.errors import ParameterError
 from hwgen.roofline.cluster import Cluster, WorkerMismatch, check_scheduler, expected_versions
 from hwgen.roofline.sweep import DesignPoint, measure
 

@@ -4,7 +4,7 @@ the design's signals in the testbench and a model of the port's documented timin
 import json
 
 import pytest
-from amaranth.hdl import Cat, Elaboratable, Module, Mux, Signal
+from amaranth.hdl import Elaboratable, Module, Mux, Signal
 from amaranth.sim import Simulator
 
 from hwgen.instrument import HMM, THREAD_STATES, HMMLayout, probe

@@ -5,7 +5,7 @@ import math
 import pytest
 
 from hwgen.boards import get_board
-from hwgen.errors import HwgenError, ParameterError
+from hwgen.errors import ParameterError
 from hwgen.roofline.frame_scaling import FrameFigures
 from hwgen.roofline.model import (Roofline, RooflinePoint, SystemCheck, bounding_link, bytes_per_cycle,
                             scalability)

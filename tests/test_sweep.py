@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import hwgen.roofline.sweep as sweep
-from hwgen.errors import HwgenError, ParameterError
+from hwgen.errors import ParameterError
 from hwgen.roofline.sweep import DesignPoint, design_grid, measure
 from hwgen.versions import hash_sources, source_hash, source_roots, tool_versions
 
