@@ -161,7 +161,7 @@ class Interconnect(wiring.Component):
         ``1 + log4 G`` and its response's 2 (0 for a channel of one PE)."""
         if len(group) == 1:
             return 0
-        return 1 + _levels(len(group)) + 2
+        return 1 + tree_levels(len(group), FAN_IN) + 2
 
     def elaborate(self, platform):
         m = Module()
@@ -244,11 +244,11 @@ class _Head:
     tag: object
 
 
-def _levels(count):
-    """Arbiter levels of a tree over ``count`` inputs."""
+def tree_levels(count, arity):
+    """Levels of a tree of ``arity``-input nodes over ``count`` leaves."""
     levels = 0
     while count > 1:
-        count = -(-count // FAN_IN)
+        count = -(-count // arity)
         levels += 1
     return levels
 

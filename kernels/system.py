@@ -30,7 +30,8 @@ from amaranth.hdl import Cat, Module, Signal, unsigned
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from .interconnect import ChannelPort, Interconnect, channels_for, memory_port_signature
+from .interconnect import (ChannelPort, Interconnect, channels_for, memory_port_signature,
+                           tree_levels)
 from .pe import ControlSignature
 from .window import WindowFilter
 
@@ -123,7 +124,7 @@ class PESystem(wiring.Component):
     def done_latency(self):
         """Cycles from the cycle the last PE is done and the last write has left the
         interconnect (what ``done`` waited for before it was registered) to ``done``."""
-        return _and_levels(len(self._pes) + self._interconnect.write_buffers)
+        return tree_levels(len(self._pes) + self._interconnect.write_buffers, FAN_OUT)
 
     @property
     def launch_cycles(self):
@@ -233,17 +234,9 @@ def _fan_out(m, name, value, count):
     return [sources[i // FAN_OUT] if levels else value for i in range(count)]
 
 
-def _and_levels(count):
-    """Register levels of a tree of FAN_OUT-input ANDs over ``count`` bits."""
-    levels = 0
-    while count > 1:
-        count = -(-count // FAN_OUT)
-        levels += 1
-    return levels
-
-
 def _all_of(m, name, bits):
-    """The AND of ``bits``, :func:`_and_levels` registers late: FAN_OUT bits per register."""
+    """The AND of ``bits``, ``tree_levels(len(bits), FAN_OUT)`` registers late: FAN_OUT bits
+    per register."""
     bits = list(bits)
     level = 0
     while len(bits) > 1:
