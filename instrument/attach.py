@@ -69,7 +69,7 @@ class Instrumented(wiring.Component):
     -------
     <the design's members>
         The design's own interface objects.
-    hmm : In(PortSignature(layout.addr_bits, word_bits))
+    hmm : In(PortSignature(layout.addr_bits, word_bits, layout.read_latency_cycles))
         The HMM's control and readout port.
     """
 
@@ -88,7 +88,8 @@ class Instrumented(wiring.Component):
         self._elaborated = self._assemble(platform)
         self._layout = self._elaborated[1].layout
         self._view = self._elaborated[2]
-        super().__init__({**members, "hmm": In(PortSignature(self._layout.addr_bits, word_bits))})
+        super().__init__({**members, "hmm": In(PortSignature(
+            self._layout.addr_bits, word_bits, self._layout.read_latency_cycles))})
         # The design's ports are this component's ports: nothing sits between them.
         for name in members:
             setattr(self, name, getattr(design, name))

@@ -21,7 +21,7 @@ command changes it.
 
 from dataclasses import dataclass
 
-from amaranth.hdl import Array, Cat, Const, Module, Signal, Value
+from amaranth.hdl import Cat, Const, Module, Signal, Value
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In
 
@@ -50,7 +50,8 @@ def _pow2(n):
 @dataclass
 class _Region:
     """A read-only region of the address map: ``entries`` of ``stride`` words each, read from a
-    part's ``rdata`` at its ``raddr`` (or, without a part, from the snapshot register)."""
+    part's ``rdata`` at its ``raddr`` (or, without a part, a flat region of words: the snapshot
+    register or the registers)."""
     entries: int
     stride: int
     part: object = None
@@ -59,6 +60,37 @@ class _Region:
     @property
     def size(self):
         return _pow2(self.entries) * self.stride
+
+    @property
+    def size_bits(self):
+        """Address bits inside the region."""
+        return self.size.bit_length() - 1
+
+    @property
+    def word_bits(self):
+        """Address bits that pick a word in what the region's source gives at once."""
+        return self.size_bits if self.part is None else self.stride.bit_length() - 1
+
+    @property
+    def blocks(self):
+        """Readout blocks: one register per ``2 ** _BLOCK_SELECT_BITS`` words of its source."""
+        return 1 << max(0, self.word_bits - _BLOCK_SELECT_BITS)
+
+
+#: Words one readout block chooses from (an 8:1 multiplexer: one ECP5 slice pair, one LUT6).
+_BLOCK_SELECT_BITS = 3
+#: Blocks ORed into one register of the readout tree (one LUT4 per bit).
+_OR_FAN_IN = 4
+
+
+def _read_latency(blocks):
+    """Cycles from a read strobe to its word, for a readout of ``blocks`` blocks: the address and
+    the block selects are registered, then each block's word, then the OR tree's levels."""
+    levels = 1
+    while blocks > _OR_FAN_IN:
+        blocks = -(-blocks // _OR_FAN_IN)
+        levels += 1
+    return 2 + levels
 
 
 class _Builder:
@@ -182,7 +214,7 @@ class HMM(wiring.Component):
 
     Members
     -------
-    port : In(PortSignature(layout.addr_bits, word_bits))
+    port : In(PortSignature(layout.addr_bits, word_bits, layout.read_latency_cycles))
         Control and readout, see :mod:`hwgen.instrument.port`.
     """
 
@@ -206,7 +238,8 @@ class HMM(wiring.Component):
         self._snapshotted = [snapshot == "all" or name in traced for name, _, _ in b.fields]
         self._layout, self._regions, self._consumed_base = self._place(
             b, word_bits, {**(details or {}), "snapshot": snapshot})
-        super().__init__({"port": In(PortSignature(self._layout.addr_bits, word_bits))})
+        super().__init__({"port": In(PortSignature(self._layout.addr_bits, word_bits,
+                                                   self._layout.read_latency_cycles))})
 
     @property
     def layout(self):
@@ -236,7 +269,8 @@ class HMM(wiring.Component):
         # Registers first (control at 0), then regions aligned to their power-of-two sizes so
         # the read decoder compares high address bits only.
         consumed_base = len(REGISTERS)
-        cursor = _pow2(consumed_base + len(traces))
+        registers = _Region(consumed_base + len(traces), 1)
+        cursor = registers.size
         for region in sorted([snapshot, *tables, *traces], key=lambda r: -r.size):
             region.base = -(-cursor // region.size) * region.size
             cursor = region.base + region.size
@@ -258,14 +292,15 @@ class HMM(wiring.Component):
                 events, tuple(payload_fields), consumed_base + k, f"{name}.written",
                 f"{name}.dropped", labels, period))
         details.setdefault("counter_bits", b.counter_bits)
+        blocks = sum(region.blocks for region in (registers, snapshot, *tables, *traces))
         layout = HMMLayout(word_bits, addr_bits, snapshot.base, tuple(fields), table_layouts,
-                           tuple(trace_layouts), tuple(b.groups), details)
-        return layout, (snapshot, tables, traces), consumed_base
+                           tuple(trace_layouts), tuple(b.groups), details, _read_latency(blocks))
+        return layout, (registers, snapshot, tables, traces), consumed_base
 
     def elaborate(self, platform):
         m = Module()
         b = self._builder
-        snapshot_region, tables, traces = self._regions
+        register_region, snapshot_region, tables, traces = self._regions
 
         # The design values the parts watch, registered at every edge; links between parts.
         _sample(m, b.samples)
@@ -283,8 +318,14 @@ class HMM(wiring.Component):
             REGISTERS["layout_id"]: Const(self._layout.layout_id, self._layout.word_bits),
             **{self._consumed_base + k: register for k, register in enumerate(control.consumed)},
         }
-        _readout(m, fan_out, self.port, registers, snapshot_region, control.snapshot,
-                 (*tables, *traces))
+        word_bits = self._layout.word_bits
+        register_words = Cat(*(Cat(registers[a], Const(0, word_bits - len(registers[a])))
+                               if a in registers else Const(0, word_bits)
+                               for a in range(register_region.size)))
+        _readout(m, fan_out, self.port, [(register_region, register_words),
+                                         (snapshot_region, control.snapshot),
+                                         *((region, region.part.rdata.as_value())
+                                           for region in (*tables, *traces))])
 
         # Amaranth's simulator runs one process per fragment and domain, and visits every process
         # in every delta cycle: the parts' clocked logic joins this fragment's (the netlist is the
@@ -413,53 +454,64 @@ def _control(m, fan_out, port, parts, traces, consumed_base, values, snapshotted
     return _Control(status, snapshot, consumed)
 
 
-def _readout(m, fan_out, port, registers, snapshot_region, snapshot, regions):
-    """Answer the host's reads: ``registers`` (``{address: value}``), the snapshot and the
-    ``regions`` of the tables and traces, ``READ_LATENCY_CYCLES`` after the read strobe.
+def _readout(m, fan_out, port, sources):
+    """Answer the host's reads from ``sources``, ``[(region, data)]`` (``data``: the words the
+    region's part gives at once, or all of a flat region's words), the port's ``read_latency``
+    cycles after the read strobe.
 
-    Three registered steps, so no wide multiplexer shares a cycle with another: the address is
-    registered with the strobe (tables and traces read their RAM at the same edge, addressed
-    from ``fan_out``); each block of up to 8 words of a region then registers its word at that
-    address; then the word of the addressed block is registered on ``rdata``.
+    A pipeline in which no path crosses more than a multiplexer or an OR of a few inputs: the
+    address is registered with the strobe and with one select bit per block of up to 8 words,
+    decoded from the address (tables and traces read their RAM at the same edge, addressed from
+    ``fan_out``); each block then registers its word at that address when selected, else 0; then
+    an OR tree of registers, ``_OR_FAN_IN`` blocks per register, ends on ``rdata``.
     """
     word_bits = len(port.rdata)
-    for region in regions:
-        low = region.stride.bit_length() - 1
-        high = low + (region.entries - 1).bit_length()
-        fan_out.d.comb += region.part.raddr.eq(port.addr[low:high] if high > low else 0)
     read_addr = Signal(len(port.addr))
-    read_pending = Signal()
-    word_pending = Signal()
-    m.d.sync += [read_addr.eq(port.addr), read_pending.eq(port.read),
-                 word_pending.eq(read_pending), port.rvalid.eq(word_pending)]
-
-    register_word = Signal(word_bits, name="registers")
-    with m.Switch(read_addr):
-        for address, value in registers.items():
-            with m.Case(address):
-                m.d.sync += register_word.eq(value)
-        with m.Default():
-            m.d.sync += register_word.eq(0)
-    # Each region's words in blocks of at most 8, one register per block.
-    block_words, blocks = 8, []    # blocks: (register, condition on read_addr)
-    for region in (snapshot_region, *regions):
-        size_bits = region.size.bit_length() - 1
-        low = size_bits if region is snapshot_region else region.stride.bit_length() - 1
-        data = snapshot if region.part is None else region.part.rdata.as_value()
-        words = Cat(data, Const(0, region.stride * word_bits))
-        in_region = read_addr[size_bits:] == region.base >> size_bits
-        select = min(low, block_words.bit_length() - 1)
-        for k in range(1 << (low - select)):
+    m.d.sync += read_addr.eq(port.addr)
+    # Each source's words in blocks of at most 2 ** _BLOCK_SELECT_BITS, one register per block.
+    blocks = []
+    for region, data in sources:
+        if region.part is not None:
+            high = region.word_bits + (region.entries - 1).bit_length()
+            fan_out.d.comb += region.part.raddr.eq(
+                port.addr[region.word_bits:high] if high > region.word_bits else 0)
+        low = region.word_bits
+        words = Cat(data, Const(0, (1 << low) * word_bits))
+        select = min(low, _BLOCK_SELECT_BITS)
+        for k in range(region.blocks):
+            chosen = Signal(name=f"read_select{len(blocks)}")
+            in_block = port.addr[region.size_bits:] == region.base >> region.size_bits
+            if low > select:
+                in_block &= port.addr[select:low] == k
+            m.d.sync += chosen.eq(in_block)
             block = words[k * (word_bits << select):(k + 1) * (word_bits << select)]
             register = Signal(word_bits, name=f"read_block{len(blocks)}")
-            m.d.sync += register.eq(block.word_select(read_addr[:select], word_bits)
-                                    if select else block[:word_bits])
-            blocks.append((register, in_region & (read_addr[select:low] == k)
-                           if low > select else in_region))
-    hit = Signal(range(len(blocks) + 1))    # the block read_addr falls in; last: none
-    m.d.sync += hit.eq(len(blocks))
-    for k, (_, condition) in enumerate(blocks):
-        with m.If(condition):
-            m.d.sync += hit.eq(k)
-    with m.If(word_pending):
-        m.d.sync += port.rdata.eq(Array([*(r for r, _ in blocks), register_word])[hit])
+            with m.If(chosen):
+                m.d.sync += register.eq(block.word_select(read_addr[:select], word_bits)
+                                        if select else block[:word_bits])
+            with m.Else():
+                m.d.sync += register.eq(0)
+            blocks.append(register)
+    level = blocks
+    while len(level) > _OR_FAN_IN:
+        groups = [level[k:k + _OR_FAN_IN] for k in range(0, len(level), _OR_FAN_IN)]
+        level = []
+        for group in groups:
+            register = Signal(word_bits, name=f"read_or{len(level)}")
+            m.d.sync += register.eq(_any_of(group))
+            level.append(register)
+    latency = port.signature.read_latency
+    assert latency == _read_latency(len(blocks))
+    # reads[k]: a read strobe k + 1 cycles ago.
+    reads = Signal(latency - 1)
+    m.d.sync += [reads.eq(Cat(port.read, reads[:-1])), port.rvalid.eq(reads[-1])]
+    with m.If(reads[-1]):
+        m.d.sync += port.rdata.eq(_any_of(level))
+
+
+def _any_of(words):
+    """The bitwise OR of ``words``."""
+    result = words[0]
+    for word in words[1:]:
+        result = result | word
+    return result

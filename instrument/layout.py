@@ -23,7 +23,8 @@ COMMANDS = {"clear": 1, "run": 2, "freeze": 4, "snapshot": 8}
 STATUS_BITS = {"running": 0, "busy": 1}
 #: Fixed register addresses.
 REGISTERS = {"control": 0, "layout_id": 1}
-#: Cycles from a read request to its data.
+#: The fewest cycles from a read request to its data (an HMM's port may take more: its layout's
+#: ``read_latency_cycles``).
 READ_LATENCY_CYCLES = 3
 
 
@@ -211,6 +212,8 @@ class HMMLayout:
     groups : tuple of Group
     details : dict
         Parameters worth recording (counter bits, stream and FSM sources, ...).
+    read_latency_cycles : int
+        Cycles from a read strobe on the port to its word.
     """
     word_bits: int
     addr_bits: int
@@ -220,6 +223,7 @@ class HMMLayout:
     traces: tuple
     groups: tuple
     details: dict = field(default_factory=dict, compare=False, hash=False)
+    read_latency_cycles: int = READ_LATENCY_CYCLES
 
     @property
     def snapshot_bits(self):
@@ -271,7 +275,7 @@ class HMMLayout:
         return {
             "word_bits": self.word_bits,
             "addr_bits": self.addr_bits,
-            "read_latency_cycles": READ_LATENCY_CYCLES,
+            "read_latency_cycles": self.read_latency_cycles,
             "registers": REGISTERS,
             "commands": COMMANDS,
             "status_bits": STATUS_BITS,
@@ -298,7 +302,7 @@ class HMMLayout:
             tables=tuple(TableLayout.from_json(t) for t in obj["tables"]),
             traces=tuple(TraceLayout.from_json(t) for t in obj["traces"]),
             groups=tuple(Group.from_json(g) for g in obj["groups"]),
-            details=obj.get("details", {}))
+            details=obj.get("details", {}), read_latency_cycles=obj["read_latency_cycles"])
         if layout.layout_id != obj["layout_id"]:
             raise ValueError("the layout's layout_id does not match its contents")
         return layout

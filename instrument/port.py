@@ -8,15 +8,18 @@ a soft CPU) or by a testbench:
 signal     direction  meaning
 =========  =========  =====================================================================
 addr       in         word address (``addr_bits`` wide)
-read       in         read strobe: ``rdata`` answers ``READ_LATENCY_CYCLES`` (3) cycles later
+read       in         read strobe: ``rdata`` answers ``read_latency`` cycles later
 write      in         write strobe: ``wdata`` is written to ``addr`` at this edge
 wdata      in         ``word_bits`` of data to write
 rdata      out        the word read
-rvalid     out        ``rdata`` holds the answer to the read of three cycles earlier
+rvalid     out        ``rdata`` holds the answer to the read of ``read_latency`` cycles earlier
 =========  =========  =====================================================================
 
 Reads may be issued back to back, one per cycle; answers come in order. Reads and writes may not
-share a cycle.
+share a cycle. The read latency is a property of the port (``PortSignature.read_latency``, and
+``read_latency_cycles`` in the layout): at least ``READ_LATENCY_CYCLES`` (3), one more for each
+register stage the readout's multiplexer tree needs (an HMM with many blocks of words to choose
+from). Hosts read it from there; a host that follows ``rvalid`` needs nothing else.
 
 **Registers.** Address 0 is the control register: writing it executes the commands whose bits are
 set (:data:`~hwgen.instrument.layout.COMMANDS`), reading it returns the status
@@ -52,12 +55,14 @@ snapshot's ``written`` index, and writing ``written`` to ``consumed`` (indices c
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from .layout import READ_LATENCY_CYCLES
+
 __all__ = ["PortSignature", "PROTOCOL"]
 
 #: The protocol in a paragraph, for manifests (the module documentation has it all).
 PROTOCOL = (
-    "Word-addressed register port. Read: drive addr and pulse read; rdata holds the word three "
-    "cycles later, with rvalid. Write: drive addr and wdata and pulse write. Address 0 written: "
+    "Word-addressed register port. Read: drive addr and pulse read; rdata holds the word "
+    "read_latency_cycles (the layout's) cycles later, with rvalid. Write: drive addr and wdata and pulse write. Address 0 written: "
     "commands, bit 0 clear, bit 1 run, bit 2 freeze, bit 3 snapshot; read: status, bit 0 running, "
     "bit 1 busy. Address 1: layout id (CRC-32 of the layout). After a command, read the status "
     "until busy is 0. Scalar values are read from the snapshot region (taken by the snapshot "
@@ -76,15 +81,23 @@ class PortSignature(wiring.Signature):
         Width of word addresses.
     word_bits : int
         Width of a word, at least 8.
+    read_latency : int
+        Cycles from a read strobe to its word on ``rdata`` (with ``rvalid``), at least
+        ``READ_LATENCY_CYCLES``.
     """
 
-    def __init__(self, addr_bits, word_bits=32):
+    def __init__(self, addr_bits, word_bits=32, read_latency=READ_LATENCY_CYCLES):
         if isinstance(addr_bits, bool) or not isinstance(addr_bits, int) or addr_bits < 1:
             raise ValueError(f"addr_bits must be a positive integer, not {addr_bits!r}")
         if isinstance(word_bits, bool) or not isinstance(word_bits, int) or word_bits < 8:
             raise ValueError(f"word_bits must be an integer of at least 8, not {word_bits!r}")
+        if (isinstance(read_latency, bool) or not isinstance(read_latency, int)
+                or read_latency < READ_LATENCY_CYCLES):
+            raise ValueError(f"read_latency must be an integer of at least {READ_LATENCY_CYCLES}, "
+                             f"not {read_latency!r}")
         self._addr_bits = addr_bits
         self._word_bits = word_bits
+        self._read_latency = read_latency
         super().__init__({
             "addr": Out(addr_bits),
             "read": Out(1),
@@ -96,10 +109,12 @@ class PortSignature(wiring.Signature):
 
     addr_bits = property(lambda self: self._addr_bits)
     word_bits = property(lambda self: self._word_bits)
+    read_latency = property(lambda self: self._read_latency)
 
     def __eq__(self, other):
         return (type(other) is type(self) and other._addr_bits == self._addr_bits
-                and other._word_bits == self._word_bits)
+                and other._word_bits == self._word_bits
+                and other._read_latency == self._read_latency)
 
     def __repr__(self):
-        return f"PortSignature({self._addr_bits}, {self._word_bits})"
+        return f"PortSignature({self._addr_bits}, {self._word_bits}, {self._read_latency})"

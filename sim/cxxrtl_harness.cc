@@ -437,6 +437,10 @@ struct HostPort {
 
 enum { OP_NONE = 0, OP_WAIT = 1, OP_WRITE = 2, OP_READ = 3, OP_POLL = 4 };
 
+// Cycles a read may wait for its word before the host gives up: far more than the latency any
+// HMM's port declares (its layout's read_latency_cycles).
+static const size_t MAX_READ_LATENCY = 64;
+
 // One bus operation of a host, or a wait.
 struct Slot {
 	int op = OP_NONE;
@@ -447,7 +451,6 @@ struct Slot {
 	uint64_t waited = 0;
 	uint64_t addr = 0, data = 0;         // OP_WRITE
 	std::vector<uint64_t> addrs, words;  // OP_READ
-	unsigned latency = 0;                // OP_READ
 	size_t step = 0;                     // OP_READ: cycles done
 	bool finished = false;
 
@@ -461,7 +464,10 @@ struct Slot {
 		} else if (op == OP_READ) {
 			step = 0;
 			words.clear();
-			drive_read();
+			if (addrs.empty())
+				finished = true;    // as the Python host: reading nothing takes no cycle
+			else
+				drive_read();
 		} else if (op == OP_WAIT && remaining == 0) {
 			finished = true;
 		}
@@ -493,19 +499,20 @@ struct Slot {
 			finished = true;
 			break;
 		case OP_READ:
-			if (step >= latency - 1) {
-				if (!port->rvalid.bit()) {
-					char text[80];
-					snprintf(text, sizeof text, "the HMM did not answer the read of %#llx",
-					         (unsigned long long)addrs[words.size()]);
-					error.code = ERR_HMM;
-					error.message = text;
-					return false;
-				}
+			// The port answers in order, with rvalid, its read latency after each read (the
+			// latency the layout declares, which the Python host waits).
+			if (port->rvalid.bit())
 				words.push_back(port->rdata.get());
-			}
 			step++;
-			if (step == addrs.size() + latency - 1) {
+			if (words.size() < addrs.size() && step >= addrs.size() + MAX_READ_LATENCY) {
+				char text[80];
+				snprintf(text, sizeof text, "the HMM did not answer the read of %#llx",
+				         (unsigned long long)addrs[words.size()]);
+				error.code = ERR_HMM;
+				error.message = text;
+				return false;
+			}
+			if (words.size() == addrs.size()) {
 				port->read.set(0);
 				finished = true;
 			} else {
@@ -528,7 +535,6 @@ struct Slot {
 enum { REG_CONTROL = 0, REG_LAYOUT_ID = 1 };
 enum { CMD_FREEZE = 4, CMD_SNAPSHOT = 8 };
 enum { STATUS_RUNNING = 0, STATUS_BUSY = 1 };
-static const unsigned READ_LATENCY = 3;
 static const uint64_t NEVER = ~0ull;
 
 // Bits `offset .. offset + bits` (up to 64) of little-endian words of `word_bits` bits.
@@ -590,7 +596,6 @@ struct HmmHost {
 		slot.op = OP_READ;
 		slot.port = &ports[port];
 		slot.addrs = std::move(addrs);
-		slot.latency = READ_LATENCY;
 		slot.begin();
 		state = next;
 	}
@@ -657,6 +662,19 @@ struct HmmHost {
 	// Go on after the slot's operation finished (or at the start): issue the next operation, or
 	// finish. False when the HMM or the job failed the host.
 	bool resume(HostPort *ports, bool job_finished, Error &error) {
+		do {
+			// An operation that takes no cycle (a read of no word) finished as it began.
+			if (slot.finished) {
+				slot.finished = false;
+				slot.op = OP_NONE;
+			}
+			if (!advance(ports, job_finished, error))
+				return false;
+		} while (slot.finished);
+		return true;
+	}
+
+	bool advance(HostPort *ports, bool job_finished, Error &error) {
 		std::vector<uint64_t> words = std::move(slot.words);
 		slot.words.clear();
 		for (;;) {
@@ -712,7 +730,7 @@ struct HmmHost {
 				return true;
 			case COMMAND_STATUS:
 				if (words[0] >> STATUS_BUSY & 1) {
-					command_waited += READ_LATENCY;
+					command_waited += slot.step;    // the status read's latency
 					if (command_waited > command_limit) {
 						std::string names = command_bits & CMD_FREEZE ? "freeze + snapshot"
 						                                              : "snapshot";
@@ -966,14 +984,14 @@ struct Simulation {
 		}
 		// An output the design computes from its registers holds the value of before the edge:
 		// evaluate once more where such an output is read right after the edge, as a
-		// testbench's `ctx.get()` after a tick reads it: in the cycles of a read burst that take
-		// a word, unless the port's rdata and rvalid are registers themselves (the commit made
-		// them current; the model is built so that they are, see hwgen/sim/compiled.py).
+		// testbench's `ctx.get()` after a tick reads it: in the cycles of a read burst (the host
+		// looks at rvalid in each), unless the port's rdata and rvalid are registers themselves
+		// (the commit made them current; the model is built so that they are, see
+		// hwgen/sim/compiled.py).
 		bool reading = vcd_file != nullptr;
 		for (auto &hmm : hmms) {
 			const HostPort &port = host_ports[hmm.port];
-			reading |= hmm.slot.op == OP_READ && hmm.slot.step + 1 >= hmm.slot.latency &&
-			           !(port.rdata.registered && port.rvalid.registered);
+			reading |= hmm.slot.op == OP_READ && !(port.rdata.registered && port.rvalid.registered);
 		}
 		if (reading) {
 			top.step();

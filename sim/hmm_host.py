@@ -15,7 +15,7 @@ HMM the same way, in the same cycles.
 
 import numpy as np
 
-from ..instrument import COMMANDS, READ_LATENCY_CYCLES, REGISTERS, STATUS_BITS
+from ..instrument import COMMANDS, REGISTERS, STATUS_BITS
 from ..instrument.layout import Field
 
 from .readout import HMMReadout
@@ -117,7 +117,16 @@ def not_finished(waited, max_cycles):
 
 
 class PortBus:
-    """How a host reaches an HMM port: the bus cycles :class:`HMMHost` is made of."""
+    """How a host reaches an HMM port: the bus cycles :class:`HMMHost` is made of.
+
+    Attributes
+    ----------
+    read_latency : int
+        Cycles from a read strobe to its word (the port's ``read_latency``): what one read of the
+        status costs a host that waits for a command.
+    """
+
+    read_latency = None
 
     async def write(self, addr, value):
         """Drive ``addr``, ``wdata`` and ``write`` for one cycle."""
@@ -149,6 +158,7 @@ class SimulatorBus(PortBus):
     def __init__(self, ctx, port):
         self._ctx = ctx
         self._port = port
+        self.read_latency = port.signature.read_latency
 
     async def write(self, addr, value):
         ctx, port = self._ctx, self._port
@@ -162,12 +172,14 @@ class SimulatorBus(PortBus):
         ctx, port = self._ctx, self._port
         addrs = list(addrs)
         words = []
-        for cycle in range(len(addrs) + READ_LATENCY_CYCLES - 1):
+        if not addrs:
+            return words
+        for cycle in range(len(addrs) + self.read_latency - 1):
             if cycle < len(addrs):
                 ctx.set(port.addr, addrs[cycle])
             ctx.set(port.read, cycle < len(addrs))
             await ctx.tick()
-            if cycle >= READ_LATENCY_CYCLES - 1:
+            if cycle >= self.read_latency - 1:
                 if not ctx.get(port.rvalid):
                     raise HMMError(f"the HMM did not answer the read of {addrs[len(words)]:#x}")
                 words.append(ctx.get(port.rdata))
@@ -227,7 +239,7 @@ class HMMHost:
         await self.write(REGISTERS["control"], bits)
         waited = 0
         while (await self.status())["busy"]:
-            waited += READ_LATENCY_CYCLES
+            waited += self._bus.read_latency
             if waited > self._command_limit_cycles:
                 raise HMMError(f"the HMM was still busy {waited} cycles after the command "
                                f"{' + '.join(names)} (it ends within "

@@ -347,23 +347,31 @@ def test_trace_counts_every_record(tmp_path, mode):
 
 # --- the HMM: its port, snapshot and freeze -----------------------------------------------------
 
-@pytest.mark.parametrize("snapshot,command", [("all", ("snapshot",)),
-                                              ("all", ("freeze", "snapshot")),
-                                              ("traces", ("freeze",))])
-def test_hmm_values_describe_one_cycle(tmp_path, snapshot, command):
-    """Through the port of an HMM counting cycles, an event and a sum (10-bit counts: a low part
-    of 8 bits, so the sum lags and is snapshotted an edge later): every read is answered three
-    cycles later, none lost; and once a command (a snapshot, or a freeze) written in cycle T has
-    taken effect, every value read describes cycles 0 .. T, as counted here."""
-    from hwgen.instrument import COMMANDS, HMM, READ_LATENCY_CYCLES
+@pytest.mark.parametrize("snapshot,command,events,latency", [
+    ("all", ("snapshot",), 1, 3),
+    ("all", ("freeze", "snapshot"), 1, 3),
+    ("traces", ("freeze",), 1, 3),
+    # 12 counts of the event: a snapshot of 20 words in 4 readout blocks (5 with the registers),
+    # one more register level in the readout's OR tree.
+    ("all", ("freeze", "snapshot"), 12, 4),
+])
+def test_hmm_values_describe_one_cycle(tmp_path, snapshot, command, events, latency):
+    """Through the port of an HMM counting cycles, an event (``events`` times) and a sum (10-bit
+    counts: a low part of 8 bits, so the sum lags and is snapshotted an edge later): every read
+    is answered the port's read latency later, none lost; and once a command (a snapshot, or a
+    freeze) written in cycle T has taken effect, every value read describes cycles 0 .. T, as
+    counted here."""
+    from hwgen.instrument import COMMANDS, HMM
     from hwgen.instrument.probe import Accumulate, Count
 
     m = Module()
     event, valid, amount = Signal(), Signal(), Signal(2)
-    hmm = HMM([Count("events", event), Accumulate("sum", (amount, valid))], counter_bits=10,
-              word_bits=8, snapshot=snapshot)
+    names = ["events"] if events == 1 else [f"events{k}" for k in range(events)]
+    hmm = HMM([*(Count(name, event) for name in names), Accumulate("sum", (amount, valid))],
+              counter_bits=10, word_bits=8, snapshot=snapshot)
     m.submodules.hmm = hmm
     port, layout = hmm.port, hmm.layout
+    assert layout.read_latency_cycles == port.signature.read_latency == latency
     bits = 10
 
     # The host: reads and writes never share a cycle; one command, at most, written to control.
@@ -373,8 +381,8 @@ def test_hmm_values_describe_one_cycle(tmp_path, snapshot, command):
                  Assume(~port.write | ((port.addr == 0) & (port.wdata == word) & ~commanded))]
     m.d.sync += commanded.eq(commanded | port.write)
 
-    # Every read answered READ_LATENCY_CYCLES later, and only reads.
-    m.d.comb += Assert(port.rvalid == delayed(m, port.read, READ_LATENCY_CYCLES, "asked"))
+    # Every read answered the port's read latency later, and only reads.
+    m.d.comb += Assert(port.rvalid == delayed(m, port.read, latency, "asked"))
 
     # The counts of cycles 0 .. t, and their value in the cycle after the command.
     counts = {"cycles": Signal(bits + 1, name="ref_cycles"),
@@ -384,11 +392,12 @@ def test_hmm_values_describe_one_cycle(tmp_path, snapshot, command):
                  counts["events"].eq(counts["events"] + event),
                  counts["sum"].eq(counts["sum"] + Mux(valid, amount, 0))]
     expected = Signal(layout.snapshot_words * layout.word_bits)
-    assert [field.name for field in layout.fields] == list(counts)
+    assert [field.name for field in layout.fields] == ["cycles", *names, "sum"]
     assert all(field.overflow for field in layout.fields)      # stays 0: no count saturates
     wrote = delayed(m, port.write, 1, "wrote")
     with m.If(wrote):
-        m.d.sync += expected.eq(Cat(*(Cat(counts[f.name][:f.bits], 0) for f in layout.fields)))
+        m.d.sync += expected.eq(Cat(*(Cat(counts[f.name.rstrip("0123456789")][:f.bits], 0)
+                                      for f in layout.fields)))
     since = Signal(range(8))        # cycles since the command, up to 7
     with m.If(commanded & (since != 7)):
         m.d.sync += since.eq(since + 1)
@@ -398,8 +407,8 @@ def test_hmm_values_describe_one_cycle(tmp_path, snapshot, command):
     base = layout.snapshot_base
     checked = port.read & commanded & (since >= 3) & (port.addr >= base) \
         & (port.addr < base + layout.snapshot_words)
-    check = delayed(m, checked, READ_LATENCY_CYCLES, "check")
-    offset = delayed(m, (port.addr - base)[:len(port.addr)], READ_LATENCY_CYCLES, "offset")
+    check = delayed(m, checked, latency, "check")
+    offset = delayed(m, (port.addr - base)[:len(port.addr)], latency, "offset")
     m.d.comb += [Assert(~(check & port.rvalid)
                         | (port.rdata == expected.word_select(offset, layout.word_bits))),
                  Cover(check & (offset == layout.snapshot_words - 1))]

@@ -278,7 +278,7 @@ def test_stop_trace_drained_while_running_loses_only_counted_drops(drain_every):
         records, state["dropped"] = await host.drain(trace)
         drained.extend(records)
 
-    samples, hmm = simulate(program, trace_depth=64 if drain_every == 3 else 8)
+    samples, hmm = simulate(program, trace_depth=128 if drain_every == 3 else 8)
     observed = observed_records(samples, Timeline(5).counted(0, state["cycle"]), "t")
     drained_correctly(drained, observed, state["dropped"])
     if drain_every == 40:

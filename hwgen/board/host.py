@@ -149,9 +149,10 @@ class SerialBus(PortBus):
     so waits cost nothing here.
     """
 
-    def __init__(self, host, word_bytes):
+    def __init__(self, host, word_bytes, read_latency):
         self._host = host
         self._word_bytes = word_bytes
+        self.read_latency = read_latency
 
     async def write(self, addr, value):
         self._host.write_hmm(addr, value, self._word_bytes)
@@ -220,7 +221,7 @@ def run_job(host, layout, *, load, params, read_back, element_bytes, timeout_sec
                          f"{identity.memory_elements}: the board holds another bitstream")
     step("load the input")
     host.write_memory(first, values, element_bytes)
-    hmm = HMMHost(SerialBus(host, identity.word_bytes), None, layout)
+    hmm = HMMHost(SerialBus(host, identity.word_bytes, layout.read_latency_cycles), None, layout)
     try:
         _run(hmm.check_layout())
         _run(hmm.command("clear", "run"))
