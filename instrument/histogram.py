@@ -11,8 +11,8 @@ from amaranth.lib.wiring import In, Out
 from .saturating import build_count, count_layout
 from .state_profiler import build_count_table, count_table_bits
 
-__all__ = ["Histogram", "build_histogram", "check_histogram", "histogram_labels",
-           "histogram_members"]
+__all__ = ["Histogram", "beyond_bins", "build_histogram", "check_histogram",
+           "histogram_labels", "histogram_members"]
 
 
 def _positive_int(name, value):
@@ -36,7 +36,15 @@ def histogram_labels(bins, bin_width):
     return names + [f">={bins * w}"]
 
 
-def build_histogram(m, h, *, value, sample, bins, bin_width):
+def beyond_bins(value, bins, bin_width):
+    """Whether ``value`` falls in the overflow bin."""
+    high = value[bin_width.bit_length() - 1:]
+    # With a power of two of bins a sample is in range when its bits above the bin number's are
+    # zero: a reduction, where Yosys builds a comparison as a carry chain.
+    return high[bins.bit_length() - 1:].any() if bins & (bins - 1) == 0 else high >= bins
+
+
+def build_histogram(m, h, *, value, sample, bins, bin_width, beyond=None):
     """Histogram logic driving the members of ``h`` (``clear``, ``raddr``, ``rdata``, ``busy``,
     ``count``, ``sum``, ``min``, ``max``, as :class:`Histogram` has them).
 
@@ -49,12 +57,15 @@ def build_histogram(m, h, *, value, sample, bins, bin_width):
     sample : Value
         ``value`` is a sample to count in this cycle.
     bins, bin_width : int
+    beyond : Value or None
+        ``beyond_bins(value, bins, bin_width)``, when the caller has it in a register (computed
+        a cycle ahead, so the reduction of the sample's high bits does not sit in front of the
+        table's address).
     """
     high = value[bin_width.bit_length() - 1:]
-    # With a power of two of bins a sample is in range when its bits above the bin number's are
-    # zero: a reduction, where Yosys builds a comparison as a carry chain.
-    in_range = ~high[bins.bit_length() - 1:].any() if bins & (bins - 1) == 0 else high < bins
-    build_count_table(m, index=Mux(in_range, high, bins), count=sample, clear=h.clear,
+    if beyond is None:
+        beyond = beyond_bins(value, bins, bin_width)
+    build_count_table(m, index=Mux(beyond, bins, high), count=sample, clear=h.clear,
                       raddr=h.raddr, rdata=h.rdata, busy=h.busy, depth=bins + 1,
                       bits=len(h.count.count))
     build_count(m, h.count, sample, clear=h.clear)

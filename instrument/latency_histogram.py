@@ -5,7 +5,8 @@ is known in the cycle it arrives and goes straight into a histogram
 (:func:`~hwgen.instrument.histogram.build_histogram`). The oldest timestamp's age waits in a register
 and the queue always fetches the timestamp after it into a register (block RAM through its
 synchronous read port; distributed RAM reads the next two from registered addresses and
-registers both), so a new age is a difference of two registers. The queue holds ``depth`` timestamps; when more
+registers both), so a new age is a difference of two registers (both differences, chosen
+after the subtraction, with distributed RAM). The queue holds ``depth`` timestamps; when more
 requests are outstanding, the newest go untracked (counted, not queued) until their responses have
 arrived, so every measured latency is exact and the unmeasured responses are counted exactly.
 Tracking goes on while the HMM is frozen or cleared: only samples and counts stop.
@@ -18,7 +19,8 @@ from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from .histogram import build_histogram, check_histogram, histogram_labels, histogram_members
+from .histogram import (beyond_bins, build_histogram, check_histogram, histogram_labels,
+                        histogram_members)
 from .saturating import build_count, count_layout
 from .state_profiler import DISTRIBUTED_ENTRIES, count_table_bits
 
@@ -147,13 +149,15 @@ class LatencyHistogram(wiring.Component):
                 fetched.append(word)
             popped = Signal()
             m.d.sync += popped.eq(pop)
-            next_request = Mux(popped, fetched[1], fetched[0])
+            # Both ages are subtracted from registers, and the registered `pop` chooses between
+            # the differences: it does not fan out into the carry chain.
+            next_age = Mux(popped, ahead - fetched[1], ahead - fetched[0])
         else:
             # Block RAM registers its address: the read port is transparent to the request
             # written at the same edge.
             rd = queue.read_port(domain="sync", transparent_for=(wr,))
             m.d.comb += rd.addr.eq(Mux(pop, head_plus[1], head_plus[0])[slot])
-            next_request = rd.data
+            next_age = ahead - rd.data
         with m.If(pop):
             m.d.sync += [head_plus[0].eq(head_plus[1]),
                          head_plus[1].eq((head_plus[1] + 1)[slot])]
@@ -175,7 +179,7 @@ class LatencyHistogram(wiring.Component):
         with m.If(level == pop):       # no tracked request left after this cycle
             m.d.sync += age.eq(1)
         with m.Elif(pop):
-            m.d.sync += age.eq(ahead - next_request)
+            m.d.sync += age.eq(next_age)
         with m.Else():
             m.d.sync += age.eq(age + 1)
 
@@ -183,9 +187,13 @@ class LatencyHistogram(wiring.Component):
         # logic that decides whether a response pops the queue does not share a cycle with the
         # counts.
         latency, measured = Signal.like(age, name="latency"), Signal(name="measured")
-        m.d.sync += [latency.eq(age), measured.eq(self.enable & pop & ~self.clear)]
+        # Whether the latency is beyond the bins, registered with it: the bin is chosen by one
+        # multiplexer in front of the table's address.
+        beyond = Signal(name="beyond")
+        m.d.sync += [latency.eq(age), measured.eq(self.enable & pop & ~self.clear),
+                     beyond.eq(beyond_bins(age, self._bins, self._bin_width))]
         build_histogram(m, self, value=latency, sample=measured, bins=self._bins,
-                        bin_width=self._bin_width)
+                        bin_width=self._bin_width, beyond=beyond)
         # The waiting cycles and the untracked responses are counted a cycle later too, from
         # registers, in step with the histogram.
         waiting, missed = Signal(name="waiting"), Signal(name="missed")
