@@ -25,7 +25,8 @@ RAM of a trace's records alone, without the HMM, for comparison.
     python benchmarks/probe_cost.py [--boards ulx3s-85f,arty-a7-100t] [--markdown] [-q]
 
 With ``--goals DIR`` it prints instead every preset's figures on one line-buffered PE (U8 and U1,
-bare, ``minimal``, ``default``, ``full``) and the HMM's cost goals on the ULX3S-85F beside what
+bare, ``minimal``, ``default``, ``full``) with the critical path of each one's median seed, and the
+HMM's cost goals on the ULX3S-85F beside what
 the JSON files in ``DIR`` measured, each written by the command the table names (``hwgen overhead``,
 median Fmax of 3 seeds, for one PE; ``hwgen synth --no-fmax`` bare and instrumented for the
 systems, whose Fmax goal waits for their new interconnect):
@@ -299,6 +300,25 @@ def preset_rows(directory):
     return rows, missing
 
 
+def _first(path):
+    return path[0] if path else "n/a"
+
+
+def critical_paths(directory):
+    """``[(design, preset, path)]``: the critical path nextpnr reported for the median seed of
+    each preset measured (the bare PE's first per design), ``"n/a"`` where it reported none."""
+    paths = []
+    for design, unroll, preset in PRESET_RUNS:
+        path = directory / f"pe-u{unroll}-{preset}.json"
+        if not path.exists():
+            continue
+        report = json.loads(path.read_text())
+        if not any(d == design for d, _, _ in paths):
+            paths.append((design, "none (bare)", _first(report["bare"].get("critical_path"))))
+        paths.append((design, preset, _first(report["with_hmm"].get("critical_path"))))
+    return paths
+
+
 def _measured(directory, stem, command):
     """``{figure: (bare, with HMM)}`` from the goal's JSON files, or None if one is missing."""
     path = directory / f"{stem}.json"
@@ -358,6 +378,11 @@ def print_goals(directory, markdown):
     presets, missing_presets = preset_rows(directory)
     _print_rows(["design", "--probes", "LUT", "FF", "Fmax (MHz), median of the seeds"], presets,
                 markdown)
+    paths = critical_paths(directory)
+    if paths:
+        print("\nCritical path of the median seed:")
+        for design, preset, path in paths:
+            print(f"{'- ' if markdown else '  '}{design}, {preset}: {path}")
     print()
     rows, missing = goal_rows(directory)
     _print_rows(["design", "preset", "figure", "bare", "with HMM", "change", "goal", ""], rows,

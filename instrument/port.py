@@ -62,8 +62,8 @@ __all__ = ["PortSignature", "PROTOCOL"]
 #: The protocol in a paragraph, for manifests (the module documentation has it all).
 PROTOCOL = (
     "Word-addressed register port. Read: drive addr and pulse read; rdata holds the word "
-    "read_latency_cycles (the layout's) cycles later, with rvalid. Write: drive addr and wdata and pulse write. Address 0 written: "
-    "commands, bit 0 clear, bit 1 run, bit 2 freeze, bit 3 snapshot; read: status, bit 0 running, "
+    "read_latency_cycles (the layout's) cycles later, with rvalid. Write: drive addr and wdata "
+    "and pulse write. Address 0 written: commands, bit 0 clear, bit 1 run, bit 2 freeze, bit 3 snapshot; read: status, bit 0 running, "
     "bit 1 busy. Address 1: layout id (CRC-32 of the layout). After a command, read the status "
     "until busy is 0. Scalar values are read from the snapshot region (taken by the snapshot "
     "command), tables while frozen, trace records at any time; a stop-mode trace is drained by "

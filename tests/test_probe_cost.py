@@ -117,3 +117,22 @@ def test_preset_table_gives_each_preset_beside_the_bare_pe(tmp_path):
     assert [r[1:] for r in rows if r[0] == "dilation line U1 PE"] == [
         [preset, "n/a", "n/a", "n/a"] for preset in ("minimal", "default", "full")]
     assert len(missing) == 5 and all("--seeds 3" in command for command in missing)
+
+
+def test_critical_paths_name_the_median_seeds_path_of_each_measured_preset(tmp_path):
+    import json
+    from probe_cost import critical_paths
+
+    def run(path):
+        return {"lut": 1, "ff": 1, "fmax_mhz": 100.0, "fmax_seeds_mhz": [100.0],
+                "critical_path": [path, "net"] if path else None}
+
+    (tmp_path / "pe-u1-default.json").write_text(json.dumps(
+        {"bare": run("a.Q -> b.DI (5.00 ns, 2 nets)"), "with_hmm": run(None)}))
+    (tmp_path / "pe-u1-minimal.json").write_text(json.dumps(
+        {"bare": run("a.Q -> b.DI (5.00 ns, 2 nets)"),
+         "with_hmm": run("c.Q -> d.CE (5.50 ns, 3 nets)")}))
+    assert critical_paths(tmp_path) == [
+        ("dilation line U1 PE", "none (bare)", "a.Q -> b.DI (5.00 ns, 2 nets)"),
+        ("dilation line U1 PE", "minimal", "c.Q -> d.CE (5.50 ns, 3 nets)"),
+        ("dilation line U1 PE", "default", "n/a")]
