@@ -26,10 +26,10 @@ RAM of a trace's records alone, without the HMM, for comparison.
 
 With ``--goals DIR`` it prints instead every preset's figures on one line-buffered PE (U8 and U1,
 bare, ``minimal``, ``default``, ``full``) with the critical path of each one's median seed, and the
-HMM's cost goals on the ULX3S-85F beside what
-the JSON files in ``DIR`` measured, each written by the command the table names (``hwgen overhead``,
-median Fmax of 3 seeds, for one PE; ``hwgen synth --no-fmax`` bare and instrumented for the
-systems, whose Fmax goal waits for their new interconnect):
+HMM's cost goals on the ULX3S-85F beside what the JSON files in ``DIR`` measured, each written by
+the command the table names (``hwgen overhead``, median Fmax of 3 seeds, for one PE; ``hwgen synth
+--no-fmax`` bare and instrumented for the systems, whose Fmax goal waits for their new
+interconnect):
 
     python benchmarks/probe_cost.py --goals DIR [--markdown]
 """
