@@ -225,6 +225,7 @@ class Bridge(wiring.Component):
                 m.next = "SEND"
 
             with m.State("HMM_DATA"):
+                # The word comes with rvalid, after the port's read latency, whatever it is.
                 with m.If(self.hmm.rvalid):
                     m.d.sync += [word.eq(self.hmm.rdata), word_left.eq(word_bytes)]
                     m.next = "SEND"

@@ -146,7 +146,9 @@ class SerialBus(PortBus):
     """An HMM's port reached through a bridge: the bus of :class:`hwgen.sim.HMMHost`.
 
     A serial round trip takes far longer than the few cycles a host waits after a command,
-    so waits cost nothing here.
+    so waits cost nothing here. ``read_latency`` is the HMM port's (its layout's
+    ``read_latency_cycles``): the bridge waits for ``rvalid`` itself, and a host that waits for
+    a command counts that many cycles per status read.
     """
 
     def __init__(self, host, word_bytes, read_latency):
