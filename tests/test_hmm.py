@@ -404,6 +404,21 @@ def test_layout_round_trips_and_a_wrong_manifest_is_refused():
         simulate(program)
 
 
+def test_the_read_latency_follows_the_readout_blocks_and_every_host_reads_it():
+    """The registers, the snapshot's words by 8, one block per table and trace: up to 4 blocks
+    are read in 3 cycles, each level of 4 more in one cycle more; the port, the layout and its
+    manifest say so (the host of every test here reads the toy HMM's 4-cycle port)."""
+    from hwgen.instrument import PortSignature
+    stimulus = Stimulus()
+    small = HMM([probe.Count("a", stimulus.a)])
+    toy = HMM(toy_probes(stimulus))         # registers, 2 snapshot blocks, 2 tables, 4 traces
+    assert (small.layout.read_latency_cycles, toy.layout.read_latency_cycles) == (3, 4)
+    assert toy.port.signature.read_latency == 4
+    assert toy.layout.to_json()["read_latency_cycles"] == 4
+    with pytest.raises(ValueError, match="read_latency must be an integer of at least 3"):
+        PortSignature(4, 32, 2)
+
+
 def test_tables_cannot_be_read_while_running():
     async def program(host, now, ctx):
         await host.read_table(host.layout.table("p"))
