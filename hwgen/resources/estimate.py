@@ -24,10 +24,16 @@ What the counting folds the way Yosys does:
   offsets) is one function of the selector per output bit, priced in closed form from the
   family's LUT inputs rather than as its cases' comparisons and gates.
 
-- a register bit stuck at its initial value (its next state is, through multiplexers, only
-  itself or that constant) is a constant; register bits with the same next state, enable and
-  reset are one (Yosys merges them bit by bit once its flip-flops are single bits: the
-  copies a pipeline's thread contexts make of the same value);
+- a register bit stuck at its initial value (its next state is, through multiplexers, the
+  assignments a later one under the same condition does not shadow, and gates, only itself,
+  that constant or other stuck bits: a context field a stage overwrites with constant bits,
+  handed on through and-or selections) is a constant, and the logic only it reads goes;
+  register bits with the same next state, enable and reset are one (Yosys merges them bit by
+  bit once its flip-flops are single bits: the copies a pipeline's thread contexts make of the
+  same value);
+- gates, multiplexers and a register's choices count only the bits something reads (Yosys
+  maps them bit by bit and removes the bits nothing reads), and not the bits a later
+  assignment under the same condition sets;
 - a multiplier is counted with the operand and result widths Yosys's ``wreduce`` leaves it
   (operands without their zero top bits and no wider than the result, the result as wide as
   its bits that are read), and priced as the family's DSP mapping builds it
