@@ -27,7 +27,7 @@ What the counting folds the way Yosys does:
 - a register bit stuck at its initial value (its next state is, through multiplexers, the
   assignments a later one under the same condition does not shadow, and gates, only itself,
   that constant or other stuck bits: a context field a stage overwrites with constant bits,
-  handed on through and-or selections) is a constant, and the logic only it reads goes;
+  handed on through and-or selections) is a constant, and nothing reads its next state;
   register bits with the same next state, enable and reset are one (Yosys merges them bit by
   bit once its flip-flops are single bits: the copies a pipeline's thread contexts make of the
   same value);
