@@ -24,10 +24,16 @@ What the counting folds the way Yosys does:
   offsets) is one function of the selector per output bit, priced in closed form from the
   family's LUT inputs rather than as its cases' comparisons and gates.
 
-- a register bit stuck at its initial value (its next state is, through multiplexers, only
-  itself or that constant) is a constant; register bits with the same next state, enable and
-  reset are one (Yosys merges them bit by bit once its flip-flops are single bits: the
-  copies a pipeline's thread contexts make of the same value);
+- a register bit stuck at its initial value (its next state is, through multiplexers, the
+  assignments a later one under the same condition does not shadow, and gates, only itself,
+  that constant or other stuck bits: a context field a stage overwrites with constant bits,
+  handed on through and-or selections) is a constant, and nothing reads its next state;
+  register bits with the same next state, enable and reset are one (Yosys merges them bit by
+  bit once its flip-flops are single bits: the copies a pipeline's thread contexts make of the
+  same value);
+- gates, multiplexers and a register's choices count only the bits something reads (Yosys
+  maps them bit by bit and removes the bits nothing reads), and not the bits a later
+  assignment under the same condition sets;
 - a multiplier is counted with the operand and result widths Yosys's ``wreduce`` leaves it
   (operands without their zero top bits and no wider than the result, the result as wide as
   its bits that are read), and priced as the family's DSP mapping builds it
@@ -56,7 +62,7 @@ import numpy as np
 from ..boards import BoardError, cost_table
 
 from ..errors import HwgenError
-from .netlist import input_nets, live_bits, live_cells, merge_duplicates, netlist
+from .netlist import bit_assignments, input_nets, live_bits, live_cells, merge_duplicates, netlist
 from ..catalog import resolve_board
 
 __all__ = ["KINDS", "RESOURCES", "LUT_GROUPS", "UNCALIBRATED", "DSP_MAPPING", "Estimate",
@@ -160,8 +166,9 @@ def count_netlist(emitted):
                       for source in {net >> 16 for net in input_nets(cells[index]) if net >= 2})
     enables = _feedback_muxes(cells, live, readers)
     selects, in_selects = _and_or_selects(cells, live, readers)
-    used = live_bits(emitted, live)
-    kept_ff = _kept_ff_bits(cells, live, used)
+    stuck = _stuck_bits(cells, live)
+    used = live_bits(emitted, live, stuck)
+    kept_ff = _kept_ff_bits(cells, live, used, stuck)
     alu = _alu_comparisons(cells, live)   # comparisons folded into a subtraction
     word_tests = _word_tests(cells, live)
     absorbed = set()   # comparisons folded into a minmax
@@ -197,7 +204,7 @@ def count_netlist(emitted):
                 elif minmax:
                     kinds["minmax", len(a)] += 1
                 else:
-                    _select(kinds, a, b)
+                    _select(kinds, a, b, read=used.get(index, 0))
             elif op in ("+", "-"):
                 constant = len(inputs) == 1 or any(_const(v) for v in inputs)
                 kinds["add_const" if constant else "add", width] += 1
@@ -207,10 +214,10 @@ def count_netlist(emitted):
                 if width == 1 and any(_const(v) for v in inputs):
                     continue   # a wire or its inverse
                 kinds["eq_const" if any(_const(v) for v in inputs) else "eq", width] += 1
-            elif op in ("&", "|"):
-                kinds["and", width] += 1
-            elif op == "^":
-                kinds["xor", width] += 1
+            elif op in ("&", "|", "^"):     # a gate per bit read: opt_clean drops the others
+                bits = _bits_read(used.get(index, 0), width)
+                if bits:
+                    kinds["xor" if op == "^" else "and", bits] += 1
             elif op in ("r&", "r|", "b"):
                 if width > 1:
                     kinds["reduce_word" if index in word_tests else "reduce", width] += 1
@@ -242,7 +249,7 @@ def count_netlist(emitted):
             if len(cell[2]) > 1:
                 kinds["and", len(cell[2]) - 1] += 1
         elif kind == "assign":
-            _assignments(cells, cell, feeds_ff.get(index), kinds)
+            _assignments(cells, cell, feeds_ff.get(index), kinds, used.get(index, 0))
         elif kind == "part":
             _kind, value, _signed, _offset, width, stride = cell
             choices = max(1, -(-(len(value) - width) // stride) + 1)
@@ -363,12 +370,12 @@ def _word_tests(cells, live):
             and arithmetic(cells[index][2][0])}
 
 
-def _kept_ff_bits(cells, live, used):
-    """``{register cell: bits Yosys keeps}``: register bits neither stuck at their initial value
-    (their next state is, through multiplexers, only themselves or that constant) nor equal to
-    another (the same next state, enable and reset: Yosys merges them bit by bit)."""
+def _stuck_bits(cells, live):
+    """``{net: value}`` of the register bits stuck at their initial value: their next state
+    is, through multiplexers and the assignments not shadowed, only themselves, that constant
+    or other stuck bits (Yosys's ``opt_dff`` makes them constants; their logic goes)."""
     registers = [index for index in live if cells[index][0] == "ff"]
-    stuck = {}      # a stuck register bit's net -> its value
+    stuck = {}
     changed = True
     while changed:      # a bit stuck makes the bits it feeds stuck too
         changed = False
@@ -379,6 +386,14 @@ def _kept_ff_bits(cells, live, used):
                 if own not in stuck and _stuck(cells, net, own, init >> bit & 1, stuck, 0):
                     stuck[own] = init >> bit & 1
                     changed = True
+    return stuck
+
+
+def _kept_ff_bits(cells, live, used, stuck):
+    """``{register cell: bits Yosys keeps}``: register bits that are read, not ``stuck``
+    (:func:`_stuck_bits`) and not equal to another (the same next state, enable and reset:
+    Yosys merges them bit by bit)."""
+    registers = [index for index in live if cells[index][0] == "ff"]
     # Partition refinement of the other bits: start with every bit its own class and merge
     # bits whose next state, read through the classes, is the same, until no merge is left.
     bits = [index << 16 | bit for index in registers for bit in range(len(cells[index][1]))
@@ -404,19 +419,30 @@ def _kept_ff_bits(cells, live, used):
 
 
 def _stuck(cells, net, own, value, stuck, depth):
-    """Whether ``net`` is, through multiplexers and assignments, only ``own`` or ``value``."""
+    """Whether ``net`` is, through multiplexers, assignments and gates, only ``own`` or
+    ``value`` (``own`` -1: only ``value``). A gate is ``value`` when one input is that constant
+    and the gate lets it through (a 0 into an and, a 1 into an or: a context field of constant
+    bits handed on by an and-or selection), or when all its inputs are ``own`` or ``value``."""
     if net < 2:
         return net == value
     if net == own or net in stuck:
         return net == own or stuck[net] == value
     cell, bit = cells[net >> 16], net & 0xffff
-    if depth > 64:
+    if depth > 64 or cell[0] not in ("assign", "op"):
         return False
-    if cell[0] == "assign":
-        leaves = [cell[1][bit]] + [v[bit - start] for _cond, start, v in cell[2]
-                                   if start <= bit < start + len(v)]
-    elif cell[0] == "op" and cell[1] == "m":
+    op = cell[1] if cell[0] == "op" else None
+    if cell[0] == "assign":     # what the bit can take: not the values later ones shadow
+        pairs, default = bit_assignments(cell, bit)
+        leaves = [leaf for _cond, leaf in pairs] + ([cell[1][bit]] if default else [])
+    elif op == "m":
         leaves = [cell[2][1][bit], cell[2][2][bit]]
+    elif op == "~":
+        return _stuck(cells, cell[2][0][bit], -1, 1 - value, stuck, depth + 1)
+    elif op in ("&", "|"):
+        leaves = [operand[bit] for operand in cell[2]]
+        if value == (op == "|") and any(_stuck(cells, leaf, -1, value, stuck, depth + 1)
+                                        for leaf in leaves):
+            return True
     else:
         return False
     return all(_stuck(cells, leaf, own, value, stuck, depth + 1) for leaf in leaves)
@@ -430,9 +456,8 @@ def _next_state(cells, net, own, klass, stuck, memo):
     cell, bit = cells[net >> 16], net & 0xffff
     if net >= 2 and cell[0] == "assign" and cell[1][bit] == own:
         return ("hold", tuple((_bit(cells, cond, klass, stuck, memo),
-                               _bit(cells, value[bit - start], klass, stuck, memo))
-                              for cond, start, value in cell[2]
-                              if start <= bit < start + len(value)))
+                               _bit(cells, value, klass, stuck, memo))
+                              for cond, value in bit_assignments(cell, bit)[0]))
     if net >= 2 and cell[0] == "op" and cell[1] == "m" \
             and own in (cell[2][1][bit], cell[2][2][bit]):
         (sel,), a, b = cell[2]
@@ -464,10 +489,10 @@ def _bit(cells, net, klass, stuck, memo):
         found = ("m", _bit(cells, sel, klass, stuck, memo), _bit(cells, a[bit], klass, stuck, memo),
                  _bit(cells, b[bit], klass, stuck, memo))
     elif kind == "assign":
-        found = ("a", _bit(cells, cell[1][bit], klass, stuck, memo),
-                 tuple((_bit(cells, cond, klass, stuck, memo),
-                        _bit(cells, value[bit - start], klass, stuck, memo))
-                       for cond, start, value in cell[2] if start <= bit < start + len(value)))
+        pairs, default = bit_assignments(cell, bit)
+        found = ("a", _bit(cells, cell[1][bit], klass, stuck, memo) if default else None,
+                 tuple((_bit(cells, cond, klass, stuck, memo), _bit(cells, value, klass, stuck, memo))
+                       for cond, value in pairs))
     else:
         found = ("n", net)
     memo[net] = found
@@ -610,13 +635,20 @@ def rom_luts(table, kinds):
                for (kind, select_bits), count in kinds.items() if kind == "rom")
 
 
-def _select(kinds, previous, chosen, mux="mux"):
-    """Count a bitwise 2:1 choice between nets: constant against constant is a wire of the
+def _bits_read(read, width):
+    """How many of a cell's ``width`` output bits the mask ``read`` (:func:`live_bits`; -1:
+    all) has."""
+    return width if read < 0 else bin(read & ((1 << width) - 1)).count("1")
+
+
+def _select(kinds, previous, chosen, mux="mux", read=-1):
+    """Count a bitwise 2:1 choice between nets, on the bits ``read`` (a mask of the choice's
+    bits; those no one reads, Yosys removes): constant against constant is a wire of the
     condition, a constant against a signal an and/or gate, two signals a multiplexer (of kind
     ``mux``)."""
     gates = muxes = 0
-    for old, new in zip(previous, chosen):
-        if old < 2 and new < 2:
+    for bit, (old, new) in enumerate(zip(previous, chosen)):
+        if old < 2 and new < 2 or not read >> bit & 1:
             continue
         if old < 2 or new < 2:
             gates += 1
@@ -628,8 +660,9 @@ def _select(kinds, previous, chosen, mux="mux"):
         kinds[mux, muxes] += 1
 
 
-def _assignments(cells, cell, ff_index, kinds):
-    """Multiplexers of an assignment list; a register's hold and reset cost nothing."""
+def _assignments(cells, cell, ff_index, kinds, read):
+    """Multiplexers of an assignment list, on its bits ``read`` (a mask); a register's hold
+    and reset cost nothing."""
     _kind, default, assignments = cell
     assignments = list(assignments)
     width = len(default)
@@ -645,9 +678,15 @@ def _assignments(cells, cell, ff_index, kinds):
     if holds and assignments:
         _cond, start, value = assignments.pop(0)   # clock enable (the first condition)
         current[start:start + len(value)] = value
-    for cond, start, value in assignments:
+    for k, (cond, start, value) in enumerate(assignments):
         bits = slice(start, start + len(value))
-        _select(kinds, current[bits], value, "mux" if ff_index is None else "mux_ff")
+        # Bits a later assignment under the same condition sets are not chosen here.
+        shadowed = 0
+        for later, later_start, later_value in assignments[k + 1:]:
+            if later == cond:
+                shadowed |= (1 << len(later_value)) - 1 << later_start
+        _select(kinds, current[bits], value, "mux" if ff_index is None else "mux_ff",
+                (read & ~shadowed) >> start)
         # After the choice a bit is a function of the condition: no longer a constant.
         current[bits] = [new if old == new else first if first >= 2 else cond
                          for old, new in zip(current[bits], value)]

@@ -53,7 +53,7 @@ from ..instrument._amaranth import PortDirection, amaranth_netlist, elaborate
 from ..build import _ports
 
 __all__ = ["EmitterFallbackWarning", "Netlist", "emit", "from_amaranth", "netlist", "input_nets",
-           "merge_duplicates", "live_cells", "live_bits"]
+           "merge_duplicates", "live_cells", "live_bits", "bit_assignments"]
 
 _ONE_BIT = {"u<", "u>", "u<=", "u>=", "s<", "s>", "s<=", "s>=", "==", "!=", "b", "r|", "r&", "r^"}
 _MERGED = {"op", "ff", "assign", "matches", "priority", "part"}
@@ -681,31 +681,38 @@ def live_cells(netlist):
     return live
 
 
-def _assigned(cell, bit):
-    """The nets bit ``bit`` of an assignment list reads: from the last assignment back, each
-    one's condition and value, but not an assignment shadowed by a later one under the same
-    condition (a pipeline stage writes its context, then a field of it, under one enable), nor
-    the default once a later assignment is unconditional."""
-    nets, seen = [], set()
+def bit_assignments(cell, bit):
+    """What bit ``bit`` of an assignment list can take: its ``(cond, net)`` pairs from the last
+    assignment back, without an assignment shadowed by a later one under the same condition (a
+    pipeline stage writes its context, then a field of it, under one enable), and whether the
+    default still shows (no later assignment is unconditional)."""
+    pairs, seen = [], set()
     for cond, start, value in reversed(cell[2]):
         if not start <= bit < start + len(value) or cond in seen:
             continue
-        nets += (cond, value[bit - start])
+        pairs.append((cond, value[bit - start]))
         if cond == 1:
-            return nets
+            return pairs, False
         seen.add(cond)
-    nets.append(cell[1][bit])
-    return nets
+    return pairs, True
 
 
-def live_bits(netlist, cells_live):
+def _assigned(cell, bit):
+    """The nets bit ``bit`` of an assignment list reads (:func:`bit_assignments`)."""
+    pairs, default = bit_assignments(cell, bit)
+    nets = [net for pair in pairs for net in pair]
+    return nets + [cell[1][bit]] if default else nets
+
+
+def live_bits(netlist, cells_live, constant=()):
     """``{cell index: bit mask}`` of the output bits of the live cells that something reads, as
     Yosys's ``opt_clean`` and ``wreduce`` keep them: through bitwise gates, multiplexers,
     assignments, registers and shifts by a constant, a bit reads only its own bits; an adder's or
     a multiplier's bit reads the bits below it; every other cell reads all its inputs.
     ``cells_live`` is :func:`live_cells`; a memory and its write ports count as read whole
     (mask -1). An
-    assignment's bit does not read the values later assignments shadow (:func:`_assigned`)."""
+    assignment's bit does not read the values later assignments shadow (:func:`_assigned`).
+    Register bits in ``constant`` (nets: bits stuck at their initial value) read nothing."""
     cells = netlist.cells
     used = {index: -1 for index in cells_live if cells[index][0] in ("memory", "write")}
     whole = set(used)
@@ -742,7 +749,8 @@ def live_bits(netlist, cells_live):
             if 0 <= source < len(value):
                 stack.append(value[source])
         elif kind == "ff":
-            stack += (cell[1][bit], cell[3][0], cell[3][2])
+            if n not in constant:
+                stack += (cell[1][bit], cell[3][0], cell[3][2])
         elif kind == "assign":
             stack.extend(_assigned(cell, bit))
         else:
