@@ -6,7 +6,8 @@ RTLIL from Amaranth, C++ from ``write_cxxrtl`` (the Yosys of the ``amaranth-yosy
 CXXRTL runtime headers it ships), then a shared library from the system C++ compiler, with the
 clock loop of ``cxxrtl_harness.cc`` compiled in. Libraries are cached under
 the ``compiled`` folder of hwgen's cache (:mod:`hwgen.sim.cache`) by a hash of the RTLIL, the
-harness, the compiler and its flags, so a design compiles once.
+harness, the compiler and its flags, so a design compiles once. The RTLIL of a design with a
+recipe (:mod:`hwgen.sim.recipe`) is cached there too, so that a warm run does not convert it.
 
 :class:`CompiledEngine` runs jobs on a model with the contracts of the engine protocol
 (:mod:`hwgen.sim.protocol`): the memory server, the job host, the pipeline host and the host of
@@ -40,6 +41,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import Out
 
 from ..instrument import Instrumented
+from ..instrument._amaranth import elaborate
 from ..kernels.interconnect import ChannelPort
 from .stage import stage
 
@@ -48,6 +50,7 @@ from .hmm_host import (HMMError, assemble_readout, command_limit_cycles, decode_
                        decode_table, snapshot_words_of, table_addresses)
 from .memory import PortTraffic
 from .protocol import Engine, JobResult
+from .recipe import recipe_key
 
 __all__ = ["EngineUnavailable", "CompiledModel", "Bundle", "Source", "compiler",
            "CompiledEngine", "runtime_headers", "cache_dir", "top_of"]
@@ -318,10 +321,40 @@ class Source:
 
     def __init__(self, design, *, waveforms=False, cycles=None):
         check_available()
+        stored = self._stored_rtlil(design)
+        if stored is not None and stored.is_file():
+            self._prepare_stored(design, stored, waveforms, cycles)
+            return
         with stage("converting the design for the compiled engine"):
             text = rtlil.convert(design, name="top", ports=_ports(design), emit_src=False)
         _check_clocks(text)
+        if stored is not None:
+            _write_atomically(stored, text)
         self._prepare(text, _WRITE_CXXRTL[waveforms], cycles)
+
+    @classmethod
+    def if_built(cls, design, *, waveforms=False, cycles=None):
+        """The source of ``design`` when its model is built and its RTLIL is cached under its
+        recipe (:mod:`hwgen.sim.recipe`), found without converting the design; else ``None``."""
+        check_available()
+        stored = cls._stored_rtlil(design)
+        if stored is None or not stored.is_file():
+            return None
+        source = cls.__new__(cls)
+        source._prepare_stored(design, stored, waveforms, cycles)
+        return source if source.cached else None
+
+    @staticmethod
+    def _stored_rtlil(design):
+        """Where the RTLIL of ``design`` is cached, or ``None`` when it has no recipe."""
+        key = recipe_key(design, "top")
+        return cache_dir() / f"{key}.il" if key is not None else None
+
+    def _prepare_stored(self, design, stored, waveforms, cycles):
+        # Elaborated all the same (a fifth of the conversion): Amaranth warns of a design that
+        # never is, and the design's own checks run.
+        elaborate(design, None)
+        self._prepare(stored.read_text(), _WRITE_CXXRTL[waveforms], cycles)
 
     @classmethod
     def from_rtlil(cls, text):
@@ -370,6 +403,16 @@ class Source:
         """Seconds compiling the model will take, estimated from the RTLIL's size."""
         rate = _COMPILE_BYTES_PER_SECOND[self.flags[1]]
         return _COMPILE_FIXED_SECONDS + len(self.text) / rate
+
+
+def _write_atomically(path, text):
+    """Write ``text`` to ``path`` through a temporary file, so that no reader sees a part."""
+    with tempfile.NamedTemporaryFile("w", dir=path.parent, suffix=".tmp", delete=False) as file:
+        file.write(text)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(file.name, 0o666 & ~umask)    # as the libraries beside it; mkstemp makes it private
+    os.replace(file.name, path)
 
 
 def _flags(level):
