@@ -11,10 +11,13 @@ A recipe exists only where the parameters are known to be complete:
 
 * a :class:`hwgen.kernels.WindowFilter` with one of hwgen's reductions (its
   :meth:`~hwgen.kernels.WindowFilter.parameters` name every argument it is built from);
-* the HMM that :func:`hwgen.sim.instrument_pe` attaches to a design that has a recipe, with
-  options that are plain data.
+* the pipeline :func:`pipeline_of` builds for a job of hwgen's own programs (its program is
+  built from the job's :meth:`~hwgen.kernels.pipeline.Job.hardware` options alone);
+* the HMM that :func:`hwgen.sim.instrument_pe` or :func:`hwgen.sim.instrument_pipeline`
+  attaches to a design that has a recipe, with options that are plain data.
 
-Every other design (a user's, a system, a pipeline) has none and is converted every time.
+Every other design (a user's, a system, a pipeline made otherwise) has none and is converted
+every time.
 """
 
 import hashlib
@@ -25,7 +28,7 @@ from functools import cache
 from importlib.metadata import version as package_version
 from pathlib import Path
 
-__all__ = ["recipe_of", "record_recipe", "recipe_key", "code_digest"]
+__all__ = ["recipe_of", "record_recipe", "recipe_key", "code_digest", "pipeline_of"]
 
 _RECORDED = weakref.WeakKeyDictionary()    # design -> recipe, for designs made by instrument_pe
 
@@ -48,10 +51,24 @@ def recipe_of(design):
 
     if type(design) is WindowFilter:
         parameters = design.parameters()
-        if REDUCTIONS.get(parameters["op"]) is not design._op:
+        if REDUCTIONS.get(parameters["op"]) is not design.op:
             return None     # a reduction of the caller's own: its code is not hwgen's
         return _plain(["WindowFilter", parameters])
     return None
+
+
+def pipeline_of(job):
+    """``Pipeline(job.program)``, with a recipe when ``job`` is of one of hwgen's own job
+    classes (a job class of yours, or a subclass of hwgen's, is not: its code is not in the
+    digest)."""
+    from ..kernels.pipeline import Pipeline
+
+    pipeline = Pipeline(job.program)
+    kind = type(job)
+    if kind.__module__.startswith("hwgen."):
+        record_recipe(pipeline, ["Pipeline", f"{kind.__module__}.{kind.__qualname__}",
+                                 job.hardware()])
+    return pipeline
 
 
 def record_recipe(design, recipe):

@@ -1,6 +1,6 @@
-"""The RTLIL cache by recipe (hwgen.sim.recipe): a design hwgen builds from plain parameters is
-found again without converting it, and only such a design; what is found equals a fresh
-conversion by Amaranth."""
+"""The RTLIL cache by recipe (hwgen.sim.recipe): a design hwgen builds from plain parameters (a
+window filter, a pipeline of one of hwgen's jobs, either with its HMM) is found again without
+converting it, and only such a design; what is found equals a fresh conversion by Amaranth."""
 
 import gc
 import warnings
@@ -12,8 +12,10 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from hwgen.kernels import WindowFilter
+from hwgen.kernels.pipeline import Pipeline
 from hwgen.kernels.reduction import Reduction
-from hwgen.sim import compiled, engine as engines, instrument_pe, recipe
+from hwgen.programs import GemmJob
+from hwgen.sim import compiled, engine as engines, instrument_pe, instrument_pipeline, recipe
 from hwgen.sim.engine import choose_engine
 from hwgen.sim.pysim_engine import PysimEngine
 
@@ -134,3 +136,49 @@ def test_a_short_job_runs_compiled_only_when_its_model_is_found_without_converti
     # Another design of the same size has its own model.
     assert isinstance(choose_engine("auto", [instrument_pe(_pe(op="min"))], cycles=short),
                       PysimEngine)
+
+
+def test_a_pipeline_of_one_of_hwgen_s_jobs_has_a_recipe_of_its_hardware_options():
+    def key(**options):
+        return recipe.recipe_key(recipe.pipeline_of(GemmJob(**options)), "top")
+
+    assert key(dim=4, threads=2) == key(dim=4, threads=2)
+    # The seed draws the matrices, not the hardware.
+    assert key(dim=4, threads=2, seed=1) == key(dim=4, threads=2)
+    keys = [key(dim=4, threads=2), key(dim=8, threads=2), key(dim=4, threads=4),
+            key(variant="vector", dim=4, threads=2, lanes=2), key(dim=4, threads=2, frac_bits=4)]
+    assert None not in keys and len(set(keys)) == len(keys)
+    plain = recipe.pipeline_of(GemmJob(dim=4, threads=2))
+    keys = [recipe.recipe_key(d, "top") for d in (
+        plain, instrument_pipeline(recipe.pipeline_of(GemmJob(dim=4, threads=2))),
+        instrument_pipeline(recipe.pipeline_of(GemmJob(dim=4, threads=2)), probes="minimal"),
+        instrument_pipeline(recipe.pipeline_of(GemmJob(dim=4, threads=2)), sample_period=32))]
+    assert None not in keys and len(set(keys)) == len(keys)
+
+
+class _MyGemm(GemmJob):
+    pass
+
+
+def test_a_pipeline_made_otherwise_has_no_recipe():
+    assert recipe.recipe_of(recipe.pipeline_of(_MyGemm(dim=4, threads=2))) is None
+    assert recipe.recipe_of(Pipeline(GemmJob(dim=4, threads=2).program)) is None
+    assert recipe.recipe_of(instrument_pipeline(Pipeline(GemmJob(dim=4, threads=2).program))) \
+        is None
+
+
+def test_a_pipeline_s_cached_rtlil_equals_a_fresh_conversion(monkeypatch, tmp_path):
+    monkeypatch.setenv("HWGEN_CACHE_DIR", str(tmp_path))
+
+    def make():
+        return instrument_pipeline(recipe.pipeline_of(GemmJob(dim=4, threads=2)),
+                                   probes="minimal")
+
+    first = compiled.Source(make())
+    monkeypatch.setattr(compiled.rtlil, "convert", None)    # a second conversion would fail
+    again = compiled.Source(make())
+    monkeypatch.undo()
+    fresh = make()
+    assert again.text == rtlil.convert(fresh, name="top", ports=compiled._ports(fresh),
+                                       emit_src=False)
+    assert again.path == first.path
