@@ -45,7 +45,7 @@ from ..instrument._amaranth import elaborate
 from ..kernels.interconnect import ChannelPort
 from .stage import stage
 
-from .cache import cache_dir as cache_folder
+from .cache import CacheUnwritable, cache_dir as cache_folder
 from .hmm_host import (HMMError, assemble_readout, command_limit_cycles, decode_records,
                        decode_table, snapshot_words_of, table_addresses)
 from .memory import PortTraffic
@@ -337,7 +337,10 @@ class Source:
         """The source of ``design`` when its model is built and its RTLIL is cached under its
         recipe (:mod:`hwgen.sim.recipe`), found without converting the design; else ``None``."""
         check_available()
-        stored = cls._stored_rtlil(design)
+        try:
+            stored = cls._stored_rtlil(design)
+        except CacheUnwritable:
+            return None     # nothing can have been cached
         if stored is None or not stored.is_file():
             return None
         source = cls.__new__(cls)

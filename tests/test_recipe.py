@@ -182,3 +182,11 @@ def test_a_pipeline_s_cached_rtlil_equals_a_fresh_conversion(monkeypatch, tmp_pa
     assert again.text == rtlil.convert(fresh, name="top", ports=compiled._ports(fresh),
                                        emit_src=False)
     assert again.path == first.path
+
+
+def test_a_short_job_runs_on_pysim_where_the_cache_cannot_be_written(monkeypatch, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    monkeypatch.setenv("HWGEN_CACHE_DIR", str(blocker))      # a file: no folder can be made in it
+    chosen = choose_engine("auto", [instrument_pe(_pe())], cycles=engines.SHORT_CYCLES)
+    assert isinstance(chosen, PysimEngine)
