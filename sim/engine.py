@@ -8,7 +8,9 @@ Every function that simulates takes ``engine=``: ``"auto"``, ``"pysim"``, ``"com
 milliseconds) or when compiling it now costs less than Amaranth's simulator would take for the
 job's predicted cycles; otherwise, and wherever the compiled engine cannot run here (no C++
 compiler: then with a one-line :class:`EngineNotice` warning), on Amaranth's simulator. A job of
-at most :data:`SHORT_CYCLES` cycles runs on Amaranth's simulator without looking further.
+at most :data:`SHORT_CYCLES` cycles runs on Amaranth's simulator unless its model is built and
+found without converting the design (its RTLIL cached under its recipe,
+:mod:`hwgen.sim.recipe`): loading that model costs less than Amaranth's simulator takes to start.
 
 :func:`choose_engine` returns the engine object that runs the job, of the protocol in
 :mod:`hwgen.sim.protocol`.
@@ -29,7 +31,7 @@ ENGINES = ("auto", "pysim", "compiled")
 
 #: Jobs this short run on Amaranth's simulator under ``auto`` (about a second there for the
 #: largest designs hwgen builds; the compiled engine's fixed cost, converting the design to
-#: RTLIL for its cache key, is half of that).
+#: RTLIL for its cache key, is half of that) unless their model is found without converting.
 SHORT_CYCLES = 4096
 
 # Amaranth's simulator's cost per cell of the design's RTLIL per cycle, measured on this
@@ -116,9 +118,11 @@ def choose_engine(engine, designs, *, cycles, waveforms=False):
         return PysimEngine()
     if engine == "compiled":
         return CompiledEngine(cycles=cycles)
+    top = compiled.top_of(list(designs))
     if cycles is not None and cycles <= SHORT_CYCLES:
-        return PysimEngine()
-    source = compiled.Source(compiled.top_of(list(designs)), waveforms=waveforms, cycles=cycles)
+        source = compiled.Source.if_built(top, waveforms=waveforms, cycles=cycles)
+        return PysimEngine() if source is None else CompiledEngine(source, cycles=cycles)
+    source = compiled.Source(top, waveforms=waveforms, cycles=cycles)
     if (source.cached or cycles is None
             or source.compile_estimate() < pysim_seconds(cycles, source.cells)):
         return CompiledEngine(source, cycles=cycles)

@@ -21,6 +21,7 @@ from ..kernels.pe import check_pe
 from .cycle_data import CycleData
 from .engine import choose_engine, pysim_only, resolve_engine
 from .memory import MemoryModel
+from .recipe import recipe_of, record_recipe
 
 __all__ = ["PERun", "WindowRun", "check_image", "instrument_pe", "run_pe", "run_pes",
            "run_window_filter"]
@@ -70,7 +71,11 @@ def instrument_pe(pe, *, timeline_depth=None, probes="default", **options):
         chosen = pe_probes(pe)
     if timeline_depth is not None:
         chosen.append(job_probe(pe))
-    return attach(pe, chosen, timeline_depth=timeline_depth, **options)
+    design = attach(pe, chosen, timeline_depth=timeline_depth, **options)
+    made_of = recipe_of(pe)
+    if made_of is not None:
+        record_recipe(design, ["instrument_pe", made_of, probes, timeline_depth, options])
+    return design
 
 
 def run_pe(pe, storage, *, params, memory=MemoryModel(), vcd=None, max_cycles=None,

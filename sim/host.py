@@ -19,6 +19,7 @@ from .cycle_data import Rates
 from .engine import choose_engine, pysim_only
 from .memory import MemoryModel
 from .readout import HMMReadout
+from .recipe import recipe_of, record_recipe
 
 __all__ = ["HostModel", "StateTimeline", "ThreadRun", "instrument_pipeline", "run_threads",
            "STATE_NAMES"]
@@ -275,8 +276,13 @@ def instrument_pipeline(pe, *, probes="default", sample_period=64, state_depth=1
         word_bits = 32 if probes == "minimal" else 64
     found = pipeline_probes(pe, probes, sample_period=sample_period, state_depth=state_depth,
                             sample_depth=sample_depth, platform=options.get("platform"))
-    return attach(pe, found, word_bits=word_bits,
-                  **{**pipeline_attach_options(probes), **options})
+    design = attach(pe, found, word_bits=word_bits,
+                    **{**pipeline_attach_options(probes), **options})
+    made_of = recipe_of(pe)
+    if made_of is not None:
+        record_recipe(design, ["instrument_pipeline", made_of, probes, sample_period, state_depth,
+                               sample_depth, word_bits, options])
+    return design
 
 
 def run_threads(pe, storage, *, params, host=HostModel(), memory=MemoryModel(), max_cycles=None,

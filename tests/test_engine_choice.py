@@ -98,6 +98,10 @@ class _Source:
     def compile_estimate(self):
         return self.seconds
 
+    @classmethod
+    def if_built(cls, design, *, waveforms=False, cycles=None):
+        return None     # no model found without converting
+
 
 def test_auto_runs_a_short_job_on_pysim_without_converting_the_design(monkeypatch):
     monkeypatch.setattr(compiled, "Source", _Source)
@@ -160,9 +164,11 @@ def test_pysim_estimate_grows_with_cycles_and_cells():
     assert engines.pysim_seconds(1000, 2000) == 2 * engines.pysim_seconds(1000, 1000)
 
 
-def test_sigterm_during_a_compile_leaves_no_temporary_folder(tmp_path):
+def test_sigterm_during_a_compile_leaves_no_temporary_folder_and_no_compiler(tmp_path):
+    # Like g++, the fake driver leaves the compiling to a program of its own.
+    compiler = tmp_path / "compiler.pid"
     cxx = _fake_compiler(tmp_path, 'case "$1" in --version) echo "fake g++ 1.0";; '
-                                   '*) sleep 60;; esac')
+                                   f'*) sleep 60 & echo $! > {compiler}; wait;; esac')
     temp = tmp_path / "tmp"
     temp.mkdir()
     script = ("from hwgen.catalog import make_window_filter\n"
@@ -176,10 +182,28 @@ def test_sigterm_during_a_compile_leaves_no_temporary_folder(tmp_path):
     while not list(temp.glob("hwgen-cxxrtl-*/model.cc")):
         assert child.poll() is None and time.monotonic() < deadline
         time.sleep(0.1)
+    while not compiler.exists() or not compiler.read_text().strip():
+        assert child.poll() is None and time.monotonic() < deadline
+        time.sleep(0.1)
     child.send_signal(signal.SIGTERM)
     child.communicate(timeout=60)
     assert child.returncode == -signal.SIGTERM
     assert list(temp.glob("hwgen-cxxrtl-*")) == []
+    # The compiler the driver started is gone too (killing the driver alone leaves it running).
+    pid = int(compiler.read_text())
+    for _ in range(50):
+        if not Path(f"/proc/{pid}").exists() or "Z" in _state(pid):
+            break
+        time.sleep(0.1)
+    assert not Path(f"/proc/{pid}").exists() or "Z" in _state(pid)
+
+
+def _state(pid):
+    """The state letter of process ``pid`` (``Z``: ended, not yet reaped)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return "gone"
 
 
 def test_a_compile_is_a_stage_apart_from_the_count_in_a_log(monkeypatch, capsys):

@@ -5,10 +5,10 @@ import json
 import time
 from pathlib import Path
 
-from ...kernels.pipeline import Pipeline
 from ...model import predict_program
 from ...instrument import PROBE_PRESETS
 from ...sim import STATE_NAMES, HostModel, instrument_pipeline, run_threads
+from ...sim.recipe import pipeline_of
 
 from ...errors import HwgenError, SuspectMeasurement
 from ..figures import figure
@@ -80,7 +80,7 @@ def _profiled(job, args):
     depth = args.trace_depth
     if depth < 1 or depth & (depth - 1):
         raise HwgenError(f"--trace-depth must be a power of two, not {depth}")
-    return instrument_pipeline(Pipeline(job.program), probes=args.probes,
+    return instrument_pipeline(pipeline_of(job), probes=args.probes,
                                sample_period=args.sample_period, state_depth=depth)
 
 
