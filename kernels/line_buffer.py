@@ -25,7 +25,7 @@ class LineBuffer(WindowBuffer):
     windows once ``N`` rows and ``M`` columns of its row are in (its lane ``u`` is then the
     window whose right column is the beat's lane ``u``); the other steps are ``skipped``. On
     ECP5 (a platform whose ``family`` is ``"ecp5"``) the line buffer is built from DP16KD tiles
-    with their output register (:mod:`~hwgen.kernels.ecp5_ram`).
+    with their output register (:mod:`~hwgen.kernels.ecp5_ram`) and a register after them.
 
     Parameters and members: see :class:`~hwgen.kernels.window_buffer.WindowBuffer`. ``unroll``
     divides the image width.
@@ -129,9 +129,9 @@ class LineBuffer(WindowBuffer):
 
         Word layout: slot 0 is the row just above, slot N-2 the oldest. Each arrival writes its
         word back shifted down by one row, with the beat in slot 0, and the word a beat needs is
-        read ahead, at an arrival (one arrival ahead, or two on ECP5 where the block RAM's output
-        register adds a cycle), so the read latency is hidden. The words form a ring that
-        advances one word per arrival and never restarts: a frame's column ``c`` of row ``r``
+        read ahead, at an arrival (one arrival ahead; on ECP5 three: the block RAM's output
+        register and a register after it add two), so the read latency is hidden. The words form
+        a ring that advances one word per arrival and never restarts: a frame's column ``c`` of row ``r``
         is the word its row ``r - 1`` wrote ``W/U`` arrivals earlier wherever the frame began,
         and what the first row reads is rows the row count keeps from completing a window. So
         the memory's addresses are registers and its enable is the arrival, never ``restart``
@@ -155,20 +155,23 @@ class LineBuffer(WindowBuffer):
         with m.If(in_valid):
             m.d.sync += here.eq(wrap(here))
 
-        if getattr(platform, "family", None) == "ecp5" and 3 <= beats <= 16384:
+        if getattr(platform, "family", None) == "ecp5" and 4 <= beats <= 16384:
             m.submodules.line_buf = line_buf = OutputRegisteredRAM(width, beats)
-            # Two reads are in flight: each arrival reads the word two arrivals ahead.
-            ahead = Signal(range(beats), init=2, name="line_ahead")
+            # Three reads are in flight: the block's two registers, then one in the fabric next
+            # to the comparators (the block's output is far from them in a full device). Each
+            # arrival reads the word three arrivals ahead.
+            ahead = Signal(range(beats), init=3, name="line_ahead")
+            stored = Signal(width, name="line_rows")
             with m.If(in_valid):
-                m.d.sync += ahead.eq(wrap(ahead))
+                m.d.sync += [ahead.eq(wrap(ahead)), stored.eq(line_buf.rd_data)]
             m.d.comb += [
                 line_buf.rd_addr.eq(ahead),
                 line_buf.rd_en.eq(in_valid),
                 line_buf.wr_addr.eq(here),
                 line_buf.wr_en.eq(in_valid),
-                line_buf.wr_data.eq(shifted(line_buf.rd_data)),
+                line_buf.wr_data.eq(shifted(stored)),
             ]
-            return line_buf.rd_data
+            return stored
 
         m.submodules.line_buf = line_buf = Memory(shape=width, depth=beats, init=[])
         wr = line_buf.write_port()
