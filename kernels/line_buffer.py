@@ -131,9 +131,9 @@ class LineBuffer(WindowBuffer):
         word back shifted down by one row, with the beat in slot 0, and the word a beat needs is
         read ahead, at an arrival (one arrival ahead; on ECP5 three: the block RAM's output
         register and a register after it add two), so the read latency is hidden. The words form
-        a ring that advances one word per arrival and never restarts: a frame's column ``c`` of row ``r``
-        is the word its row ``r - 1`` wrote ``W/U`` arrivals earlier wherever the frame began,
-        and what the first row reads is rows the row count keeps from completing a window. So
+        a ring that advances one word per arrival and never restarts: a frame's column ``c`` of
+        row ``r`` is the word its row ``r - 1`` wrote ``W/U`` arrivals earlier wherever the frame
+        began, and what the first row reads is rows the row count keeps from completing a window. So
         the memory's addresses are registers and its enable is the arrival, never ``restart``
         (in a system, ``start`` comes from a register far away). A word is written ``W/U``
         arrivals before it is needed, more than the read-ahead distance, so the read never races

@@ -21,10 +21,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from amaranth.hdl import Module, Signal, unsigned
-from amaranth.lib.fifo import SyncFIFO
 
 from .direct import Unbuffered
-from .fifo_flags import registered_filled
+from .fifo_flags import FlaggedFIFO
 from .line_buffer import LineBuffer
 from .mask import structuring_element
 from .pe import ProcessingElement
@@ -333,8 +332,8 @@ class WindowFilter(ProcessingElement):
         m.submodules.wr_walk = wr_walk = AffineWalk(wr_loops, addr_width=self._addr_width,
                                                     offset=wr_offset)
         # One result per credit, in distributed RAM where the family has it (its write is the
-        # datapath's last register). Depth 1 would give zero-width pointers.
-        m.submodules.out_fifo = out_fifo = SyncFIFO(
+        # datapath's last register), its flags flip-flops. Depth 1 would give zero-width pointers.
+        m.submodules.out_fifo = out_fifo = FlaggedFIFO(
             width=self._unroll * self._pixel_bits, depth=max(2, self._credits))
 
         # The walks and the credits are loaded in every idle cycle, the last of which is the
@@ -374,11 +373,11 @@ class WindowFilter(ProcessingElement):
         ]
 
         # Write: results leave the FIFO in order, addressed by the write walk. ``valid`` is the
-        # FIFO's "not empty" as a flip-flop (credits keep writes to when it has room), so the
-        # write handshake starts at registers on both sides of the port.
+        # FIFO's "not empty", a flip-flop, so the write handshake starts at registers on both
+        # sides of the port.
         wr_done = self.wr_req.valid & self.wr_req.ready
         m.d.comb += [
-            self.wr_req.valid.eq(registered_filled(m, "out_fifo", out_fifo)),
+            self.wr_req.valid.eq(out_fifo.r_rdy),
             self.wr_req.payload.addr.eq(wr_walk.addr),
             self.wr_req.payload.mask.eq(s.write_mask(wr_walk)),
             self.wr_req.payload.data.eq(out_fifo.r_data),
