@@ -1,16 +1,34 @@
-"""A first-in first-out queue whose "not full" and "not empty" are flip-flops.
+"""A ``SyncFIFO``'s "not full" and "not empty" as flip-flops, and a FIFO built on them.
 
-Amaranth's ``SyncFIFO`` derives ``w_rdy`` and ``r_rdy`` by comparing its level, so a handshake
-that starts at them starts at a comparison and, across a system, at a long net, and the level's
-own enable depends on those comparisons. :class:`FlaggedFIFO` sets both flags a cycle ahead from
-the level and this cycle's transfers, so a handshake, and the level's update, start at
-registers.
+``SyncFIFO`` derives ``w_rdy`` and ``r_rdy`` by comparing its level, so a handshake that starts
+at them starts at a comparison and, across a system, at a long net. These flags are set a cycle
+ahead from the level and this cycle's transfers instead, so they equal ``w_rdy`` and ``r_rdy``
+in every cycle and a handshake starts at a register. :class:`FlaggedFIFO` is a ``SyncFIFO``
+whose own ``w_rdy`` and ``r_rdy`` are such flip-flops.
 """
 
 from amaranth.hdl import Elaboratable, Module, Mux, Signal
 from amaranth.lib.memory import Memory
 
-__all__ = ["FlaggedFIFO"]
+__all__ = ["FlaggedFIFO", "registered_filled", "registered_room"]
+
+
+def registered_room(m, name, fifo):
+    """``fifo``'s "not full" (its ``w_rdy``) as a flip-flop. The caller raises ``w_en`` only with
+    it (``r_en`` may be high while the FIFO is empty)."""
+    room = Signal(name=f"{name}_room", init=1)
+    level, depth = fifo.level, fifo.depth
+    m.d.sync += room.eq(fifo.r_en | (level < depth - 1) | ((level == depth - 1) & ~fifo.w_en))
+    return room
+
+
+def registered_filled(m, name, fifo):
+    """``fifo``'s "not empty" (its ``r_rdy``) as a flip-flop. The caller raises ``w_en`` only
+    with ``w_rdy`` (``r_en`` may be high while the FIFO is empty)."""
+    filled = Signal(name=f"{name}_filled")
+    level = fifo.level
+    m.d.sync += filled.eq(fifo.w_en | (level > 1) | ((level == 1) & ~fifo.r_en))
+    return filled
 
 
 class FlaggedFIFO(Elaboratable):

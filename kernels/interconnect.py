@@ -14,9 +14,9 @@ it is longer than a PE's own (the PE only sees registered ``ready`` signals):
   registered "not full");
 * a tree of round-robin arbiters, :data:`FAN_IN` inputs each, every one writing into a
   two-entry buffer, brings the requests to the channel; read requests carry the index of their
-  PE through it; every buffer and queue here is a ``FlaggedFIFO``
-  (:mod:`~hwgen.kernels.fifo_flags`), whose "not full" and "not empty" are flip-flops kept
-  beside its level: an arbiter's requests, a PE's ``ready`` and the route queue's flags;
+  PE through it; every buffer's "not empty", an arbiter's request, is a flip-flop kept beside
+  the buffer's level (:mod:`~hwgen.kernels.fifo_flags`), as are the PE's "not full" and the
+  route queue's two flags;
 * the channel's read responses enter a two-entry buffer with the index of their PE, taken from
   a queue of the indices of the reads in flight (in request order, as deep as the reads the
   group's PEs keep in flight together), and from it a register next to their PE; a read
@@ -32,9 +32,10 @@ from dataclasses import dataclass
 
 from amaranth.hdl import Array, Cat, Const, Module, Signal
 from amaranth.lib import stream, wiring
+from amaranth.lib.fifo import SyncFIFO
 from amaranth.lib.wiring import In, Out
 
-from .fifo_flags import FlaggedFIFO
+from .fifo_flags import registered_filled, registered_room
 from .pe import BeatFormat
 from .pipeline.arbiter import RoundRobin, select
 
@@ -185,8 +186,9 @@ class Interconnect(wiring.Component):
     def _reads(self, m, name, ports, channel, depth):
         root = _tree(m, f"{name}_rd", [port.rd_req for port in ports])
         tag_bits = len(root.tag)
-        m.submodules[f"{name}_route"] = route = FlaggedFIFO(width=max(1, tag_bits), depth=depth)
-        room, routed = route.w_rdy, route.r_rdy
+        m.submodules[f"{name}_route"] = route = SyncFIFO(width=max(1, tag_bits), depth=depth)
+        room = registered_room(m, f"{name}_route", route)
+        routed = registered_filled(m, f"{name}_route", route)
         request = channel.rd_req
         m.d.comb += [
             # The route only fills when a request transfers: an offered request stays offered.
@@ -198,11 +200,12 @@ class Interconnect(wiring.Component):
         ]
         # Responses with the index of their PE, in a buffer so the PEs see registered valids.
         width = len(channel.rd_rsp.payload.as_value())
-        m.submodules[f"{name}_rsp"] = rsp = FlaggedFIFO(width=width + max(1, tag_bits), depth=2)
+        m.submodules[f"{name}_rsp"] = rsp = SyncFIFO(width=width + max(1, tag_bits), depth=2)
         response = channel.rd_rsp
-        # Both flags are flip-flops: the channel's ready is an AND of two registers.
+        # Its "not full" a flip-flop too: the channel's ready is then an AND of two registers.
+        rsp_room = registered_room(m, f"{name}_rsp", rsp)
         m.d.comb += [
-            response.ready.eq(rsp.w_rdy & routed),
+            response.ready.eq(rsp_room & routed),
             rsp.w_en.eq(response.valid & response.ready),
             rsp.w_data.eq(Cat(response.payload, route.r_data)),
             route.r_en.eq(response.valid & response.ready),
@@ -273,8 +276,9 @@ def _forward(m, source, sink):
 def _buffer(m, name, width, tag_bits):
     """A two-entry first-in first-out buffer: full throughput, registered on both sides (its
     head's ``valid`` a flip-flop, so an arbiter's requests are)."""
-    m.submodules[name] = fifo = FlaggedFIFO(width=width + tag_bits, depth=2)
-    return fifo, _Head(fifo.r_rdy, fifo.r_en, fifo.r_data[:width], fifo.r_data[width:])
+    m.submodules[name] = fifo = SyncFIFO(width=width + tag_bits, depth=2)
+    return fifo, _Head(registered_filled(m, name, fifo), fifo.r_en, fifo.r_data[:width],
+                       fifo.r_data[width:])
 
 
 def _tree(m, name, streams, tagged=True, buffers=None):
@@ -287,8 +291,9 @@ def _tree(m, name, streams, tagged=True, buffers=None):
     heads = []
     for i, s in enumerate(streams):
         fifo, head = _buffer(m, f"{name}_in{i}", width, 0)
-        # The PE's ready is the buffer's "not full", a flip-flop, as a memory's port may give it.
-        m.d.comb += [fifo.w_en.eq(s.valid), fifo.w_data.eq(s.payload), s.ready.eq(fifo.w_rdy)]
+        # The PE's ready is a flip-flop, as a memory's port may give it.
+        room = registered_room(m, f"{name}_in{i}", fifo)
+        m.d.comb += [fifo.w_en.eq(s.valid & room), fifo.w_data.eq(s.payload), s.ready.eq(room)]
         heads.append(head)
     buffers += heads
     level = 0
