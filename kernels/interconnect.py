@@ -15,11 +15,13 @@ it is longer than a PE's own (the PE only sees registered ``ready`` signals):
 * a tree of round-robin arbiters, :data:`FAN_IN` inputs each, every one writing into a
   two-entry buffer, brings the requests to the channel; read requests carry the index of their
   PE through it; every buffer's "not empty", an arbiter's request, is a flip-flop kept beside
-  the buffer's level, as are the PE's "not full" and the route queue's two flags;
+  the buffer's level (:mod:`~hwgen.kernels.fifo_flags`), as are the PE's "not full" and the
+  route queue's two flags;
 * the channel's read responses enter a two-entry buffer with the index of their PE, taken from
   a queue of the indices of the reads in flight (in request order, as deep as the reads the
   group's PEs keep in flight together), and from it a register next to their PE; a read
-  request is only offered while that queue has room.
+  request is only offered while that queue has room, and the channel's ``rd_rsp.ready`` is the
+  AND of two flip-flops (that buffer's "not full", the queue's "not empty").
 
 Beats of one PE keep their order (every stage is first-in first-out); beats of different PEs of
 one channel interleave, and channels are independent of each other, so a PE's responses are in
@@ -33,6 +35,7 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.fifo import SyncFIFO
 from amaranth.lib.wiring import In, Out
 
+from .fifo_flags import registered_filled, registered_room
 from .pe import BeatFormat
 from .pipeline.arbiter import RoundRobin, select
 
@@ -184,8 +187,8 @@ class Interconnect(wiring.Component):
         root = _tree(m, f"{name}_rd", [port.rd_req for port in ports])
         tag_bits = len(root.tag)
         m.submodules[f"{name}_route"] = route = SyncFIFO(width=max(1, tag_bits), depth=depth)
-        room = _registered_room(m, f"{name}_route", route)
-        routed = _registered_filled(m, f"{name}_route", route)
+        room = registered_room(m, f"{name}_route", route)
+        routed = registered_filled(m, f"{name}_route", route)
         request = channel.rd_req
         m.d.comb += [
             # The route only fills when a request transfers: an offered request stays offered.
@@ -199,8 +202,10 @@ class Interconnect(wiring.Component):
         width = len(channel.rd_rsp.payload.as_value())
         m.submodules[f"{name}_rsp"] = rsp = SyncFIFO(width=width + max(1, tag_bits), depth=2)
         response = channel.rd_rsp
+        # Its "not full" a flip-flop too: the channel's ready is then an AND of two registers.
+        rsp_room = registered_room(m, f"{name}_rsp", rsp)
         m.d.comb += [
-            response.ready.eq(rsp.w_rdy & routed),
+            response.ready.eq(rsp_room & routed),
             rsp.w_en.eq(response.valid & response.ready),
             rsp.w_data.eq(Cat(response.payload, route.r_data)),
             route.r_en.eq(response.valid & response.ready),
@@ -262,26 +267,6 @@ def _tree_buffers(count):
     return buffers
 
 
-def _registered_room(m, name, fifo):
-    """``fifo``'s "not full" (its ``w_rdy``) as a flip-flop, set a cycle ahead from its level
-    and this cycle's transfers, so a handshake starts at a register instead of a comparison of
-    the level. The caller raises ``w_en`` only with it (``r_en`` may be high while the FIFO is
-    empty)."""
-    room = Signal(name=f"{name}_room", init=1)
-    level, depth = fifo.level, fifo.depth
-    m.d.sync += room.eq(fifo.r_en | (level < depth - 1) | ((level == depth - 1) & ~fifo.w_en))
-    return room
-
-
-def _registered_filled(m, name, fifo):
-    """``fifo``'s "not empty" (its ``r_rdy``) as a flip-flop, as :func:`_registered_room`; the
-    caller raises ``w_en`` only with ``w_rdy`` (``r_en`` may be high while it is empty)."""
-    filled = Signal(name=f"{name}_filled")
-    level = fifo.level
-    m.d.sync += filled.eq(fifo.w_en | (level > 1) | ((level == 1) & ~fifo.r_en))
-    return filled
-
-
 def _forward(m, source, sink):
     """Connect stream ``source`` to stream ``sink`` by wires."""
     m.d.comb += [sink.valid.eq(source.valid), sink.payload.eq(source.payload),
@@ -292,7 +277,7 @@ def _buffer(m, name, width, tag_bits):
     """A two-entry first-in first-out buffer: full throughput, registered on both sides (its
     head's ``valid`` a flip-flop, so an arbiter's requests are)."""
     m.submodules[name] = fifo = SyncFIFO(width=width + tag_bits, depth=2)
-    return fifo, _Head(_registered_filled(m, name, fifo), fifo.r_en, fifo.r_data[:width],
+    return fifo, _Head(registered_filled(m, name, fifo), fifo.r_en, fifo.r_data[:width],
                        fifo.r_data[width:])
 
 
@@ -307,7 +292,7 @@ def _tree(m, name, streams, tagged=True, buffers=None):
     for i, s in enumerate(streams):
         fifo, head = _buffer(m, f"{name}_in{i}", width, 0)
         # The PE's ready is a flip-flop, as a memory's port may give it.
-        room = _registered_room(m, f"{name}_in{i}", fifo)
+        room = registered_room(m, f"{name}_in{i}", fifo)
         m.d.comb += [fifo.w_en.eq(s.valid & room), fifo.w_data.eq(s.payload), s.ready.eq(room)]
         heads.append(head)
     buffers += heads

@@ -25,7 +25,7 @@ class LineBuffer(WindowBuffer):
     windows once ``N`` rows and ``M`` columns of its row are in (its lane ``u`` is then the
     window whose right column is the beat's lane ``u``); the other steps are ``skipped``. On
     ECP5 (a platform whose ``family`` is ``"ecp5"``) the line buffer is built from DP16KD tiles
-    with their output register (:mod:`~hwgen.kernels.ecp5_ram`).
+    with their output register (:mod:`~hwgen.kernels.ecp5_ram`) and a register after them.
 
     Parameters and members: see :class:`~hwgen.kernels.window_buffer.WindowBuffer`. ``unroll``
     divides the image width.
@@ -94,7 +94,6 @@ class LineBuffer(WindowBuffer):
         # complete any window.
         col = Signal(range(self.beats_per_row))
         last_col = col == self.beats_per_row - 1
-        col_next = Mux(last_col, 0, col + 1)
         rows_seen = Signal(range(n))
         row_ok = Signal(init=n == 1)
         col_ok = Signal(init=self.first_beat == 0)
@@ -102,7 +101,7 @@ class LineBuffer(WindowBuffer):
             m.d.sync += [col.eq(0), rows_seen.eq(0), row_ok.eq(n == 1),
                          col_ok.eq(self.first_beat == 0)]
         with m.Elif(in_valid):
-            m.d.sync += col.eq(col_next)
+            m.d.sync += col.eq(Mux(last_col, 0, col + 1))
             with m.If(last_col):
                 m.d.sync += col_ok.eq(self.first_beat == 0)
                 if n > 1:
@@ -113,30 +112,34 @@ class LineBuffer(WindowBuffer):
             if self.first_beat:
                 with m.Elif(col + 1 == self.first_beat):
                     m.d.sync += col_ok.eq(1)
-
         beat = self.pixels.payload.as_value()
         lanes = [beat[u * bits:(u + 1) * bits] for u in range(u_lanes)]
         if n == 1:
             columns = [[[lane] for lane in lanes]]
         else:
-            stored = self._rows_above(m, platform, col, col_next, beat)
+            stored = self._rows_above(m, platform, beat)
             columns = [[[stored[(slot * u_lanes + u) * bits:(slot * u_lanes + u + 1) * bits]
                          for slot in reversed(range(n - 1))] + [lanes[u]]
                         for u in range(u_lanes)]]
         self._reduce(m, columns, [(0, u) for u in range(u_lanes)], row_ok & col_ok)
         return m
 
-    def _rows_above(self, m, platform, col, col_next, beat):
+    def _rows_above(self, m, platform, beat):
         """The N-1 rows above the arriving beat, ready in the cycle it arrives.
 
         Word layout: slot 0 is the row just above, slot N-2 the oldest. Each arrival writes its
-        column's word back shifted down by one row, with the beat in slot 0. The word a beat
-        needs is read ahead (one arrival ahead, or two on ECP5 where the block RAM's output
-        register adds a cycle), starting at restart, so the read latency is hidden. It was
-        written ``W/U`` arrivals earlier, more than the read-ahead distance, so the read never
-        races the write.
+        word back shifted down by one row, with the beat in slot 0, and the word a beat needs is
+        read ahead, at an arrival (one arrival ahead; on ECP5 three: the block RAM's output
+        register and a register after it add two), so the read latency is hidden. The words form
+        a ring that advances one word per arrival and never restarts: a frame's column ``c`` of
+        row ``r`` is the word its row ``r - 1`` wrote ``W/U`` arrivals earlier wherever the frame
+        began, and what the first row reads is rows the row count keeps from completing a window. So
+        the memory's addresses are registers and its enable is the arrival, never ``restart``
+        (in a system, ``start`` comes from a register far away). A word is written ``W/U``
+        arrivals before it is needed, more than the read-ahead distance, so the read never races
+        the write.
         """
-        restart, in_valid = self.restart, self.pixels.valid
+        in_valid = self.pixels.valid
         beats = self.beats_per_row
         row_bits = self.unroll * self.pixel_bits
         width = (self.rows - 1) * row_bits
@@ -147,33 +150,36 @@ class LineBuffer(WindowBuffer):
                 m.d.sync += word.eq(shifted(word))
             return word
 
-        if getattr(platform, "family", None) == "ecp5" and 3 <= beats <= 16384:
+        wrap = lambda addr: Mux(addr == beats - 1, 0, addr + 1)
+        here = Signal(range(beats), name="line_addr")
+        with m.If(in_valid):
+            m.d.sync += here.eq(wrap(here))
+
+        if getattr(platform, "family", None) == "ecp5" and 4 <= beats <= 16384:
             m.submodules.line_buf = line_buf = OutputRegisteredRAM(width, beats)
-            # Two reads are in flight: restart reads column 0, the cycle after it column 1.
-            ahead = Signal(range(beats))
-            priming = Signal()
-            advance = restart | priming | in_valid
-            m.d.sync += priming.eq(restart)
-            with m.If(restart):
-                m.d.sync += ahead.eq(1)
-            with m.Elif(advance):
-                m.d.sync += ahead.eq(Mux(ahead == beats - 1, 0, ahead + 1))
+            # Three reads are in flight: the block's two registers, then one in the fabric next
+            # to the comparators (the block's output is far from them in a full device). Each
+            # arrival reads the word three arrivals ahead.
+            ahead = Signal(range(beats), init=3, name="line_ahead")
+            stored = Signal(width, name="line_rows")
+            with m.If(in_valid):
+                m.d.sync += [ahead.eq(wrap(ahead)), stored.eq(line_buf.rd_data)]
             m.d.comb += [
-                line_buf.rd_addr.eq(Mux(restart, 0, ahead)),
-                line_buf.rd_en.eq(advance),
-                line_buf.wr_addr.eq(col),
+                line_buf.rd_addr.eq(ahead),
+                line_buf.rd_en.eq(in_valid),
+                line_buf.wr_addr.eq(here),
                 line_buf.wr_en.eq(in_valid),
-                line_buf.wr_data.eq(shifted(line_buf.rd_data)),
+                line_buf.wr_data.eq(shifted(stored)),
             ]
-            return line_buf.rd_data
+            return stored
 
         m.submodules.line_buf = line_buf = Memory(shape=width, depth=beats, init=[])
         wr = line_buf.write_port()
         rd = line_buf.read_port()
         m.d.comb += [
-            rd.addr.eq(Mux(restart, 0, col_next)),
-            rd.en.eq(restart | in_valid),
-            wr.addr.eq(col),
+            rd.addr.eq(wrap(here)),
+            rd.en.eq(in_valid),
+            wr.addr.eq(here),
             wr.en.eq(in_valid),
             wr.data.eq(shifted(rd.data)),
         ]

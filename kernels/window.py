@@ -21,9 +21,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from amaranth.hdl import Module, Signal, unsigned
-from amaranth.lib.fifo import SyncFIFO
 
 from .direct import Unbuffered
+from .fifo_flags import FlaggedFIFO
 from .line_buffer import LineBuffer
 from .mask import structuring_element
 from .pe import ProcessingElement
@@ -332,17 +332,22 @@ class WindowFilter(ProcessingElement):
         m.submodules.wr_walk = wr_walk = AffineWalk(wr_loops, addr_width=self._addr_width,
                                                     offset=wr_offset)
         # One result per credit, in distributed RAM where the family has it (its write is the
-        # datapath's last register). Depth 1 would give zero-width pointers.
-        m.submodules.out_fifo = out_fifo = SyncFIFO(
+        # datapath's last register), its flags flip-flops. Depth 1 would give zero-width pointers.
+        m.submodules.out_fifo = out_fifo = FlaggedFIFO(
             width=self._unroll * self._pixel_bits, depth=max(2, self._credits))
 
+        # The walks and the credits are loaded in every idle cycle, the last of which is the
+        # one of ``start``: ``start`` (in a system, a register far from the PE) then drives only
+        # the control's state and the buffer's ``restart``, not every address bit's enable.
+        idle = Signal()
         restart = Signal()
         running = Signal()
         m.d.comb += [
             rd_walk.base.eq(self.ctrl.src_base),
             wr_walk.base.eq(self.ctrl.dst_base),
-            rd_walk.load.eq(restart),
-            wr_walk.load.eq(restart),
+            rd_walk.load.eq(idle),
+            wr_walk.load.eq(idle),
+            restart.eq(idle & self.ctrl.start),
         ]
 
         # Datapath: every response is accepted; credits guarantee room for its result.
@@ -367,7 +372,9 @@ class WindowFilter(ProcessingElement):
             rd_walk.next.eq(self.rd_req.valid & self.rd_req.ready),
         ]
 
-        # Write: results leave the FIFO in order, addressed by the write walk.
+        # Write: results leave the FIFO in order, addressed by the write walk. ``valid`` is the
+        # FIFO's "not empty", a flip-flop, so the write handshake starts at registers on both
+        # sides of the port.
         wr_done = self.wr_req.valid & self.wr_req.ready
         m.d.comb += [
             self.wr_req.valid.eq(out_fifo.r_rdy),
@@ -390,9 +397,9 @@ class WindowFilter(ProcessingElement):
 
         with m.FSM(name="ctrl"):
             with m.State("IDLE"):
+                m.d.comb += idle.eq(1)
+                m.d.sync += [outstanding.eq(0), returned.eq(0)]
                 with m.If(self.ctrl.start):
-                    m.d.comb += restart.eq(1)
-                    m.d.sync += [outstanding.eq(0), returned.eq(0)]
                     m.next = "RUN"
             with m.State("RUN"):
                 m.d.comb += running.eq(1)

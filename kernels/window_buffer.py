@@ -82,7 +82,7 @@ class WindowBuffer(wiring.Component):
     -------
     restart : In(1)
         A frame starts: the buffer's position returns to the frame's first step. Its first beat
-        may arrive two cycles later at the earliest (the line buffer reads ahead from here).
+        may arrive two cycles later at the earliest.
     pixels : In(stream.Signature(rd_beat.data_layout(), always_ready=True))
         Read responses, one beat per transfer, in the order of :meth:`read_loops`.
     results : Out(stream.Signature(wr_beat.data_layout(), always_ready=True))

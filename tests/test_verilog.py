@@ -102,13 +102,13 @@ class _ECP5:
 @pytest.mark.skipif(shutil.which("iverilog") is None, reason="needs iverilog")
 @pytest.mark.parametrize("width,height,unroll,size,bits", [
     (16, 9, 1, (3, 3), 8),      # 16 words of 16 bits: one 18-bit-wide tile
-    (24, 7, 8, (3, 3), 8),      # 3 words of 128 bits: eight tiles, the shortest read-ahead
+    (32, 7, 8, (3, 3), 8),      # 4 words of 128 bits: eight tiles, the shortest read-ahead
     (20, 6, 4, (5, 3), 12),     # 4 rows of 48-bit beats: 11 tiles
     (2048, 3, 1, (3, 3), 8),    # 2048 words: the 9-bit-wide mode
     (4096, 3, 2, (2, 2), 3),    # 2048 words of 6 bits: the 9-bit-wide mode, one tile
 ])
 def test_ecp5_block_ram_line_buffer_matches_amaranth(tmp_path, width, height, unroll, size, bits):
-    """On ECP5 the line buffer reads two beats ahead through DP16KD output registers; its
+    """On ECP5 the line buffer reads three beats ahead through DP16KD output registers; its
     Verilog, with a behavioural DP16KD, gives the generic design's image and cycle count."""
     pe = WindowFilter("max", size, width=width, height=height, unroll=unroll, buffer="line",
                       pixel_bits=bits)
