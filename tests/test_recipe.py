@@ -7,7 +7,7 @@ import warnings
 
 import pytest
 from amaranth.back import rtlil
-from amaranth.hdl import Module, Signal, UnusedElaboratable
+from amaranth.hdl import Module, UnusedElaboratable
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
