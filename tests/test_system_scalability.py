@@ -215,8 +215,11 @@ def test_sc_leaves_placement_headroom_where_nextpnr_places(board_name):
 
 #: Held-out interconnects whose estimate misses Yosys by more than 10% (docs/systems.md).
 KNOWN_MISSES = {
-    ("ulx3s-85f", 1, 6, 2): "U1 PEs of 32 x 16 frames, 6 on 2 channels: 1,116 LUT estimated "
-                            "against Yosys 1,562 (-29%)",
+    ("ulx3s-85f", 1, 6, 2): "U1 PEs of 32 x 16 frames, 6 on 2 channels: 1,300 LUT estimated "
+                            "against Yosys 1,581 (-18%): synth_ecp5 maps a 3-PE channel with or "
+                            "without wide multiplexers (docs/systems.md)",
+    ("ulx3s-85f", 8, 6, 2): "U8 PEs of 32 x 16 frames, 6 on 2 channels: 2,832 LUT estimated "
+                            "against Yosys 3,325 (-15%), as above",
 }
 
 
