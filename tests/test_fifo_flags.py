@@ -11,6 +11,20 @@ from hwgen.kernels.fifo_flags import FlaggedFIFO, registered_filled, registered_
 from hwgen.sim.stimulus import run_cycles
 
 
+def _writes_and_reads(depth, rng, data=lambda rng: 5):
+    """``(write, read, data)`` per cycle, in phases that lean to writing, then to reading, so a
+    FIFO of ``depth`` fills and drains; a write only with room, by a count kept here
+    independently of the flags under test (a read may be asked of an empty FIFO)."""
+    level = 0
+    for phase in range(8):
+        p_write, p_read = (0.8, 0.3) if phase % 2 == 0 else (0.3, 0.8)
+        for _ in range(8 * depth):
+            write = level < depth and rng.random() < p_write
+            read = rng.random() < p_read
+            yield write, read, data(rng)
+            level += int(write) - int(read and level > 0)
+
+
 class _Flagged(Elaboratable):
     def __init__(self, depth):
         self.fifo = SyncFIFO(width=4, depth=depth)
@@ -29,17 +43,8 @@ def test_registered_flags_equal_the_fifos_own(depth):
     dut = _Flagged(depth)
     fragment = Fragment.get(dut, None)      # the flags exist once it is elaborated
     fifo = dut.fifo
-    rng = random.Random(depth)
-    # Phases that lean to writing, then to reading, so the FIFO fills and drains; a write only
-    # with room, by a count kept here independently of the flags under test.
-    level, inputs = 0, []
-    for phase in range(8):
-        p_write, p_read = (0.8, 0.3) if phase % 2 == 0 else (0.3, 0.8)
-        for _ in range(8 * depth):
-            write = level < depth and rng.random() < p_write
-            read = rng.random() < p_read
-            inputs.append([(fifo.w_en, int(write)), (fifo.r_en, int(read)), (fifo.w_data, 5)])
-            level += int(write) - int(read and level > 0)
+    inputs = [[(fifo.w_en, int(write)), (fifo.r_en, int(read)), (fifo.w_data, data)]
+              for write, read, data in _writes_and_reads(depth, random.Random(depth))]
     records = run_cycles(fragment, inputs, [fifo.w_rdy, fifo.r_rdy, dut.room, dut.filled,
                                             fifo.level])
     assert {r[4] for r in records} >= {0, depth}, "the stimulus must reach empty and full"
@@ -62,18 +67,12 @@ class _Pair(Elaboratable):
 @pytest.mark.parametrize("depth", [2, 3, 16])
 def test_the_flagged_fifo_behaves_as_amaranths_sync_fifo(depth):
     dut = _Pair(depth)
-    rng = random.Random(100 + depth)
-    level, inputs = 0, []
-    for phase in range(8):
-        p_write, p_read = (0.8, 0.3) if phase % 2 == 0 else (0.3, 0.8)
-        for _ in range(8 * depth):
-            write = level < depth and rng.random() < p_write
-            read = rng.random() < p_read
-            data = rng.randrange(16)
-            inputs.append([(fifo.w_en, int(write)) for fifo in (dut.flagged, dut.reference)]
-                          + [(fifo.r_en, int(read)) for fifo in (dut.flagged, dut.reference)]
-                          + [(fifo.w_data, data) for fifo in (dut.flagged, dut.reference)])
-            level += int(write) - int(read and level > 0)
+    fifos = (dut.flagged, dut.reference)
+    inputs = [[(fifo.w_en, int(write)) for fifo in fifos]
+              + [(fifo.r_en, int(read)) for fifo in fifos]
+              + [(fifo.w_data, data) for fifo in fifos]
+              for write, read, data in _writes_and_reads(depth, random.Random(100 + depth),
+                                                         lambda rng: rng.randrange(16))]
     names = ("w_rdy", "r_rdy", "level", "r_data")
     records = run_cycles(dut, inputs, [getattr(fifo, name) for fifo in (dut.flagged,
                                                                          dut.reference)
