@@ -104,20 +104,22 @@ class TraceRecords(Sequence):
     def __len__(self):
         return len(self.masks)
 
+    def _record(self, mask, values):
+        """The dict of one record: its mask and ``{column: value}`` as Python numbers."""
+        record = {"timestamp": values["timestamp"],
+                  "events": [name for e, name in enumerate(self.events) if mask >> e & 1]}
+        for name, value in values.items():
+            if name != "timestamp":
+                record[name] = value
+        return record
+
     def __getitem__(self, index):
         if isinstance(index, slice):
             return TraceRecords(self.events, self.masks[index],
                                 {name: column[index] for name, column in self.columns.items()})
         return self._record(int(self.masks[index]),
-                            {name: column[index] for name, column in self.columns.items()})
-
-    def _record(self, mask, values):
-        record = {"timestamp": int(values["timestamp"]),
-                  "events": [name for e, name in enumerate(self.events) if mask >> e & 1]}
-        for name, value in values.items():
-            if name != "timestamp":
-                record[name] = bool(value) if isinstance(value, np.bool_) else int(value)
-        return record
+                            {name: column[index].item() if column.dtype != object
+                             else column[index] for name, column in self.columns.items()})
 
     def __iter__(self):
         names = list(self.columns)

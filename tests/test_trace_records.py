@@ -1,6 +1,8 @@
 """Trace records kept as columns (:class:`hwgen.sim.TraceRecords`) and what consumes them (the
 thread-state timeline, the exported timeline), against record-by-record references."""
 
+import json
+
 import numpy as np
 import pytest
 
@@ -59,6 +61,9 @@ def test_records_slice_concatenate_and_survive_json():
     assert records[3:9] == expected[3:9]
     assert records != expected[:-1] and records != [*expected[:-1], {**expected[-1], "x": -1}]
     assert records.to_json() == expected
+    # The same JSON, not only equal values: flags are booleans, not 0 and 1.
+    assert json.dumps(records.to_json()) == json.dumps(expected)
+    assert json.dumps(records[4]) == json.dumps(expected[4])
     again = TraceRecords.from_json(records.to_json())
     assert again == records and again.column("big").tolist() == records.column("big").tolist()
 
