@@ -3,6 +3,7 @@
     python benchmarks/engines.py                 # every figure (about ten minutes)
     python benchmarks/engines.py --skip-pysim    # without the slow reference runs
     python benchmarks/engines.py --only end-to-end --only uart
+    python benchmarks/engines.py --only records  # trace records: columns against dicts
 
 Each design runs one job with its HMM against an ideal memory in the three simulators:
 Amaranth's simulator and the compiled engine through hwgen's harness, Verilator on the Verilog
@@ -16,10 +17,12 @@ Then ``hwgen sim`` end to end with the default engine (``auto``) and a warm cach
 testbench-driven UART in Amaranth's simulator and in :class:`hwgen.sim.CompiledSimulator`, and
 the wall time of one full-HD dilation frame with the compiled engine, cold (an empty model
 cache: RTLIL, write_cxxrtl and the C++ compiler included) and warm (the model cached), in this
-process and as the command ``python -m hwgen sim``.
+process and as the command ``python -m hwgen sim``. Last, trace records decoded in bulk as
+columns against a dict per record, and the peak memory of a long pipeline run.
 """
 
 import argparse
+import gc
 import json
 import os
 import shutil
@@ -303,7 +306,79 @@ def uart(divisor=10, count=40):
               f"{base / seconds:8.2f}  {'yes' if log == logs[Simulator] else 'NO'}", flush=True)
 
 
-SECTIONS = ("speed", "end-to-end", "uart", "full-hd")
+def records(count=1_000_000, dim=128, sampled=20_000):
+    """Trace records: ``count`` records of a GEMM pipeline's thread-state and sample traces
+    decoded from words as columns (:class:`hwgen.sim.TraceRecords`) and as one dict per record
+    (the layout's ``decode_record``): seconds, and the memory allocated per million records
+    (``tracemalloc``'s peak over the first ``sampled`` records, which it slows down); then
+    ``hwgen run gemm --variant naive --dim <dim> --threads 8 --engine compiled`` as a command,
+    its wall and CPU seconds and peak resident memory (the model cached by a first run)."""
+    import resource
+    import tracemalloc
+    import warnings
+
+    from amaranth.hdl import UnusedElaboratable
+
+    from hwgen.sim import TraceRecords
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnusedElaboratable)     # built for its layout only
+        design = instrument_pipeline(Pipeline(GemmJob("naive", dim=32, threads=8).program))
+        layout = design.layout
+        del design
+        gc.collect()        # its parts go now, while the warning is ignored
+    rng = np.random.default_rng(0)
+    print(f"\ntrace records: {count:,} per trace, decoded (load average "
+          f"{os.getloadavg()[0]:.1f})")
+    print(f"{'trace':14} {'words':>6} {'columns s':>10} {'MB/M':>6} {'dicts s':>8} {'MB/M':>6}"
+          f"  equal")
+    for name in ("thread_states", "samples"):
+        trace = layout.trace(name)
+        n = trace.entry_words(layout.word_bits)
+        words = rng.integers(0, 1 << 63, count * n, dtype=np.uint64)
+
+        def columns(words):
+            return TraceRecords.decode(trace, words, layout.word_bits)
+
+        def dicts(words):
+            return [trace.decode_record(row, layout.word_bits)
+                    for row in words.reshape(-1, n).tolist()]
+
+        figures = []
+        for decode in (columns, dicts):
+            tracemalloc.start()
+            decode(words[:sampled * n])
+            megabytes = tracemalloc.get_traced_memory()[1] / 1e6 * 1e6 / sampled
+            tracemalloc.stop()
+            started = time.perf_counter()
+            decoded = decode(words)
+            figures.append((decoded, time.perf_counter() - started, megabytes))
+        (a, a_s, a_mb), (b, b_s, b_mb) = figures
+        same = len(a) == len(b) and all(a[i] == b[i] for i in range(0, count, count // 1000))
+        print(f"{name:14} {n:6} {a_s:10.2f} {a_mb:6.0f} {b_s:8.2f} {b_mb:6.0f}  "
+              f"{'yes' if same else 'NO'}", flush=True)
+        del a, b, figures
+
+    command = [sys.executable, "-m", "hwgen", "run", "gemm", "--variant", "naive", "--dim",
+               str(dim), "--threads", "8", "--engine", "compiled", "-q"]
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL)     # builds the model
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    # A fresh process for the measured run: RUSAGE_CHILDREN's peak is the largest child's.
+    measured = subprocess.run(
+        [sys.executable, "-c", "import resource, subprocess, sys; "
+         "subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL); "
+         "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)", *command],
+        check=True, capture_output=True, text=True)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    print(f"run gemm --variant naive --dim {dim} --threads 8 --engine compiled (warm): "
+          f"{wall:.1f} s wall, {cpu:.1f} s CPU, peak {int(measured.stdout) / 1024:.0f} MB "
+          f"resident", flush=True)
+
+
+SECTIONS = ("speed", "end-to-end", "uart", "full-hd", "records")
 
 
 def main():
@@ -324,6 +399,8 @@ def main():
         uart()
     if "full-hd" in sections and not args.skip_full_hd:
         full_hd((1, 8))
+    if "records" in sections:
+        records()
 
 
 if __name__ == "__main__":

@@ -14,13 +14,14 @@ from .readout import HMMReadout
 from .reference import window_filter_model
 from .step_profile import StepActivity, StepProfile, StepProfiler
 from .stimulus import run_cycles
+from .trace_records import TraceRecords
 from .system import (SystemRun, frame_layout, instrument_system, run_window_system,
                      window_system)
 
 __all__ = [
     "CompiledSimulator", "CycleData", "HMMError", "HMMHost", "HMMReadout", "HostModel", "LineActivity", "LineProfile",
     "LineProfiler", "MemoryModel", "MemoryServer", "PERun", "PortTraffic", "STATE_NAMES",
-    "StateTimeline", "StepActivity", "StepProfile", "StepProfiler", "ThreadRun", "WindowRun",
+    "StateTimeline", "StepActivity", "StepProfile", "StepProfiler", "ThreadRun", "TraceRecords", "WindowRun",
     "SystemRun", "check_image", "frame_layout", "instrument_pe", "instrument_pipeline",
     "instrument_system",
     "run_cycles", "run_pe", "run_pes", "run_threads", "run_window_filter", "run_window_system",

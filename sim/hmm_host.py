@@ -19,6 +19,7 @@ from ..instrument import COMMANDS, REGISTERS, STATUS_BITS
 from ..instrument.layout import Field
 
 from .readout import HMMReadout
+from .trace_records import TraceRecords
 
 __all__ = ["HMMHost", "HMMError", "PortBus", "SimulatorBus", "assemble_readout",
            "command_limit_cycles", "decode_records", "decode_table", "not_finished",
@@ -47,37 +48,9 @@ def decode_table(table, words, word_bits):
 
 
 def decode_records(trace, words, word_bits):
-    """The records of a trace (as :meth:`~hwgen.instrument.layout.TraceLayout.decode_record`
-    decodes them), from the words of consecutive records (a list or a numpy array)."""
-    n = trace.entry_words(word_bits)
-    if n * word_bits > 64:
-        words = [int(word) for word in words]
-        return [trace.decode_record(words[i:i + n], word_bits) for i in range(0, len(words), n)]
-    # Records of up to 64 bits: every field of every record at once.
-    rows = np.asarray(words, dtype=np.uint64).reshape(-1, n)
-    bits = np.zeros(len(rows), dtype=np.uint64)
-    for w in range(n):
-        bits |= rows[:, w] << np.uint64(w * word_bits)
-
-    def column(offset, width):
-        return ((bits >> np.uint64(offset)) & np.uint64((1 << width) - 1)).tolist()
-
-    columns = [("timestamp", column(0, trace.timestamp_bits))]
-    masks = column(trace.timestamp_bits, len(trace.events)) if trace.events else [0] * len(bits)
-    names = {}
-    for f in trace.payload:
-        columns.append((f.name, column(f.offset, f.bits)))
-        if f.overflow:
-            columns.append((f"{f.name}.overflow", [bool(v) for v in column(f.offset + f.bits, 1)]))
-    records = []
-    for i, mask in enumerate(masks):
-        if mask not in names:
-            names[mask] = [name for e, name in enumerate(trace.events) if mask >> e & 1]
-        record = {"timestamp": columns[0][1][i], "events": list(names[mask])}
-        for name, values in columns[1:]:
-            record[name] = values[i]
-        records.append(record)
-    return records
+    """The :class:`~hwgen.sim.trace_records.TraceRecords` of a trace, from the words of
+    consecutive records (a list or a numpy array), decoded in bulk."""
+    return TraceRecords.decode(trace, words, word_bits)
 
 
 def assemble_readout(layout, snapshot, tables, traces):
@@ -206,7 +179,7 @@ class HMMHost:
         self._bus = ctx if isinstance(ctx, PortBus) else SimulatorBus(ctx, port)
         self._port = port
         self._layout = layout
-        self._drained = {}       # trace name -> records taken off the HMM by drain()
+        self._drained = {}       # trace name -> TraceRecords taken off the HMM by drain()
         self._command_limit_cycles = command_limit_cycles(layout)
 
     @property
@@ -323,7 +296,7 @@ class HMMHost:
         values = await self.read_values([trace.written, trace.dropped])
         records = await self.read_trace(trace, values)
         await self.write(trace.consumed_register, values[trace.written])
-        self._drained.setdefault(trace.name, []).extend(records)
+        self._drained.setdefault(trace.name, []).append(records)
         return records, values[trace.dropped]
 
     async def read_when_done(self, finished, *, drain_interval_cycles=None, poll_cycles=16,
@@ -372,7 +345,7 @@ class HMMHost:
                                          layout.snapshot_base + layout.snapshot_words))
         values, _ = layout.decode_snapshot(snapshot)
         tables = {table.name: await self.read_table(table) for table in layout.tables}
-        traces = {trace.name: [*self._drained.get(trace.name, ()),
-                               *await self.read_trace(trace, values)]
+        traces = {trace.name: TraceRecords.concatenate([*self._drained.get(trace.name, ()),
+                                                        await self.read_trace(trace, values)])
                   for trace in layout.traces}
         return assemble_readout(layout, snapshot, tables, traces)

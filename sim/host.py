@@ -12,6 +12,8 @@ that port at the end: every figure of the returned :class:`ThreadRun` comes from
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..instrument import (THREAD_STATES, HMMLayout, Instrumented, attach,
                           pipeline_attach_options, pipeline_probes)
 
@@ -63,53 +65,109 @@ class HostModel:
         return cls(**obj)
 
 
-@dataclass(frozen=True)
 class StateTimeline:
     """Every thread's state over a job, as the cycles where any of them changed.
 
-    ``changes[i] = (cycle, states)``: from ``cycle`` on (until the next change) thread ``t`` is in
-    state ``states[t]`` (a :data:`STATE_NAMES` index). The first change is at cycle 0; the job
-    lasts ``cycles`` cycles.
+    Change ``i`` is at cycle ``change_cycles[i]``: from then on (until the next change) thread
+    ``t`` is in state ``change_states[i, t]`` (a :data:`STATE_NAMES` index). The first change is
+    at cycle 0; the job lasts ``cycles`` cycles. The changes are numpy arrays: a long job has
+    millions of them.
+
+    Parameters
+    ----------
+    threads : int
+    cycles : int
+    change_cycles : array-like of int, shape (changes,)
+    change_states : array-like of int, shape (changes, threads)
     """
-    threads: int
-    cycles: int
-    changes: tuple
+
+    __hash__ = None
+
+    def __init__(self, threads, cycles, change_cycles, change_states):
+        self.threads = threads
+        self.cycles = cycles
+        self.change_cycles = np.asarray(change_cycles, dtype=np.int64).reshape(-1)
+        self.change_states = np.asarray(change_states, dtype=np.uint8).reshape(-1, threads)
+        if len(self.change_cycles) != len(self.change_states):
+            raise ValueError(f"{len(self.change_cycles)} change cycles for "
+                             f"{len(self.change_states)} rows of states")
+
+    def __eq__(self, other):
+        if not isinstance(other, StateTimeline):
+            return NotImplemented
+        return (self.threads == other.threads and self.cycles == other.cycles
+                and np.array_equal(self.change_cycles, other.change_cycles)
+                and np.array_equal(self.change_states, other.change_states))
+
+    def __repr__(self):
+        return (f"StateTimeline({self.threads} threads, {self.cycles} cycles, "
+                f"{len(self.change_cycles)} changes)")
+
+    @property
+    def changes(self):
+        """``((cycle, states), ...)``, ``states`` a tuple of every thread's state code."""
+        return tuple((cycle, tuple(states)) for cycle, states
+                     in zip(self.change_cycles.tolist(), self.change_states.tolist()))
+
+    def _durations(self):
+        """Cycles from each change to the next (the last to the end of the job)."""
+        return np.diff(self.change_cycles, append=np.int64(self.cycles))
 
     def spans(self):
         """``(begin, end, states)`` for every interval of constant states (end exclusive)."""
-        ends = [cycle for cycle, _ in self.changes[1:]] + [self.cycles]
-        return [(begin, end, states) for (begin, states), end in zip(self.changes, ends)]
+        changes = self.changes
+        ends = [cycle for cycle, _ in changes[1:]] + [self.cycles]
+        return [(begin, end, states) for (begin, states), end in zip(changes, ends)]
 
     def state_cycles(self):
         """Per thread, the cycles spent in each state: ``[thread][state code]``."""
-        counts = [[0] * len(STATE_NAMES) for _ in range(self.threads)]
-        for begin, end, states in self.spans():
-            for thread, state in enumerate(states):
-                counts[thread][state] += end - begin
-        return counts
+        durations = self._durations()
+        return [[int(durations[self.change_states[:, thread] == state].sum())
+                 for state in range(len(STATE_NAMES))] for thread in range(self.threads)]
 
     def cycles_where(self, predicate):
         """Cycles in which ``predicate(states)`` holds."""
-        return sum(end - begin for begin, end, states in self.spans() if predicate(states))
+        if not len(self.change_cycles):
+            return 0
+        combos, which = np.unique(self.change_states, axis=0, return_inverse=True)
+        totals = np.zeros(len(combos), dtype=np.int64)
+        np.add.at(totals, which.reshape(-1), self._durations())
+        return sum(int(total) for states, total in zip(combos.tolist(), totals)
+                   if predicate(tuple(states)))
 
     def first_cycle_not_idle(self, thread):
         """The cycle the thread starts running (None if it never does)."""
-        for cycle, states in self.changes:
-            if states[thread] != STATE_NAMES.index("idle"):
-                return cycle
-        return None
+        busy = np.flatnonzero(self.change_states[:, thread] != STATE_NAMES.index("idle"))
+        return int(self.change_cycles[busy[0]]) if len(busy) else None
 
     def to_json(self):
         return {"threads": self.threads, "cycles": self.cycles, "state_names": list(STATE_NAMES),
-                "changes": [[cycle, list(states)] for cycle, states in self.changes]}
+                "changes": [[cycle, states] for cycle, states
+                            in zip(self.change_cycles.tolist(), self.change_states.tolist())]}
 
     @classmethod
     def from_json(cls, obj):
         if list(obj["state_names"]) != list(STATE_NAMES):
             raise ValueError(f"a timeline of states {obj['state_names']!r}, not of "
                              f"{list(STATE_NAMES)!r}")
-        return cls(obj["threads"], obj["cycles"],
-                   tuple((cycle, tuple(states)) for cycle, states in obj["changes"]))
+        changes = obj["changes"]
+        return cls(obj["threads"], obj["cycles"], [cycle for cycle, _ in changes],
+                   [states for _, states in changes])
+
+    @classmethod
+    def from_records(cls, records, threads, first_cycle, cycles):
+        """The timeline of a job of ``cycles`` cycles from its first cycle ``first_cycle`` on,
+        from the thread-state records (:class:`~hwgen.sim.trace_records.TraceRecords` of fields
+        ``thread<t>``): a record before the job counts from cycle 0, the records from the job's
+        end on are dropped, and of several records in one cycle the last counts."""
+        stamps = records.column("timestamp").astype(np.int64)
+        at = np.maximum(stamps - first_cycle, 0)
+        states = np.stack([records.column(f"thread{t}") for t in range(threads)], axis=1)
+        after = np.flatnonzero(at >= cycles)
+        end = after[0] if len(after) else len(at)
+        at, states = at[:end], states[:end]
+        last = np.append(at[1:] != at[:-1], True) if end else np.zeros(0, dtype=bool)
+        return cls(threads, cycles, at[last], states[last])
 
 
 @dataclass(frozen=True)
@@ -165,16 +223,8 @@ class ThreadRun(Rates):
         # Without a busy-cycle counter the job lasts from the cycle after start to done.
         cycles = readout.values.get("busy_cycles", job.get("done", start) - start)
         threads = len(layout.trace("thread_states").payload)
-        changes = []
-        for record in readout.traces["thread_states"]:
-            cycle = max(0, record["timestamp"] - first)
-            states = tuple(record[f"thread{t}"] for t in range(threads))
-            if cycle >= cycles:
-                break
-            if changes and changes[-1][0] == cycle:
-                changes.pop()
-            changes.append((cycle, states))
-        timeline = StateTimeline(threads, cycles, tuple(changes))
+        timeline = StateTimeline.from_records(readout.traces["thread_states"], threads, first,
+                                              cycles)
         dropped = readout["thread_states.dropped"]
         profiled = "thread_state.thread0" in readout.tables
         if profiled:

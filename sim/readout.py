@@ -4,6 +4,8 @@ from dataclasses import dataclass
 
 from ..instrument.layout import Group
 
+from .trace_records import TraceRecords
+
 __all__ = ["HMMReadout"]
 
 
@@ -21,8 +23,8 @@ class HMMReadout:
         The overflow flag of every counter (a set flag: the value is a lower bound).
     tables : dict of str to dict of str to int
         Each table's counts by label.
-    traces : dict of str to list of dict
-        Each trace's records, oldest first.
+    traces : dict of str to TraceRecords
+        Each trace's records, oldest first, as columns (a sequence of record dicts too).
     groups : tuple of hwgen.instrument.layout.Group
         What each probe measured, by role.
     """
@@ -69,7 +71,7 @@ class HMMReadout:
             "streams": self.streams(),
             "histograms": self.histograms(),
             "tables": self.tables,
-            "traces": self.traces,
+            "traces": {name: records.to_json() for name, records in self.traces.items()},
             "groups": [g.to_json() for g in self.groups],
         }
 
@@ -77,5 +79,6 @@ class HMMReadout:
     def from_json(cls, obj):
         return cls(obj["layout_id"], dict(obj["values"]), dict(obj["overflow"]),
                    {name: dict(table) for name, table in obj["tables"].items()},
-                   {name: list(records) for name, records in obj["traces"].items()},
+                   {name: TraceRecords.from_json(records)
+                    for name, records in obj["traces"].items()},
                    tuple(Group.from_json(g) for g in obj["groups"]))

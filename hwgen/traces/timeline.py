@@ -20,6 +20,8 @@ where the timeline ends, with the totals read at the freeze.
 
 from dataclasses import dataclass
 
+import numpy as np
+
 __all__ = ["Timeline", "Row", "Counter", "Marker"]
 
 
@@ -58,23 +60,53 @@ class Marker:
         return {"cycle": self.cycle, "name": self.name, "values": dict(self.values)}
 
 
-def _rows(records, fields, state_ids, end):
-    """Spans of each field over ``records`` of one change trace."""
-    spans = {field: [] for field, _ in fields}
-    for index, record in enumerate(records):
-        stop = records[index + 1]["timestamp"] if index + 1 < len(records) else end
-        begin = record["timestamp"]
-        if stop <= begin:
-            continue
-        for field, labels in fields:
-            code = record[field]
-            state = state_ids[labels[code] if code < len(labels) else str(code)]
-            row = spans[field]
-            if row and row[-1][2] == state and row[-1][1] == begin:
-                row[-1] = (row[-1][0], stop, state)
-            else:
-                row.append((begin, stop, state))
-    return [Row(field, tuple(spans[field])) for field, _ in fields]
+def _spans(stamps, states, end):
+    """Spans ``(begin, end, state)`` of one field whose state is ``states[i]`` from cycle
+    ``stamps[i]`` on: a record lasts until the next (the last until ``end``), records that last
+    no cycle are skipped, and adjacent spans of one state merge."""
+    stops = np.append(stamps[1:], np.int64(end))
+    lasting = stops > stamps
+    begins, stops, states = stamps[lasting], stops[lasting], states[lasting]
+    new = np.ones(len(begins), dtype=bool)
+    new[1:] = (states[1:] != states[:-1]) | (stops[:-1] != begins[1:])
+    firsts = np.flatnonzero(new)
+    lasts = np.append(firsts[1:], len(begins)) - 1
+    return tuple(zip(begins[firsts].tolist(), stops[lasts].tolist(), states[firsts].tolist()))
+
+
+def _rows(records, fields, state_id, end):
+    """The rows of the fields of one change trace (``records``, a
+    :class:`~hwgen.sim.trace_records.TraceRecords`); ``state_id(label)`` numbers the states,
+    those of codes without a label (named by their number) in the order the records show them."""
+    codes = {field: records.column(field) for field, _ in fields}
+    unlabelled = []          # (first record, field's place, code)
+    for place, (field, labels) in enumerate(fields):
+        values, firsts = np.unique(codes[field], return_index=True)
+        unlabelled += [(int(first), place, int(code)) for code, first in zip(values, firsts)
+                       if code >= len(labels)]
+    for _, _, code in sorted(unlabelled):
+        state_id(str(code))
+    stamps = records.column("timestamp").astype(np.int64)
+    rows = []
+    for field, labels in fields:
+        values, which = np.unique(codes[field], return_inverse=True)
+        ids = np.array([state_id(labels[code] if code < len(labels) else str(code))
+                        for code in values.tolist()], dtype=np.int64)
+        rows.append(Row(field, _spans(stamps, ids[which.reshape(-1)], end)))
+    return rows
+
+
+def _counter_points(stamps, totals, overflow):
+    """``(end_cycle, count)`` of each period from a sampler's running ``totals`` at cycles
+    ``stamps``, up to the first total whose ``overflow`` flag is set; a sample no later than one
+    before counts nothing. Returns ``(points, saturated)``."""
+    flagged = np.flatnonzero(overflow)
+    cut = flagged[0] if len(flagged) else len(stamps)
+    stamps, totals = stamps[:cut], totals[:cut]
+    before = np.maximum.accumulate(np.concatenate(([0], stamps)))[:-1]
+    taken = np.flatnonzero(stamps > before)
+    counts = np.diff(totals[taken], prepend=totals.dtype.type(0))
+    return tuple(zip(stamps[taken].tolist(), counts.tolist())), bool(len(flagged))
 
 
 @dataclass(frozen=True)
@@ -127,12 +159,7 @@ class Timeline:
             for _, labels in fields:
                 for label in labels:
                     state_id(label)
-            records = readout.traces[trace.name]
-            for record in records:       # codes without a label get their number as name
-                for field, labels in fields:
-                    if record[field] >= len(labels):
-                        state_id(str(record[field]))
-            for row in _rows(records, fields, state_ids, end):
+            for row in _rows(readout.traces[trace.name], fields, state_id, end):
                 row_of[row.name] = len(rows)
                 rows.append(row)
 
@@ -145,17 +172,16 @@ class Timeline:
             for field in trace.payload:
                 figure, _, owner = field.name.rpartition(".")
                 row = row_of.get(owner) if figure else None
-                points, before, last = [], 0, 0
-                totals = [(r["timestamp"], r[field.name], r.get(f"{field.name}.overflow"))
-                          for r in records]
-                totals.append((end, readout[field.name], readout.overflow.get(field.name)))
-                for cycle, total, overflow in totals:
-                    if overflow:
-                        saturated.append(field.name)
-                        break
-                    if cycle > last:          # a sample at cycle 0 counts nothing
-                        points.append((cycle, total - before))
-                        before, last = total, cycle
+                stamps = np.append(records.column("timestamp").astype(np.int64), np.int64(end))
+                wide = field.bits >= 64      # totals of up to 63 bits fit an int64
+                totals = np.append(records.column(field.name).astype(object if wide else np.int64),
+                                   readout[field.name])
+                flags = (records.column(f"{field.name}.overflow") if field.overflow
+                         else np.zeros(len(records), dtype=bool))
+                overflow = np.append(flags, bool(readout.overflow.get(field.name)))
+                points, flagged = _counter_points(stamps, totals, overflow)
+                if flagged:
+                    saturated.append(field.name)
                 counters.append(Counter(figure if row is not None else field.name, row,
                                         tuple(points)))
 

@@ -128,10 +128,12 @@ def run(args):
                        result_matches_numpy_model=matches, suspect=tuple(suspect), run=result,
                        simulation_seconds=elapsed, trace_files=tuple(sorted(map(str, files))),
                        summary=job.summary(storage))
-    report = record.to_json()
-    if args.json:
-        files[Path(args.json)] = json.dumps(report, indent=2) + "\n"
-    files.update(report_file(args, report, args.json or "this hwgen run"))
+    if args.json or args.report is not None:
+        # A long run's record holds every change of the thread states: made only when asked for.
+        report = record.to_json()
+        if args.json:
+            files[Path(args.json)] = json.dumps(report, indent=2) + "\n"
+        files.update(report_file(args, report, args.json or "this hwgen run"))
     write_files(files)
     if not args.quiet:
         print(summary(job, result, memory, matches, storage, elapsed))
