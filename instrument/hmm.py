@@ -26,6 +26,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In
 
 from ._amaranth import SignalDict, embed_parts, substitute
+from .counter_bank import CounterBank
 from .cycle_counter import CycleCounter
 from .layout import (COMMANDS, REGISTERS, STATUS_BITS, Field, Group, HMMLayout, TableLayout,
                      TraceLayout)
@@ -37,6 +38,11 @@ __all__ = ["HMM", "SNAPSHOT_CHOICES"]
 #: The most cycles a value may lag the others (a latency histogram's sum: its samples are
 #: registered once more, and its low part shown a cycle late).
 MAX_LAG = 2
+
+#: Counts that go into one :class:`~hwgen.instrument.counter_bank.CounterBank` instead of
+#: registers, from this many on, in an HMM whose values are read frozen (``snapshot="traces"``):
+#: fewer cost more in a table than in registers (docs/hmm.md).
+BANK_MIN_COUNTS = 4
 
 #: What the ``snapshot`` command may copy (see :class:`HMM`).
 SNAPSHOT_CHOICES = ("all", "traces")
@@ -109,6 +115,7 @@ class _Builder:
         self.traces = []         # (name, kind, part, events, payload [(name, bits, overflow)],
         #                           labels [(payload name, names by code)], period)
         self.groups = []
+        self.banked = []         # [names, design values they add up, fallback]: see bank()
         self._names = set()
         self.timestamp = None
 
@@ -166,8 +173,41 @@ class _Builder:
         self.fields.append((name, Value.cast(value), False))
         self.lags.append(lag)
 
+    def bank(self, names, amounts, fallback):
+        """Counts readable as ``names``, each adding its design value ``amounts[i]`` in every
+        cycle, kept in the HMM's counter bank if it has one (see :meth:`finish`); else (or when
+        another probe needs one of them in the cycle, see :meth:`counter_value`) ``fallback()``
+        builds them in registers."""
+        for name in names:
+            self._claim(name)
+        self.banked.append((tuple(names), tuple(amounts), fallback))
+
+    def _unbank(self, group):
+        self.banked.remove(group)
+        self._names.difference_update(group[0])
+        group[2]()
+
+    def finish(self, snapshot):
+        """Put the banked counts into one bank, from :data:`BANK_MIN_COUNTS` counts on, if the
+        HMM's values are read frozen (``snapshot="traces"``); else into registers, which a
+        snapshot copies while the design runs."""
+        names = [name for group in self.banked for name in group[0]]
+        if len(names) < BANK_MIN_COUNTS or snapshot != "traces":
+            for group in list(self.banked):
+                self._unbank(group)
+            return
+        amounts = [amount for group in self.banked for amount in group[1]]
+        bank = self.add("counts", CounterBank([len(a) for a in amounts], self.counter_bits))
+        for i, amount in enumerate(amounts):
+            self.sample(bank.amount(i), amount)
+        self._claim("counts")
+        self.tables.append(("counts", "counts", bank, tuple(names), tuple(names)))
+
     def counter_value(self, name, probe):
         """``(value, has overflow flag)`` of a value added earlier, in the cycle."""
+        for group in self.banked:
+            if name in group[0]:
+                self._unbank(group)
         for field_name, value, overflow in self.fields:
             if field_name == name:
                 return self.now.get(name, value), overflow
@@ -232,6 +272,7 @@ class HMM(wiring.Component):
         b.timestamp = cycles.value.count
         for probe in probes:
             probe.build(b)
+        b.finish(snapshot)
         self._builder = b
         traced = {name for trace in b.traces for name in (f"{trace[0]}.written",
                                                           f"{trace[0]}.dropped")}
@@ -393,6 +434,7 @@ def _control(m, fan_out, port, parts, traces, consumed_base, values, snapshotted
     sampled = Signal()          # the sample taken at the last edge counts
     enable = Signal()           # the sample the parts see now counts
     sweepers = [part.busy for part in parts if hasattr(part, "busy")]
+    settlers = [part.settling for part in parts if hasattr(part, "settling")]
     m.d.comb += [
         sweeping.eq(Cat(*sweepers).any()),
         # A sample reaches the parts two edges after its cycle: that of the cycle before a
@@ -448,7 +490,7 @@ def _control(m, fan_out, port, parts, traces, consumed_base, values, snapshotted
     settling = Signal(TABLE_LATENCY + MAX_LAG)
     m.d.sync += settling.eq(Cat(enable, settling[:-1]))
     busy = Cat(pending, ahead, clear, snap, late.any(), sweeping,
-               (sampled | enable | settling.any()) & ~run).any()
+               (sampled | enable | settling.any() | Cat(*settlers).any()) & ~run).any()
     status_bits = {"running": run, "busy": busy}
     status = Cat(*(status_bits[name] for name in sorted(STATUS_BITS, key=STATUS_BITS.get)))
     return _Control(status, snapshot, consumed)

@@ -71,7 +71,7 @@ class TableLayout:
     """A table of saturating counts: one entry per label, each ``bits`` + overflow flag; entry
     ``label`` is the readout value ``<name>.<label>``, or the label's name in ``values``."""
     name: str
-    kind: str              # "profile", "histogram" or "accumulate"
+    kind: str              # "profile", "histogram", "accumulate" or "counts"
     base: int
     stride_words: int
     bits: int

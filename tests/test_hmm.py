@@ -58,14 +58,14 @@ def toy_probes(s, *, trace_depth=8, trace_mode="stop"):
     ]
 
 
-def simulate(host_program, *, counter_bits=32, word_bits=32, **probe_options):
+def simulate(host_program, *, counter_bits=32, word_bits=32, snapshot="all", **probe_options):
     """Run the stimulus with an HMM; ``host_program(host, now)`` drives the port.
 
     Returns ``(samples, hmm)``: the observer's per-cycle samples, by cycle number, and the HMM.
     """
     stimulus = Stimulus()
     hmm = HMM(toy_probes(stimulus, **probe_options), counter_bits=counter_bits,
-              word_bits=word_bits)
+              word_bits=word_bits, snapshot=snapshot)
     top = Module()
     top.submodules.stimulus = stimulus
     top.submodules.hmm = hmm
@@ -210,6 +210,64 @@ def test_values_follow_freeze_run_snapshot_and_clear():
     check(readout, expected_values(samples, counted))
     assert readout.fsms()["p"] == {s: readout.values[f"p.{s}"] for s in ["S0", "S1", "S2", "S3"]}
     assert readout.streams()["s"]["idle"] == readout.values["s.idle"]
+
+
+BANKED = ("a_b", "level_when_a", "s.transferring", "s.blocking", "s.idle")
+
+
+def test_counts_read_frozen_are_kept_in_one_bank_exact_through_freeze_run_and_clear():
+    timeline = Timeline(sweep_cycles=5)     # the bank's 5 counts and the histogram's 5 bins
+    readouts = {}
+
+    async def program(host, now, ctx):
+        await ctx.tick().repeat(40)
+        timeline.command(now(), "freeze")
+        await host.command("freeze")
+        assert await host.status() == {"running": False, "busy": False}
+        readouts["frozen"] = (timeline.events[-1][0], await host.read_all(freeze=False))
+        await ctx.tick().repeat(20)                      # frozen: nothing counts
+        timeline.command(now(), "run")
+        await host.command("run")
+        await ctx.tick().repeat(33)
+        readouts["again"] = await freeze_and_read(host, now)
+        timeline.command(readouts["again"][0], "freeze")
+        timeline.command(now(), "run")
+        await host.command("run")
+        await ctx.tick().repeat(25)
+        timeline.command(now(), "clear")
+        await host.command("clear")
+        await ctx.tick().repeat(35)
+        readouts["cleared"] = await freeze_and_read(host, now)
+
+    samples, hmm = simulate(program, snapshot="traces")
+    bank = hmm.layout.table("counts")
+    # "a" is sampled by a trace in the cycle, so it stays a register count.
+    assert bank.kind == "counts" and bank.entry_names == BANKED
+    assert {f.name for f in hmm.layout.fields}.isdisjoint(BANKED)
+    for name in ("frozen", "again"):
+        cycle, readout = readouts[name]
+        check(readout, expected_values(samples, timeline.counted(0, cycle)))
+    cycle, readout = readouts["cleared"]
+    counted = timeline.counted(0, cycle)
+    assert counted[0] == timeline.events[-1][0] + 4 + 5
+    check(readout, expected_values(samples, counted))
+    assert readout.streams()["s"]["idle"] == readout.values["s.idle"]
+
+
+def test_banked_counts_saturate_and_raise_their_flags():
+    result = {}
+
+    async def program(host, now, ctx):
+        await ctx.tick().repeat(150)
+        result["cycle"], result["readout"] = await freeze_and_read(host, now)
+
+    samples, hmm = simulate(program, counter_bits=6, snapshot="traces")
+    assert hmm.layout.table("counts").entry_names == BANKED
+    expected = expected_values(samples, Timeline(5).counted(0, result["cycle"]), bits=6)
+    check(result["readout"], expected)
+    saturated = {name for name, (_, flag) in expected.items() if flag}
+    assert {"a_b", "level_when_a", "s.blocking"} <= saturated and "s.transferring" not in saturated
+    assert saturated <= set(result["readout"].saturated)
 
 
 def test_narrow_counters_saturate_and_raise_their_flags():
