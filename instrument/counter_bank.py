@@ -12,7 +12,13 @@ again: the table needs no forwarding, and one adder as wide as the counts serves
 The table holds a count once the low part has been added, ``period`` + :data:`BANK_LATENCY`
 cycles after it at most: once counting stops the bank goes on visiting its entries until every
 low part is empty (``settling``), and a host reads the counts when the HMM is frozen and no
-longer busy, as it reads a state profile's.
+longer busy.
+
+A snapshot (``snapshot=True``) copies every count of one instant into a second table while the
+design runs: at the ``snap`` edge the low parts are copied into registers, and the next visit of
+each entry, within a period, writes the entry as it was then plus that copy into the snapshot
+table (``copying`` until all are written). The host reads the snapshot table, as it reads the
+snapshot register of counts kept in registers.
 """
 
 from amaranth.hdl import Array, Cat, Module, Mux, Signal
@@ -39,6 +45,8 @@ class CounterBank(wiring.Component):
     bits : int
         Width of each count; a count saturates and sets its overflow flag, as a register
         count does (:func:`~hwgen.instrument.saturating.count_layout`).
+    snapshot : bool
+        Keep a snapshot table, which ``rdata`` reads; else ``rdata`` reads the counts.
 
     Members
     -------
@@ -48,18 +56,23 @@ class CounterBank(wiring.Component):
         Count this cycle.
     clear : In(1)
         Zero every count; the table is swept while ``busy`` is high (keep ``enable`` low).
+    snap : In(1)
+        Only with ``snapshot``: copy the counts as they are at this edge into the snapshot table.
     busy : Out(1)
         A clear is in progress.
     settling : Out(1)
         The low parts are still being added to the table (they all are once it falls and
         ``enable`` stayed low).
+    copying : Out(1)
+        Only with ``snapshot``: the snapshot table is being written.
     raddr : In(range(len(amount_bits)))
-        The entry the host reads, while the bank is neither counting nor settling.
+        The entry the host reads: in the snapshot table at any time, else while the bank is
+        neither counting nor settling.
     rdata : Out(count_layout(bits))
         Its count, one cycle later.
     """
 
-    def __init__(self, amount_bits, bits=32):
+    def __init__(self, amount_bits, bits=32, *, snapshot=False):
         amount_bits = tuple(amount_bits)
         if not amount_bits or not all(isinstance(w, int) and not isinstance(w, bool) and w >= 1
                                       for w in amount_bits):
@@ -68,10 +81,12 @@ class CounterBank(wiring.Component):
         self._amount_bits = amount_bits
         self._layout = count_layout(bits)
         self._bits = bits
+        self._snapshot = bool(snapshot)
         super().__init__({
             **{f"amount{i}": In(w) for i, w in enumerate(amount_bits)},
             "enable": In(1),
             "clear": In(1),
+            **({"snap": In(1), "copying": Out(1)} if snapshot else {}),
             "busy": Out(1),
             "settling": Out(1),
             "raddr": In(range(len(amount_bits))),
@@ -80,6 +95,7 @@ class CounterBank(wiring.Component):
 
     bits = property(lambda self: self._bits)
     amount_bits = property(lambda self: self._amount_bits)
+    snapshot = property(lambda self: self._snapshot)
 
     @property
     def period(self):
@@ -93,61 +109,122 @@ class CounterBank(wiring.Component):
 
     @property
     def table_bits(self):
-        """RAM bits of the table."""
-        return len(self._amount_bits) * self._layout.size
+        """RAM bits of the table (and of its snapshot)."""
+        return len(self._amount_bits) * self._layout.size * (1 + self._snapshot)
 
     def amount(self, i):
         return getattr(self, f"amount{i}")
 
     def elaborate(self, platform):
         m = Module()
-        n, bits, period = len(self._amount_bits), self._bits, self.period
+        n, period = len(self._amount_bits), self.period
         layout = self._layout
         m.submodules.table = table = Memory(shape=layout.size, depth=n, init=[],
                                             attrs={"ram_style": "distributed"})
         rd, wr = table.read_port(domain="comb"), table.write_port()
 
         # Visiting: the entry whose low part is taken in this cycle; the bank visits while it
-        # counts and for a period after, so that every low part is emptied.
+        # counts, for a period after (so that every low part is emptied) and for a period after
+        # a snapshot (so that every entry is copied).
         slot = Signal(range(period))
-        drain = Signal(range(period + 1))
+        drain, copy = Signal(range(period + 1)), Signal(range(period + 1))
         visiting = Signal()
-        m.d.comb += visiting.eq(self.enable | drain.any())
+        m.d.comb += visiting.eq(self.enable | drain.any() | copy.any())
         lows = [Signal(w, name=f"low{i}") for i, w in enumerate(self.low_bits)]
+        # A visited low part restarts from this cycle's amount.
+        kept = [Mux(visiting & (slot == i), 0, low) for i, low in enumerate(lows)]
         with m.If(self.clear):
             m.d.sync += [low.eq(0) for low in lows]
-            m.d.sync += [slot.eq(0), drain.eq(0)]
+            m.d.sync += [slot.eq(0), drain.eq(0), copy.eq(0)]
         with m.Else():
-            for i, low in enumerate(lows):
-                # A visited low part restarts from this cycle's amount.
-                kept = Mux(visiting & (slot == i), 0, low)
-                m.d.sync += low.eq(kept + Mux(self.enable, self.amount(i), 0))
+            for low, rest, i in zip(lows, kept, range(n)):
+                m.d.sync += low.eq(rest + Mux(self.enable, self.amount(i), 0))
             with m.If(visiting):
                 m.d.sync += slot.eq(Mux(slot == period - 1, 0, slot + 1))
-            m.d.sync += drain.eq(Mux(self.enable, period, Mux(drain.any(), drain - 1, 0)))
+            m.d.sync += [drain.eq(Mux(self.enable, period, Mux(drain.any(), drain - 1, 0))),
+                         copy.eq(Mux(copy.any(), copy - 1, 0))]
+
+        def chosen(values):
+            return Array(values)[slot] if n > 1 else values[0]
 
         # The pipeline: the entry's address (a register, as the host's), the word read, the
         # low half added, the high half with its carry and the saturation, the write.
-        half = min(bits, max(max(self.low_bits), (bits + 1) // 2))
         addr0, valid0 = Signal(range(n)), Signal()
         amount0 = Signal(max(self.low_bits))
-        addr1, valid1, word1, amount1 = (Signal(range(n)), Signal(), Signal(layout),
-                                         Signal(len(amount0)))
-        addr2, valid2 = Signal(range(n)), Signal()
-        low2, carry2 = Signal(half), Signal()
-        high2, overflow2 = Signal(bits - half), Signal()
-        addr3, valid3, word3 = Signal(range(n)), Signal(), Signal(layout)
         in_table = slot < n
         m.d.sync += [
             addr0.eq(Mux(visiting, slot, self.raddr)),
             valid0.eq(visiting & in_table & ~self.clear),
-            amount0.eq(Array(lows)[slot] if n > 1 else lows[0]),
-            addr1.eq(addr0), valid1.eq(valid0 & ~self.clear), word1.eq(rd.data),
-            amount1.eq(amount0),
+            amount0.eq(chosen(lows)),
         ]
-        m.d.comb += [rd.addr.eq(addr0), self.rdata.eq(rd.data)]
+        m.d.comb += rd.addr.eq(addr0)
+        addr3, valid3, word3, updating = self._update(m, "count", addr0, valid0, amount0,
+                                                      rd.data)
+        settling = [visiting, valid0, *updating]
+
+        # A clear sweeps the table with zeros, one entry per cycle; the updates in flight are
+        # dropped (their valid bits fall with the clear).
+        sweep, sweeping = Signal(range(n)), Signal()
+        m.d.comb += [
+            wr.en.eq(sweeping | valid3),
+            wr.addr.eq(Mux(sweeping, sweep, addr3)),
+            wr.data.eq(Mux(sweeping, 0, word3)),
+            self.busy.eq(sweeping),
+        ]
+        with m.If(self.clear):
+            m.d.sync += [sweep.eq(0), sweeping.eq(1)]
+        with m.Elif(sweeping):
+            m.d.sync += sweep.eq(sweep + 1)
+            with m.If(sweep == n - 1):
+                m.d.sync += sweeping.eq(0)
+
+        if not self._snapshot:
+            m.d.comb += self.rdata.eq(rd.data)
+        else:
+            # The low parts as they are at the snap edge; the next visit of each entry adds its
+            # copy to the entry read then, which holds every update made before the edge (an
+            # entry's update is written before it is visited again).
+            copies = [Signal(w, name=f"copy{i}") for i, w in enumerate(self.low_bits)]
+            with m.If(self.snap):
+                m.d.sync += [c.eq(rest) for c, rest in zip(copies, kept)]
+                m.d.sync += copy.eq(period)
+            copy0, copied0 = Signal(), Signal(len(amount0))
+            m.d.sync += [copy0.eq(copy.any() & in_table & ~self.clear),
+                         copied0.eq(chosen(copies))]
+            m.submodules.snapshot = snapshot = Memory(shape=layout.size, depth=n, init=[],
+                                                      attrs={"ram_style": "distributed"})
+            snap_rd, snap_wr = snapshot.read_port(domain="comb"), snapshot.write_port()
+            snap_addr3, copy3, snap_word3, copying = self._update(m, "copy", addr0, copy0,
+                                                                  copied0, rd.data)
+            raddr = Signal(range(n))
+            m.d.sync += raddr.eq(self.raddr)
+            m.d.comb += [snap_rd.addr.eq(raddr), self.rdata.eq(snap_rd.data),
+                         snap_wr.en.eq(copy3), snap_wr.addr.eq(snap_addr3),
+                         snap_wr.data.eq(snap_word3),
+                         self.copying.eq(Cat(copy.any(), copy0, *copying).any())]
+        m.d.comb += self.settling.eq(Cat(*settling).any())
+        return m
+
+    def _update(self, m, name, addr0, valid0, amount0, data):
+        """The saturating sum of the entry read at ``addr0`` (its word ``data``) and
+        ``amount0``, three edges later: ``(address, valid, word)`` registers, the low half added
+        at the first edge after the read, the high half with the low half's carry and the
+        saturation at the next; and the valid bits of the three stages."""
+        bits, layout = self._bits, self._layout
+        half = min(bits, max(max(self.low_bits), (bits + 1) // 2))
+        addr1, valid1, word1 = (Signal.like(addr0, name=f"{name}_addr1"),
+                                Signal(name=f"{name}_valid1"), Signal(layout, name=f"{name}_word1"))
+        amount1 = Signal.like(amount0, name=f"{name}_amount1")
+        addr2, valid2 = Signal.like(addr0, name=f"{name}_addr2"), Signal(name=f"{name}_valid2")
+        low2, carry2 = Signal(half, name=f"{name}_low2"), Signal(name=f"{name}_carry2")
+        high2, overflow2 = (Signal(bits - half, name=f"{name}_high2"),
+                            Signal(name=f"{name}_overflow2"))
+        addr3, valid3 = Signal.like(addr0, name=f"{name}_addr3"), Signal(name=f"{name}_valid3")
+        word3 = Signal(layout, name=f"{name}_word3")
         low_sum = word1.count[:half] + amount1
         m.d.sync += [
+            addr1.eq(addr0), valid1.eq(valid0 & ~self.clear), word1.eq(data),
+            amount1.eq(amount0),
             addr2.eq(addr1), valid2.eq(valid1 & ~self.clear),
             low2.eq(low_sum[:half]), carry2.eq(low_sum[half:].any()),
             overflow2.eq(word1.overflow),
@@ -162,21 +239,4 @@ class CounterBank(wiring.Component):
             total = Cat(low2, 0)
         m.d.sync += [addr3.eq(addr2), valid3.eq(valid2 & ~self.clear),
                      word3.eq(Mux(saturate, (1 << (bits + 1)) - 1, total))]
-
-        # A clear sweeps the table with zeros, one entry per cycle; the updates in flight are
-        # dropped (their valid bits fall with the clear).
-        sweep, sweeping = Signal(range(n)), Signal()
-        m.d.comb += [
-            wr.en.eq(sweeping | valid3),
-            wr.addr.eq(Mux(sweeping, sweep, addr3)),
-            wr.data.eq(Mux(sweeping, 0, word3)),
-            self.busy.eq(sweeping),
-            self.settling.eq(visiting | valid0 | valid1 | valid2 | valid3),
-        ]
-        with m.If(self.clear):
-            m.d.sync += [sweep.eq(0), sweeping.eq(1)]
-        with m.Elif(sweeping):
-            m.d.sync += sweep.eq(sweep + 1)
-            with m.If(sweep == n - 1):
-                m.d.sync += sweeping.eq(0)
-        return m
+        return addr3, valid3, word3, [valid1, valid2, valid3]

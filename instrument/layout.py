@@ -71,7 +71,7 @@ class TableLayout:
     """A table of saturating counts: one entry per label, each ``bits`` + overflow flag; entry
     ``label`` is the readout value ``<name>.<label>``, or the label's name in ``values``."""
     name: str
-    kind: str              # "profile", "histogram", "accumulate" or "counts"
+    kind: str              # "profile", "histogram" or "accumulate"
     base: int
     stride_words: int
     bits: int
@@ -231,7 +231,9 @@ class HMMLayout:
 
     @property
     def snapshot_words(self):
-        return max(1, -(-self.snapshot_bits // self.word_bits))
+        """Words from the snapshot's base to its last field's last bit."""
+        end = max((f.offset + f.total_bits for f in self.fields), default=0)
+        return max(1, -(-end // self.word_bits))
 
     def snapshot_field(self, name):
         """The snapshot field called ``name``."""

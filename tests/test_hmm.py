@@ -215,6 +215,15 @@ def test_values_follow_freeze_run_snapshot_and_clear():
 BANKED = ("a_b", "level_when_a", "s.transferring", "s.blocking", "s.idle")
 
 
+def assert_banked(hmm):
+    """The toy probes' counts are in one bank, read as snapshot values after the registers';
+    ``a``, which a sampler takes in the cycle, stays a register count."""
+    assert hmm.parts["counts"].amount_bits == (2, 4, 1, 1, 1)
+    names = [f.name for f in hmm.layout.fields]
+    assert names[-len(BANKED):] == list(BANKED) and "a" in names
+    assert "counts" not in {t.name for t in hmm.layout.tables}
+
+
 def test_counts_read_frozen_are_kept_in_one_bank_exact_through_freeze_run_and_clear():
     timeline = Timeline(sweep_cycles=5)     # the bank's 5 counts and the histogram's 5 bins
     readouts = {}
@@ -240,10 +249,7 @@ def test_counts_read_frozen_are_kept_in_one_bank_exact_through_freeze_run_and_cl
         readouts["cleared"] = await freeze_and_read(host, now)
 
     samples, hmm = simulate(program, snapshot="traces")
-    bank = hmm.layout.table("counts")
-    # "a" is sampled by a trace in the cycle, so it stays a register count.
-    assert bank.kind == "counts" and bank.entry_names == BANKED
-    assert {f.name for f in hmm.layout.fields}.isdisjoint(BANKED)
+    assert_banked(hmm)
     for name in ("frozen", "again"):
         cycle, readout = readouts[name]
         check(readout, expected_values(samples, timeline.counted(0, cycle)))
@@ -254,15 +260,16 @@ def test_counts_read_frozen_are_kept_in_one_bank_exact_through_freeze_run_and_cl
     assert readout.streams()["s"]["idle"] == readout.values["s.idle"]
 
 
-def test_banked_counts_saturate_and_raise_their_flags():
+@pytest.mark.parametrize("snapshot", ["all", "traces"])
+def test_banked_counts_saturate_and_raise_their_flags(snapshot):
     result = {}
 
     async def program(host, now, ctx):
         await ctx.tick().repeat(150)
         result["cycle"], result["readout"] = await freeze_and_read(host, now)
 
-    samples, hmm = simulate(program, counter_bits=6, snapshot="traces")
-    assert hmm.layout.table("counts").entry_names == BANKED
+    samples, hmm = simulate(program, counter_bits=6, snapshot=snapshot)
+    assert_banked(hmm)
     expected = expected_values(samples, Timeline(5).counted(0, result["cycle"]), bits=6)
     check(result["readout"], expected)
     saturated = {name for name, (_, flag) in expected.items() if flag}
