@@ -31,8 +31,8 @@ from .saturating import count_layout
 __all__ = ["BANK_LATENCY", "CounterBank"]
 
 #: Cycles from an entry's visit to its update being written: the read, the low half's sum, the
-#: high half's with the saturation, the write. An entry is visited again no sooner.
-BANK_LATENCY = 4
+#: high half's, the saturation, the write. An entry is visited again no sooner.
+BANK_LATENCY = 5
 
 
 class CounterBank(wiring.Component):
@@ -105,7 +105,9 @@ class CounterBank(wiring.Component):
     @property
     def low_bits(self):
         """The width of each count's low part: what it gathers between two visits."""
-        return tuple((self.period * ((1 << w) - 1)).bit_length() for w in self._amount_bits)
+        # Visits start a cycle after counting does: up to a period and one cycle of amounts.
+        return tuple(((self.period + 1) * ((1 << w) - 1)).bit_length()
+                     for w in self._amount_bits)
 
     @property
     def table_bits(self):
@@ -126,10 +128,13 @@ class CounterBank(wiring.Component):
         # Visiting: the entry whose low part is taken in this cycle; the bank visits while it
         # counts, for a period after (so that every low part is emptied) and for a period after
         # a snapshot (so that every entry is copied).
+        # Whether to visit is a register, set from the cycle after the first counted one: no
+        # logic sits between it and the low parts it empties.
         slot = Signal(range(period))
         drain, copy = Signal(range(period + 1)), Signal(range(period + 1))
         visiting = Signal()
-        m.d.comb += visiting.eq(self.enable | drain.any() | copy.any())
+        m.d.sync += visiting.eq(~self.clear & (self.enable | (drain > 1) | (copy > 1)
+                                               | (self.snap if self._snapshot else 0)))
         lows = [Signal(w, name=f"low{i}") for i, w in enumerate(self.low_bits)]
         # A visited low part restarts from this cycle's amount.
         kept = [Mux(visiting & (slot == i), 0, low) for i, low in enumerate(lows)]
@@ -158,7 +163,7 @@ class CounterBank(wiring.Component):
             amount0.eq(chosen(lows)),
         ]
         m.d.comb += rd.addr.eq(addr0)
-        addr3, valid3, word3, updating = self._update(m, "count", addr0, valid0, amount0,
+        addr4, valid4, word4, updating = self._update(m, "count", addr0, valid0, amount0,
                                                       rd.data)
         settling = [visiting, valid0, *updating]
 
@@ -166,9 +171,9 @@ class CounterBank(wiring.Component):
         # dropped (their valid bits fall with the clear).
         sweep, sweeping = Signal(range(n)), Signal()
         m.d.comb += [
-            wr.en.eq(sweeping | valid3),
-            wr.addr.eq(Mux(sweeping, sweep, addr3)),
-            wr.data.eq(Mux(sweeping, 0, word3)),
+            wr.en.eq(sweeping | valid4),
+            wr.addr.eq(Mux(sweeping, sweep, addr4)),
+            wr.data.eq(Mux(sweeping, 0, word4)),
             self.busy.eq(sweeping),
         ]
         with m.If(self.clear):
@@ -194,22 +199,22 @@ class CounterBank(wiring.Component):
             m.submodules.snapshot = snapshot = Memory(shape=layout.size, depth=n, init=[],
                                                       attrs={"ram_style": "distributed"})
             snap_rd, snap_wr = snapshot.read_port(domain="comb"), snapshot.write_port()
-            snap_addr3, copy3, snap_word3, copying = self._update(m, "copy", addr0, copy0,
+            snap_addr4, copy4, snap_word4, copying = self._update(m, "copy", addr0, copy0,
                                                                   copied0, rd.data)
             raddr = Signal(range(n))
             m.d.sync += raddr.eq(self.raddr)
             m.d.comb += [snap_rd.addr.eq(raddr), self.rdata.eq(snap_rd.data),
-                         snap_wr.en.eq(copy3), snap_wr.addr.eq(snap_addr3),
-                         snap_wr.data.eq(snap_word3),
+                         snap_wr.en.eq(copy4), snap_wr.addr.eq(snap_addr4),
+                         snap_wr.data.eq(snap_word4),
                          self.copying.eq(Cat(copy.any(), copy0, *copying).any())]
         m.d.comb += self.settling.eq(Cat(*settling).any())
         return m
 
     def _update(self, m, name, addr0, valid0, amount0, data):
         """The saturating sum of the entry read at ``addr0`` (its word ``data``) and
-        ``amount0``, three edges later: ``(address, valid, word)`` registers, the low half added
-        at the first edge after the read, the high half with the low half's carry and the
-        saturation at the next; and the valid bits of the three stages."""
+        ``amount0``, four edges later: ``(address, valid, word)`` registers, the low half added
+        at the first edge after the read, the high half with the low half's carry at the next,
+        the saturation at the last; and the valid bits of the four stages."""
         bits, layout = self._bits, self._layout
         half = min(bits, max(max(self.low_bits), (bits + 1) // 2))
         addr1, valid1, word1 = (Signal.like(addr0, name=f"{name}_addr1"),
@@ -220,7 +225,9 @@ class CounterBank(wiring.Component):
         high2, overflow2 = (Signal(bits - half, name=f"{name}_high2"),
                             Signal(name=f"{name}_overflow2"))
         addr3, valid3 = Signal.like(addr0, name=f"{name}_addr3"), Signal(name=f"{name}_valid3")
-        word3 = Signal(layout, name=f"{name}_word3")
+        total3, saturate3 = Signal(layout, name=f"{name}_total3"), Signal(name=f"{name}_saturate3")
+        addr4, valid4 = Signal.like(addr0, name=f"{name}_addr4"), Signal(name=f"{name}_valid4")
+        word4 = Signal(layout, name=f"{name}_word4")
         low_sum = word1.count[:half] + amount1
         m.d.sync += [
             addr1.eq(addr0), valid1.eq(valid0 & ~self.clear), word1.eq(data),
@@ -238,5 +245,7 @@ class CounterBank(wiring.Component):
             saturate = overflow2 | carry2
             total = Cat(low2, 0)
         m.d.sync += [addr3.eq(addr2), valid3.eq(valid2 & ~self.clear),
-                     word3.eq(Mux(saturate, (1 << (bits + 1)) - 1, total))]
-        return addr3, valid3, word3, [valid1, valid2, valid3]
+                     total3.eq(total), saturate3.eq(saturate),
+                     addr4.eq(addr3), valid4.eq(valid3 & ~self.clear),
+                     word4.eq(Mux(saturate3, (1 << (bits + 1)) - 1, total3))]
+        return addr4, valid4, word4, [valid1, valid2, valid3, valid4]
