@@ -114,6 +114,20 @@ ROWS = [
 ]
 
 
+#: (row, probes, bank): counts of the same family in registers (``bank=False``) and in one
+#: counter bank, for the cross-over; each on distinct inputs, which Yosys cannot merge.
+BANK_ROWS = [
+    (f"{n} event counts (`Count` x {n}), in {where}",
+     lambda d, n=n: [Count(f"c{i}", d.threads[i]) for i in range(n)], bank)
+    for n in (4, 8) for where, bank in (("registers", False), ("a counter bank", True))
+] + [
+    (f"{n} streams, {3 * n} counts (`Stream` x {n}), in {where}",
+     lambda d, n=n: [Stream(f"s{i}", d.threads[2 * i], d.threads[2 * i + 1]) for i in range(n)],
+     bank)
+    for n in (2, 4) for where, bank in (("registers", False), ("a counter bank", True))
+]
+
+
 def bits_of(design):
     """``(value bits, RAM bits)`` of an instrumented design's HMM."""
     hmm = {name: sub for sub, name in subfragments(elaborate(design, None))}["hmm"]
@@ -143,10 +157,10 @@ class RecordMemory(wiring.Component):
 MEMORY_ROW = ("for comparison: the 1024-deep trace's RAM alone (1024 x 65 bits), no HMM", 65, 1024)
 
 
-def _instrumented(probes):
+def _instrumented(probes, bank=True):
     """The reference design with an HMM of ``probes`` and its ``(value bits, RAM bits)``."""
     ref = Reference()
-    design = attach(ref, probes(ref), fsms=False, streams=False)
+    design = attach(ref, probes(ref), fsms=False, streams=False, bank=bank)
     return design, bits_of(design)
 
 
@@ -176,6 +190,8 @@ def cost_rows(boards, quiet):
                          _instrumented(lambda d: [*b(d), *p(d)])))
         else:
             jobs.append((name, lambda p=probes: _instrumented(p)))
+    for name, probes, bank in BANK_ROWS:
+        jobs.append((name, lambda p=probes, k=bank: _instrumented(p, k)))
     figures = {}
     progress = tqdm(total=len(jobs) * len(boards), desc="synthesis", disable=quiet)
     for board in boards:
@@ -189,6 +205,9 @@ def cost_rows(boards, quiet):
     for name, _, baseline in ROWS:
         below = f"{name} baseline" if baseline is not None else "base"
         rows.append((name, {b.name: difference(figures[name, b.name], figures[below, b.name])
+                            for b in boards}))
+    for name, _, _ in BANK_ROWS:
+        rows.append((name, {b.name: difference(figures[name, b.name], figures["base", b.name])
                             for b in boards}))
     rows.append((memory_name, {b.name: figures[memory_name, b.name] for b in boards}))
     return rows, list(figures.values())
