@@ -31,8 +31,12 @@ from .saturating import count_layout
 __all__ = ["BANK_LATENCY", "CounterBank"]
 
 #: Cycles from an entry's visit to its update being written: the read, the low half's sum, the
-#: high half's, the saturation, the write. An entry is visited again no sooner.
+#: high half's, the saturation, the write (after the two that pick the entry's low part). An
+#: entry is visited again no sooner.
 BANK_LATENCY = 5
+
+#: Low parts picked in the first step: 2 ** _GROUP_BITS (a 4:1 multiplexer, two ECP5 LUTs).
+_GROUP_BITS = 2
 
 
 class CounterBank(wiring.Component):
@@ -149,23 +153,39 @@ class CounterBank(wiring.Component):
             m.d.sync += [drain.eq(Mux(self.enable, period, Mux(drain.any(), drain - 1, 0))),
                          copy.eq(Mux(copy.any(), copy - 1, 0))]
 
-        def chosen(values):
-            return Array(values)[slot] if n > 1 else values[0]
+        # The low part of the visited entry is picked in two steps, a register each: among
+        # groups of four by the slot's low bits, then among the groups (a multiplexer of as
+        # many entries as the bank's was a critical path). Its address and valid bit follow.
+        slot_high = Signal(max(1, len(slot) - _GROUP_BITS))
+        addr_a, valid_a, visiting_a = Signal(range(n)), Signal(), Signal()
+        in_table = slot < n
+        m.d.sync += [slot_high.eq(slot[_GROUP_BITS:]), addr_a.eq(slot), visiting_a.eq(visiting),
+                     valid_a.eq(visiting & in_table & ~self.clear)]
+
+        def picked(values, name):
+            groups = [values[k:k + (1 << _GROUP_BITS)]
+                      for k in range(0, len(values), 1 << _GROUP_BITS)]
+            stage = [Signal(max(len(v) for v in values), name=f"{name}_group{j}")
+                     for j in range(len(groups))]
+            for register, group in zip(stage, groups):
+                m.d.sync += register.eq(Array(group)[slot[:_GROUP_BITS]] if len(group) > 1
+                                        else group[0])
+            value = Signal(len(stage[0]), name=f"{name}_picked")
+            m.d.sync += value.eq(Array(stage)[slot_high] if len(stage) > 1 else stage[0])
+            return value
 
         # The pipeline: the entry's address (a register, as the host's), the word read, the
-        # low half added, the high half with its carry and the saturation, the write.
+        # low half added, the high half with its carry, the saturation, the write.
         addr0, valid0 = Signal(range(n)), Signal()
-        amount0 = Signal(max(self.low_bits))
-        in_table = slot < n
+        amount0 = picked(lows, "amount")
         m.d.sync += [
-            addr0.eq(Mux(visiting, slot, self.raddr)),
-            valid0.eq(visiting & in_table & ~self.clear),
-            amount0.eq(chosen(lows)),
+            addr0.eq(Mux(visiting_a, addr_a, self.raddr)),
+            valid0.eq(valid_a & ~self.clear),
         ]
         m.d.comb += rd.addr.eq(addr0)
         addr4, valid4, word4, updating = self._update(m, "count", addr0, valid0, amount0,
                                                       rd.data)
-        settling = [visiting, valid0, *updating]
+        settling = [visiting, visiting_a, valid_a, valid0, *updating]
 
         # A clear sweeps the table with zeros, one entry per cycle; the updates in flight are
         # dropped (their valid bits fall with the clear).
@@ -193,9 +213,10 @@ class CounterBank(wiring.Component):
             with m.If(self.snap):
                 m.d.sync += [c.eq(rest) for c, rest in zip(copies, kept)]
                 m.d.sync += copy.eq(period)
-            copy0, copied0 = Signal(), Signal(len(amount0))
-            m.d.sync += [copy0.eq(copy.any() & in_table & ~self.clear),
-                         copied0.eq(chosen(copies))]
+            copy_a, copy0 = Signal(), Signal()
+            copied0 = picked(copies, "copied")
+            m.d.sync += [copy_a.eq(copy.any() & in_table & ~self.clear),
+                         copy0.eq(copy_a & ~self.clear)]
             m.submodules.snapshot = snapshot = Memory(shape=layout.size, depth=n, init=[],
                                                       attrs={"ram_style": "distributed"})
             snap_rd, snap_wr = snapshot.read_port(domain="comb"), snapshot.write_port()
@@ -206,7 +227,7 @@ class CounterBank(wiring.Component):
             m.d.comb += [snap_rd.addr.eq(raddr), self.rdata.eq(snap_rd.data),
                          snap_wr.en.eq(copy4), snap_wr.addr.eq(snap_addr4),
                          snap_wr.data.eq(snap_word4),
-                         self.copying.eq(Cat(copy.any(), copy0, *copying).any())]
+                         self.copying.eq(Cat(copy.any(), copy_a, copy0, *copying).any())]
         m.d.comb += self.settling.eq(Cat(*settling).any())
         return m
 
