@@ -63,7 +63,7 @@ class CounterBank(wiring.Component):
     snap : In(1)
         Only with ``snapshot``: copy the counts as they are at this edge into the snapshot table.
     busy : Out(1)
-        A clear is in progress.
+        A clear is in progress (or waits for a snapshot's copy).
     settling : Out(1)
         The low parts are still being added to the table (they all are once it falls and
         ``enable`` stayed low).
@@ -129,6 +129,19 @@ class CounterBank(wiring.Component):
                                             attrs={"ram_style": "distributed"})
         rd, wr = table.read_port(domain="comb"), table.write_port()
 
+        # What a clear does inside the bank; a clear that comes with a snapshot, or while one
+        # is being copied, waits until the counts have been copied (counting stays stopped:
+        # the bank is busy meanwhile).
+        clearing, waiting, copy_busy = Signal(), Signal(), Signal()
+        if self._snapshot:
+            m.d.comb += clearing.eq((self.clear | waiting) & ~self.snap & ~copy_busy)
+            with m.If(self.clear & (self.snap | copy_busy)):
+                m.d.sync += waiting.eq(1)
+            with m.Elif(clearing):
+                m.d.sync += waiting.eq(0)
+        else:
+            m.d.comb += clearing.eq(self.clear)
+
         # Visiting: the entry whose low part is taken in this cycle; the bank visits while it
         # counts, for a period after (so that every low part is emptied) and for a period after
         # a snapshot (so that every entry is copied).
@@ -137,12 +150,12 @@ class CounterBank(wiring.Component):
         slot = Signal(range(period))
         drain, copy = Signal(range(period + 1)), Signal(range(period + 1))
         visiting = Signal()
-        m.d.sync += visiting.eq(~self.clear & (self.enable | (drain > 1) | (copy > 1)
+        m.d.sync += visiting.eq(~clearing & (self.enable | (drain > 1) | (copy > 1)
                                                | (self.snap if self._snapshot else 0)))
         lows = [Signal(w, name=f"low{i}") for i, w in enumerate(self.low_bits)]
         # A visited low part restarts from this cycle's amount.
         kept = [Mux(visiting & (slot == i), 0, low) for i, low in enumerate(lows)]
-        with m.If(self.clear):
+        with m.If(clearing):
             m.d.sync += [low.eq(0) for low in lows]
             m.d.sync += [slot.eq(0), drain.eq(0), copy.eq(0)]
         with m.Else():
@@ -160,7 +173,7 @@ class CounterBank(wiring.Component):
         addr_a, valid_a, visiting_a = Signal(range(n)), Signal(), Signal()
         in_table = slot < n
         m.d.sync += [slot_high.eq(slot[_GROUP_BITS:]), addr_a.eq(slot), visiting_a.eq(visiting),
-                     valid_a.eq(visiting & in_table & ~self.clear)]
+                     valid_a.eq(visiting & in_table & ~clearing)]
 
         def picked(values, name):
             groups = [values[k:k + (1 << _GROUP_BITS)]
@@ -180,11 +193,11 @@ class CounterBank(wiring.Component):
         amount0 = picked(lows, "amount")
         m.d.sync += [
             addr0.eq(Mux(visiting_a, addr_a, self.raddr)),
-            valid0.eq(valid_a & ~self.clear),
+            valid0.eq(valid_a & ~clearing),
         ]
         m.d.comb += rd.addr.eq(addr0)
         addr4, valid4, word4, updating = self._update(m, "count", addr0, valid0, amount0,
-                                                      rd.data)
+                                                      rd.data, clearing)
         settling = [visiting, visiting_a, valid_a, valid0, *updating]
 
         # A clear sweeps the table with zeros, one entry per cycle; the updates in flight are
@@ -194,9 +207,9 @@ class CounterBank(wiring.Component):
             wr.en.eq(sweeping | valid4),
             wr.addr.eq(Mux(sweeping, sweep, addr4)),
             wr.data.eq(Mux(sweeping, 0, word4)),
-            self.busy.eq(sweeping),
+            self.busy.eq(sweeping | waiting),
         ]
-        with m.If(self.clear):
+        with m.If(clearing):
             m.d.sync += [sweep.eq(0), sweeping.eq(1)]
         with m.Elif(sweeping):
             m.d.sync += sweep.eq(sweep + 1)
@@ -209,29 +222,34 @@ class CounterBank(wiring.Component):
             # The low parts as they are at the snap edge; the next visit of each entry adds its
             # copy to the entry read then, which holds every update made before the edge (an
             # entry's update is written before it is visited again).
+            # A snapshot taken while a clear waits copies zeros: the counts are cleared.
             copies = [Signal(w, name=f"copy{i}") for i, w in enumerate(self.low_bits)]
+            zeros = Signal()
             with m.If(self.snap):
-                m.d.sync += [c.eq(rest) for c, rest in zip(copies, kept)]
-                m.d.sync += copy.eq(period)
+                m.d.sync += [c.eq(Mux(waiting, 0, rest)) for c, rest in zip(copies, kept)]
+                m.d.sync += [copy.eq(period), zeros.eq(waiting)]
             copy_a, copy0 = Signal(), Signal()
             copied0 = picked(copies, "copied")
-            m.d.sync += [copy_a.eq(copy.any() & in_table & ~self.clear),
-                         copy0.eq(copy_a & ~self.clear)]
+            m.d.sync += [copy_a.eq(copy.any() & in_table & ~clearing),
+                         copy0.eq(copy_a & ~clearing)]
             m.submodules.snapshot = snapshot = Memory(shape=layout.size, depth=n, init=[],
                                                       attrs={"ram_style": "distributed"})
             snap_rd, snap_wr = snapshot.read_port(domain="comb"), snapshot.write_port()
             snap_addr4, copy4, snap_word4, copying = self._update(m, "copy", addr0, copy0,
-                                                                  copied0, rd.data)
+                                                                  copied0,
+                                                                  Mux(zeros, 0, rd.data),
+                                                                  clearing)
             raddr = Signal(range(n))
             m.d.sync += raddr.eq(self.raddr)
             m.d.comb += [snap_rd.addr.eq(raddr), self.rdata.eq(snap_rd.data),
                          snap_wr.en.eq(copy4), snap_wr.addr.eq(snap_addr4),
                          snap_wr.data.eq(snap_word4),
-                         self.copying.eq(Cat(copy.any(), copy_a, copy0, *copying).any())]
+                         copy_busy.eq(Cat(copy.any(), copy_a, copy0, *copying).any()),
+                         self.copying.eq(copy_busy)]
         m.d.comb += self.settling.eq(Cat(*settling).any())
         return m
 
-    def _update(self, m, name, addr0, valid0, amount0, data):
+    def _update(self, m, name, addr0, valid0, amount0, data, clearing):
         """The saturating sum of the entry read at ``addr0`` (its word ``data``) and
         ``amount0``, four edges later: ``(address, valid, word)`` registers, the low half added
         at the first edge after the read, the high half with the low half's carry at the next,
@@ -251,9 +269,9 @@ class CounterBank(wiring.Component):
         word4 = Signal(layout, name=f"{name}_word4")
         low_sum = word1.count[:half] + amount1
         m.d.sync += [
-            addr1.eq(addr0), valid1.eq(valid0 & ~self.clear), word1.eq(data),
+            addr1.eq(addr0), valid1.eq(valid0 & ~clearing), word1.eq(data),
             amount1.eq(amount0),
-            addr2.eq(addr1), valid2.eq(valid1 & ~self.clear),
+            addr2.eq(addr1), valid2.eq(valid1 & ~clearing),
             low2.eq(low_sum[:half]), carry2.eq(low_sum[half:].any()),
             overflow2.eq(word1.overflow),
         ]
@@ -265,8 +283,8 @@ class CounterBank(wiring.Component):
         else:
             saturate = overflow2 | carry2
             total = Cat(low2, 0)
-        m.d.sync += [addr3.eq(addr2), valid3.eq(valid2 & ~self.clear),
+        m.d.sync += [addr3.eq(addr2), valid3.eq(valid2 & ~clearing),
                      total3.eq(total), saturate3.eq(saturate),
-                     addr4.eq(addr3), valid4.eq(valid3 & ~self.clear),
+                     addr4.eq(addr3), valid4.eq(valid3 & ~clearing),
                      word4.eq(Mux(saturate3, (1 << (bits + 1)) - 1, total3))]
         return addr4, valid4, word4, [valid1, valid2, valid3, valid4]

@@ -259,6 +259,46 @@ def test_counter_bank_counts_every_amount(tmp_path, amount_bits, bits, depth):
     prove(tmp_path, m, [amount, enable, clear, raddr], depth=depth, mode="bmc")
 
 
+def test_counter_bank_snapshot_holds_the_counts_of_its_edge(tmp_path):
+    """A counter bank's snapshot table (3-bit counts, one of them of 2-bit amounts), read once
+    the copy is written, holds every count as it was at the edge of the last ``snap``, or
+    saturated with its flag set, whether counting goes on, stops or is cleared at that edge
+    (a clear with a snapshot waits for the copy)."""
+    from hwgen.instrument import CounterBank
+
+    bits, amount_bits = 3, (1, 1, 2)
+    m = Module()
+    m.submodules.part = part = CounterBank(amount_bits, bits, snapshot=True)
+    amount, enable, clear, snap, raddr = (Signal(4), Signal(), Signal(), Signal(),
+                                          Signal(2))
+    m.d.comb += [Assume(raddr < 3), Assume(~(enable & part.busy)), part.enable.eq(enable),
+                 part.clear.eq(clear), part.snap.eq(snap), part.raddr.eq(raddr)]
+    references, snapped, offset = [], [], 0
+    for k, width in enumerate(amount_bits):
+        m.d.comb += part.amount(k).eq(amount[offset:offset + width])
+        reference = Reference(m, bits, f"reference_{k}")
+        reference.add(Mux(enable, amount[offset:offset + width], 0), clear=clear)
+        references.append(reference)
+        copy = Signal(bits + 1, name=f"snapped_{k}")
+        with m.If(snap):
+            m.d.sync += copy.eq(reference.value)
+        snapped.append(copy)
+        offset += width
+    taken = Signal()
+    with m.If(snap):
+        m.d.sync += taken.eq(1)
+    asked = delayed(m, taken & ~part.copying & ~snap, 1, "asked") & ~part.copying
+    entry = delayed(m, raddr, 1, "entry")
+    expected = Signal(bits + 1, name="expected")
+    with m.Switch(entry):
+        for k, copy in enumerate(snapped):
+            with m.Case(k):
+                m.d.comb += expected.eq(copy)
+    m.d.comb += [Assert(~asked | references[0].agrees(part.rdata, expected)),
+                 Cover(asked & part.rdata.overflow)]
+    prove(tmp_path, m, [amount, enable, clear, snap, raddr], depth=18, mode="bmc")
+
+
 def test_histogram_bins_sum_to_its_samples(tmp_path):
     """A histogram's bins (3 bins of width 2 and the overflow bin, 2-bit counts) each hold the
     samples that fell in them, and its sample count is their sum: so the bins sum to the
