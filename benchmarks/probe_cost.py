@@ -119,7 +119,7 @@ ROWS = [
 BANK_ROWS = [
     (f"{n} event counts (`Count` x {n}), in {where}",
      lambda d, n=n: [Count(f"c{i}", d.threads[i]) for i in range(n)], bank)
-    for n in (4, 8) for where, bank in (("registers", False), ("a counter bank", True))
+    for n in (4, 5, 8) for where, bank in (("registers", False), ("a counter bank", True))
 ] + [
     (f"{n} streams, {3 * n} counts (`Stream` x {n}), in {where}",
      lambda d, n=n: [Stream(f"s{i}", d.threads[2 * i], d.threads[2 * i + 1]) for i in range(n)],
