@@ -115,11 +115,13 @@ ROWS = [
 
 
 #: (row, probes, bank): counts of the same family in registers (``bank=False``) and in one
-#: counter bank, for the cross-over; each on distinct inputs, which Yosys cannot merge.
+#: counter bank, for the cross-over (fewer than ``BANK_MIN_COUNTS`` are never banked); each on
+#: distinct inputs, which Yosys cannot merge.
 BANK_ROWS = [
     (f"{n} event counts (`Count` x {n}), in {where}",
      lambda d, n=n: [Count(f"c{i}", d.threads[i]) for i in range(n)], bank)
-    for n in (4, 5, 8) for where, bank in (("registers", False), ("a counter bank", True))
+    for n, banks in ((4, (False,)), (5, (False,)), (8, (False, True)))
+    for where, bank in (("registers", False), ("a counter bank", True)) if bank in banks
 ] + [
     (f"{n} streams, {3 * n} counts (`Stream` x {n}), in {where}",
      lambda d, n=n: [Stream(f"s{i}", d.threads[2 * i], d.threads[2 * i + 1]) for i in range(n)],

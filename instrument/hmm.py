@@ -40,8 +40,9 @@ __all__ = ["HMM", "SNAPSHOT_CHOICES"]
 MAX_LAG = 2
 
 #: Counts that go into one :class:`~hwgen.instrument.counter_bank.CounterBank` instead of
-#: registers, from this many on: fewer cost more in a table than in registers (docs/hmm.md).
-BANK_MIN_COUNTS = 5
+#: registers, from this many on: fewer cost more in a table than in registers, as many about
+#: the same (docs/hmm.md).
+BANK_MIN_COUNTS = 6
 #: Counts a bank keeps at most (those of further probes stay in registers): a bank is busy for
 #: about twice its counts after a clear or a snapshot, within what a host waits for a command.
 BANK_MAX_COUNTS = 32

@@ -47,6 +47,7 @@ def toy_probes(s, *, trace_depth=8, trace_mode="stop"):
         probe.Count("a_b", s.a, s.b),
         probe.Accumulate("level_when_a", (s.level, s.a)),
         probe.Stream("s", s.a, s.b),
+        probe.Stream("r", s.b, s.a),
         probe.Profile("p", s.state, ["S0", "S1", "S2", "S3"]),
         probe.Histogram("h", s.level, s.b, bins=4, bin_width=2),
         probe.Trace("t", {"b": s.b, "high": s.level > 12}, {"level": s.level},
@@ -146,6 +147,9 @@ def expected_values(samples, cycles, bits=32):
         "s.transferring": sum(s["a"] and s["b"] for s in picked),
         "s.blocking": sum(s["a"] and not s["b"] for s in picked),
         "s.idle": sum(not s["a"] for s in picked),
+        "r.transferring": sum(s["b"] and s["a"] for s in picked),
+        "r.blocking": sum(s["b"] and not s["a"] for s in picked),
+        "r.idle": sum(not s["b"] for s in picked),
         "h.count": sum(s["b"] for s in picked),
         "h.sum": sum(s["level"] for s in picked if s["b"]),
     }
@@ -170,7 +174,7 @@ def check(readout, expected):
 
 
 def test_values_follow_freeze_run_snapshot_and_clear():
-    timeline = Timeline(sweep_cycles=5)     # the histogram's 5 bins take longest to sweep
+    timeline = Timeline(sweep_cycles=8)     # the counter bank's 8 counts take longest to sweep
     readouts = {}
 
     async def program(host, now, ctx):
@@ -206,26 +210,27 @@ def test_values_follow_freeze_run_snapshot_and_clear():
     cycle, readout = readouts["cleared"]
     counted = timeline.counted(0, cycle)
     cleared = timeline.events[-1][0]
-    assert counted[0] == cleared + 4 + 5     # after the clear, its strobe and the 5-word sweep
+    assert counted[0] == cleared + 4 + 8     # after the clear, its strobe and the 8-word sweep
     check(readout, expected_values(samples, counted))
     assert readout.fsms()["p"] == {s: readout.values[f"p.{s}"] for s in ["S0", "S1", "S2", "S3"]}
     assert readout.streams()["s"]["idle"] == readout.values["s.idle"]
 
 
-BANKED = ("a_b", "level_when_a", "s.transferring", "s.blocking", "s.idle")
+BANKED = ("a_b", "level_when_a", "s.transferring", "s.blocking", "s.idle", "r.transferring",
+          "r.blocking", "r.idle")
 
 
 def assert_banked(hmm):
     """The toy probes' counts are in one bank, read as snapshot values after the registers';
     ``a``, which a sampler takes in the cycle, stays a register count."""
-    assert hmm.parts["counts"].amount_bits == (2, 4, 1, 1, 1)
+    assert hmm.parts["counts"].amount_bits == (2, 4, 1, 1, 1, 1, 1, 1)
     names = [f.name for f in hmm.layout.fields]
     assert names[-len(BANKED):] == list(BANKED) and "a" in names
     assert "counts" not in {t.name for t in hmm.layout.tables}
 
 
 def test_counts_read_frozen_are_kept_in_one_bank_exact_through_freeze_run_and_clear():
-    timeline = Timeline(sweep_cycles=5)     # the bank's 5 counts and the histogram's 5 bins
+    timeline = Timeline(sweep_cycles=8)     # the bank's 8 counts take longest to sweep
     readouts = {}
 
     async def program(host, now, ctx):
@@ -255,7 +260,7 @@ def test_counts_read_frozen_are_kept_in_one_bank_exact_through_freeze_run_and_cl
         check(readout, expected_values(samples, timeline.counted(0, cycle)))
     cycle, readout = readouts["cleared"]
     counted = timeline.counted(0, cycle)
-    assert counted[0] == timeline.events[-1][0] + 4 + 5
+    assert counted[0] == timeline.events[-1][0] + 4 + 8
     check(readout, expected_values(samples, counted))
     assert readout.streams()["s"]["idle"] == readout.values["s.idle"]
 
