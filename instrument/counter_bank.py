@@ -147,22 +147,28 @@ class CounterBank(wiring.Component):
         # a snapshot (so that every entry is copied).
         # Whether to visit is a register, set from the cycle after the first counted one: no
         # logic sits between it and the low parts it empties.
+        # So is which entry is visited, one bit per entry (`flush`, visiting & slot == i).
         slot = Signal(range(period))
         drain, copy = Signal(range(period + 1)), Signal(range(period + 1))
-        visiting = Signal()
-        m.d.sync += visiting.eq(~clearing & (self.enable | (drain > 1) | (copy > 1)
-                                               | (self.snap if self._snapshot else 0)))
+        visiting, flush = Signal(), Signal(n)
+        next_visiting, next_slot = Signal(), Signal.like(slot)
+        m.d.comb += [
+            next_visiting.eq(~clearing & (self.enable | (drain > 1) | (copy > 1)
+                                          | (self.snap if self._snapshot else 0))),
+            next_slot.eq(Mux(clearing, 0, Mux(visiting, Mux(slot == period - 1, 0, slot + 1),
+                                              slot))),
+        ]
+        m.d.sync += [visiting.eq(next_visiting), slot.eq(next_slot),
+                     flush.eq(Cat(*(next_visiting & (next_slot == i) for i in range(n))))]
         lows = [Signal(w, name=f"low{i}") for i, w in enumerate(self.low_bits)]
         # A visited low part restarts from this cycle's amount.
-        kept = [Mux(visiting & (slot == i), 0, low) for i, low in enumerate(lows)]
+        kept = [Mux(flush[i], 0, low) for i, low in enumerate(lows)]
         with m.If(clearing):
             m.d.sync += [low.eq(0) for low in lows]
-            m.d.sync += [slot.eq(0), drain.eq(0), copy.eq(0)]
+            m.d.sync += [drain.eq(0), copy.eq(0)]
         with m.Else():
             for low, rest, i in zip(lows, kept, range(n)):
                 m.d.sync += low.eq(rest + Mux(self.enable, self.amount(i), 0))
-            with m.If(visiting):
-                m.d.sync += slot.eq(Mux(slot == period - 1, 0, slot + 1))
             m.d.sync += [drain.eq(Mux(self.enable, period, Mux(drain.any(), drain - 1, 0))),
                          copy.eq(Mux(copy.any(), copy - 1, 0))]
 
