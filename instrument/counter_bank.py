@@ -250,8 +250,13 @@ class CounterBank(wiring.Component):
             m.d.comb += [snap_rd.addr.eq(raddr), self.rdata.eq(snap_rd.data),
                          snap_wr.en.eq(copy4), snap_wr.addr.eq(snap_addr4),
                          snap_wr.data.eq(snap_word4),
-                         copy_busy.eq(Cat(copy.any(), copy_a, copy0, *copying).any()),
                          self.copying.eq(copy_busy)]
+            # Copying lasts from the snap edge through the last visit's write: a countdown,
+            # and a flip-flop that says it runs (a clear waits on it: no logic before it).
+            left = Signal(range(period + len(copying) + 3))
+            m.d.sync += [left.eq(Mux(self.snap, period + len(copying) + 2,
+                                     Mux(left.any(), left - 1, 0))),
+                         copy_busy.eq(self.snap | (left > 1))]
         m.d.comb += self.settling.eq(Cat(*settling).any())
         return m
 
