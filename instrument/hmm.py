@@ -43,9 +43,10 @@ MAX_LAG = 2
 #: registers, from this many on: fewer cost more in a table than in registers, as many about
 #: the same (docs/hmm.md).
 BANK_MIN_COUNTS = 6
-#: Counts a bank keeps at most (those of further probes stay in registers): a bank is busy for
-#: about twice its counts after a clear or a snapshot, within what a host waits for a command.
-BANK_MAX_COUNTS = 32
+#: Counts a bank keeps at most (those of further probes stay in registers): after a ``clear |
+#: snapshot`` a bank is busy for its copy (its counts + 6 cycles), then its sweep (its counts),
+#: within the 64 cycles a host waits for a command of an HMM without tables.
+BANK_MAX_COUNTS = 24
 
 #: What the ``snapshot`` command may copy (see :class:`HMM`).
 SNAPSHOT_CHOICES = ("all", "traces")

@@ -507,3 +507,71 @@ def test_probe_names_must_be_unique_and_well_formed():
         HMM([probe.Count("x", s.level)])
     with pytest.raises(ValueError, match="design view"):
         HMM([probe.Count("x", "sub.sig")])
+
+
+def test_a_bank_keeps_at_most_its_maximum_and_a_clear_with_a_snapshot_ends_in_time():
+    """Ten streams (30 counts): the first eight streams' 24 counts in the bank, the last two's in
+    registers; a ``clear | snapshot`` (the copy, then the sweep) ends within the cycles a host
+    waits for a command, the snapshot holds the counts of before the clear and a readout after
+    it the counts since."""
+    from hwgen.instrument.hmm import BANK_MAX_COUNTS
+
+    stimulus = Stimulus()
+    pairs = [(stimulus.a, stimulus.b), (stimulus.b, stimulus.a), (stimulus.a, ~stimulus.b),
+             (stimulus.level[0], stimulus.level[1]), (stimulus.level[1], stimulus.level[2])]
+    streams = [probe.Stream(f"s{k}", *pairs[k % len(pairs)]) for k in range(10)]
+    hmm = HMM(streams)
+    assert BANK_MAX_COUNTS == 24 and len(hmm.parts["counts"].amount_bits) == 24
+    registered = {f.name for f in hmm.layout.fields if f.offset < 24 * 32}
+    assert {"s8.idle", "s9.transferring"} <= registered and "s0.idle" not in registered
+    top = Module()
+    top.submodules.stimulus = stimulus
+    top.submodules.hmm = hmm
+    sim = Simulator(top)
+    sim.add_clock(1e-8)
+    samples, result = {}, {}
+
+    async def observer(ctx):
+        s = stimulus
+        async for _, _, now, a, b, level in ctx.tick().sample(s.now, s.a, s.b, s.level):
+            samples[now] = dict(a=a, b=b, l0=level & 1, l1=level >> 1 & 1, l2=level >> 2 & 1)
+
+    async def host_program(ctx):
+        host = HMMHost(ctx, hmm.port, hmm.layout)
+        await ctx.tick().repeat(50)
+        result["cleared"] = ctx.get(stimulus.now)
+        await host.command("clear", "snapshot")         # raises if still busy past its limit
+        result["before"] = await host.read_snapshot()
+        await ctx.tick().repeat(40)
+        result["frozen"] = ctx.get(stimulus.now)
+        await host.command("freeze", "snapshot")
+        result["after"] = await host.read_snapshot()
+
+    sim.add_testbench(observer, background=True)
+    sim.add_testbench(host_program)
+    sim.run()
+
+    def value(s, name):
+        return 1 - s[name[1:]] if name.startswith("~") else s[name]
+
+    def expected(cycles):
+        signals = [("a", "b"), ("b", "a"), ("a", "~b"), ("l0", "l1"), ("l1", "l2")]
+        counts = {}
+        for k in range(10):
+            valid, ready = signals[k % len(signals)]
+            picked = [samples[t] for t in cycles]
+            counts[f"s{k}.transferring"] = sum(value(s, valid) & value(s, ready) for s in picked)
+            counts[f"s{k}.blocking"] = sum(value(s, valid) & (1 - value(s, ready)) for s in picked)
+            counts[f"s{k}.idle"] = sum(1 - value(s, valid) for s in picked)
+        return counts
+
+    before = range(result["cleared"] + 1)
+    values, overflow = result["before"]
+    assert {k: values[k] for k in expected(before)} == expected(before)
+    # After the clear, counting restarts once the copy and the sweep are done: the cycle
+    # counter says when; every count holds the cycles from then to the freeze.
+    values, overflow = result["after"]
+    first = result["frozen"] + 1 - values["cycles"]
+    assert first > result["cleared"] + 4 + 24
+    after = range(first, result["frozen"] + 1)
+    assert {k: values[k] for k in expected(after)} == expected(after)
