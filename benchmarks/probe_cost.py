@@ -18,6 +18,9 @@ RAM bits
     Depth times width of the memories it adds: tables of counts (profiles, histogram bins),
     trace records, a latency histogram's timestamp queue.
 
+Last, counts of one family in registers (``bank=False``) and in a counter bank, for the
+cross-over (docs/hmm.md, "Counts in a counter bank").
+
 Block RAM counts the board's blocks (ECP5 DP16KD, Xilinx RAMB18 halves); LUT RAM bits (ECP5
 only) are the TRELLIS_DPR16X4 cells of 16 x 4 bits the tables occupy. A last row synthesizes the
 RAM of a trace's records alone, without the HMM, for comparison.
