@@ -188,6 +188,7 @@ class _Builder:
         self.banked.append((tuple(names), tuple(amounts), fallback))
 
     def unbank(self, group):
+        """Build a group of :meth:`bank` in registers instead."""
         self.banked.remove(group)
         self._names.difference_update(group[0])
         group[2]()
