@@ -18,6 +18,9 @@ RAM bits
     Depth times width of the memories it adds: tables of counts (profiles, histogram bins),
     trace records, a latency histogram's timestamp queue.
 
+Last, counts of one family in registers (``bank=False``) and in a counter bank, for the
+cross-over (docs/hmm.md, "Counts in a counter bank").
+
 Block RAM counts the board's blocks (ECP5 DP16KD, Xilinx RAMB18 halves); LUT RAM bits (ECP5
 only) are the TRELLIS_DPR16X4 cells of 16 x 4 bits the tables occupy. A last row synthesizes the
 RAM of a trace's records alone, without the HMM, for comparison.
@@ -114,6 +117,22 @@ ROWS = [
 ]
 
 
+#: (row, probes, bank): counts of the same family in registers (``bank=False``) and in one
+#: counter bank, for the cross-over (fewer than ``BANK_MIN_COUNTS`` are never banked); each on
+#: distinct inputs, which Yosys cannot merge.
+BANK_ROWS = [
+    (f"{n} event counts (`Count` x {n}), in {where}",
+     lambda d, n=n: [Count(f"c{i}", d.threads[i]) for i in range(n)], bank)
+    for n, banks in ((4, (False,)), (5, (False,)), (8, (False, True)))
+    for where, bank in (("registers", False), ("a counter bank", True)) if bank in banks
+] + [
+    (f"{n} streams, {3 * n} counts (`Stream` x {n}), in {where}",
+     lambda d, n=n: [Stream(f"s{i}", d.threads[2 * i], d.threads[2 * i + 1]) for i in range(n)],
+     bank)
+    for n in (2, 4) for where, bank in (("registers", False), ("a counter bank", True))
+]
+
+
 def bits_of(design):
     """``(value bits, RAM bits)`` of an instrumented design's HMM."""
     hmm = {name: sub for sub, name in subfragments(elaborate(design, None))}["hmm"]
@@ -143,10 +162,10 @@ class RecordMemory(wiring.Component):
 MEMORY_ROW = ("for comparison: the 1024-deep trace's RAM alone (1024 x 65 bits), no HMM", 65, 1024)
 
 
-def _instrumented(probes):
+def _instrumented(probes, bank=True):
     """The reference design with an HMM of ``probes`` and its ``(value bits, RAM bits)``."""
     ref = Reference()
-    design = attach(ref, probes(ref), fsms=False, streams=False)
+    design = attach(ref, probes(ref), fsms=False, streams=False, bank=bank)
     return design, bits_of(design)
 
 
@@ -176,6 +195,8 @@ def cost_rows(boards, quiet):
                          _instrumented(lambda d: [*b(d), *p(d)])))
         else:
             jobs.append((name, lambda p=probes: _instrumented(p)))
+    for name, probes, bank in BANK_ROWS:
+        jobs.append((name, lambda p=probes, k=bank: _instrumented(p, k)))
     figures = {}
     progress = tqdm(total=len(jobs) * len(boards), desc="synthesis", disable=quiet)
     for board in boards:
@@ -189,6 +210,9 @@ def cost_rows(boards, quiet):
     for name, _, baseline in ROWS:
         below = f"{name} baseline" if baseline is not None else "base"
         rows.append((name, {b.name: difference(figures[name, b.name], figures[below, b.name])
+                            for b in boards}))
+    for name, _, _ in BANK_ROWS:
+        rows.append((name, {b.name: difference(figures[name, b.name], figures["base", b.name])
                             for b in boards}))
     rows.append((memory_name, {b.name: figures[memory_name, b.name] for b in boards}))
     return rows, list(figures.values())

@@ -62,7 +62,7 @@ class Instrumented(wiring.Component):
     timeline_depth : int or None
         Records of the ``timeline`` trace (a power of two, ``stop`` mode: the host drains it while
         the design runs); ``None`` for no timeline.
-    counter_bits, word_bits, snapshot
+    counter_bits, word_bits, snapshot, bank
         See :class:`~hwgen.instrument.hmm.HMM`.
 
     Members
@@ -74,7 +74,7 @@ class Instrumented(wiring.Component):
     """
 
     def __init__(self, design, probes=(), *, platform=None, fsms=True, streams=True,
-                 timeline_depth=None, counter_bits=32, word_bits=32, snapshot="all"):
+                 timeline_depth=None, counter_bits=32, word_bits=32, snapshot="all", bank=True):
         signature = getattr(design, "signature", None)
         members = dict(signature.members) if isinstance(signature, wiring.Signature) else {}
         if "hmm" in members:
@@ -83,7 +83,7 @@ class Instrumented(wiring.Component):
         self._probes = tuple(probes)
         self._options = dict(fsms=fsms, streams=streams, timeline_depth=timeline_depth,
                              counter_bits=counter_bits, word_bits=word_bits,
-                             snapshot=snapshot)
+                             snapshot=snapshot, bank=bank)
         self._platform = platform
         self._elaborated = self._assemble(platform)
         self._layout = self._elaborated[1].layout
@@ -134,7 +134,8 @@ class Instrumented(wiring.Component):
             "skipped": skipped,
         }
         hmm = HMM(probes, view=view, counter_bits=options["counter_bits"],
-                  word_bits=options["word_bits"], snapshot=options["snapshot"], details=details)
+                  word_bits=options["word_bits"], snapshot=options["snapshot"],
+                  bank=options["bank"], details=details)
         return fragment, hmm, view
 
     @staticmethod

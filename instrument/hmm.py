@@ -26,6 +26,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In
 
 from ._amaranth import SignalDict, embed_parts, substitute
+from .counter_bank import CounterBank
 from .cycle_counter import CycleCounter
 from .layout import (COMMANDS, REGISTERS, STATUS_BITS, Field, Group, HMMLayout, TableLayout,
                      TraceLayout)
@@ -37,6 +38,15 @@ __all__ = ["HMM", "SNAPSHOT_CHOICES"]
 #: The most cycles a value may lag the others (a latency histogram's sum: its samples are
 #: registered once more, and its low part shown a cycle late).
 MAX_LAG = 2
+
+#: Counts that go into one :class:`~hwgen.instrument.counter_bank.CounterBank` instead of
+#: registers, from this many on: fewer cost more in a table than in registers, as many about
+#: the same (docs/hmm.md).
+BANK_MIN_COUNTS = 6
+#: Counts a bank keeps at most (those of further probes stay in registers): after a ``clear |
+#: snapshot`` a bank is busy for its copy (its counts + 6 cycles), then its sweep (its counts),
+#: within the 64 cycles a host waits for a command of an HMM without tables.
+BANK_MAX_COUNTS = 24
 
 #: What the ``snapshot`` command may copy (see :class:`HMM`).
 SNAPSHOT_CHOICES = ("all", "traces")
@@ -109,6 +119,8 @@ class _Builder:
         self.traces = []         # (name, kind, part, events, payload [(name, bits, overflow)],
         #                           labels [(payload name, names by code)], period)
         self.groups = []
+        self.banked = []         # [names, design values they add up, fallback]: see bank()
+        self.bank_part, self.bank_names = None, ()      # see finish()
         self._names = set()
         self.timestamp = None
 
@@ -166,8 +178,48 @@ class _Builder:
         self.fields.append((name, Value.cast(value), False))
         self.lags.append(lag)
 
+    def bank(self, names, amounts, fallback):
+        """Counts readable as ``names``, each adding its design value ``amounts[i]`` in every
+        cycle, kept in the HMM's counter bank if it has one (see :meth:`finish`); else (or when
+        another probe needs one of them in the cycle, see :meth:`counter_value`) ``fallback()``
+        builds them in registers."""
+        for name in names:
+            self._claim(name)
+        self.banked.append((tuple(names), tuple(amounts), fallback))
+
+    def unbank(self, group):
+        """Build a group of :meth:`bank` in registers instead."""
+        self.banked.remove(group)
+        self._names.difference_update(group[0])
+        group[2]()
+
+    def finish(self, snapshot):
+        """Put the banked counts into one bank, from :data:`BANK_MIN_COUNTS` counts on, else
+        into registers. The bank keeps a snapshot table if the HMM's snapshot copies every
+        value (``snapshot="all"``)."""
+        kept = 0
+        for group in list(self.banked):
+            kept += len(group[0])
+            if kept > BANK_MAX_COUNTS:
+                self.unbank(group)
+        names = [name for group in self.banked for name in group[0]]
+        if len(names) < BANK_MIN_COUNTS:
+            for group in list(self.banked):
+                self.unbank(group)
+            return
+        amounts = [amount for group in self.banked for amount in group[1]]
+        self.bank_part = self.add("counts", CounterBank([len(a) for a in amounts],
+                                                        self.counter_bits,
+                                                        snapshot=snapshot == "all"))
+        for i, amount in enumerate(amounts):
+            self.sample(self.bank_part.amount(i), amount)
+        self.bank_names = tuple(names)
+
     def counter_value(self, name, probe):
         """``(value, has overflow flag)`` of a value added earlier, in the cycle."""
+        for group in self.banked:
+            if name in group[0]:
+                self.unbank(group)
         for field_name, value, overflow in self.fields:
             if field_name == name:
                 return self.now.get(name, value), overflow
@@ -209,6 +261,14 @@ class HMM(wiring.Component):
         ``dropped`` counts a host reads while it drains them, every other value being read as
         it is, which holds still once the HMM is frozen (a host freezes before it reads them).
         ``"traces"`` saves a register as wide as the counters.
+    bank : bool
+        Keep the counts of :class:`~hwgen.instrument.probe.Count`,
+        :class:`~hwgen.instrument.probe.Accumulate` and :class:`~hwgen.instrument.probe.Stream`
+        probes (from ``BANK_MIN_COUNTS`` to ``BANK_MAX_COUNTS`` of them) in one
+        :class:`~hwgen.instrument.counter_bank.CounterBank`, a RAM table with a register low part
+        per count, instead of a register each; they read as snapshot values all the same, once
+        ``busy`` fell after the command. A count that another probe takes in the cycle (a
+        sampler's) stays in registers. ``False`` keeps every count in registers.
     details : dict
         Recorded in the layout as is (with ``snapshot``).
 
@@ -219,9 +279,11 @@ class HMM(wiring.Component):
     """
 
     def __init__(self, probes, *, view=None, counter_bits=32, word_bits=32, snapshot="all",
-                 details=None):
+                 bank=True, details=None):
         if isinstance(counter_bits, bool) or not isinstance(counter_bits, int) or counter_bits < 1:
             raise ValueError(f"counter_bits must be a positive integer, not {counter_bits!r}")
+        if not isinstance(bank, bool):
+            raise ValueError(f"bank must be True or False, not {bank!r}")
         if snapshot not in SNAPSHOT_CHOICES:
             raise ValueError(f"snapshot must be one of {', '.join(SNAPSHOT_CHOICES)}, not "
                              f"{snapshot!r}")
@@ -232,6 +294,11 @@ class HMM(wiring.Component):
         b.timestamp = cycles.value.count
         for probe in probes:
             probe.build(b)
+        if bank:
+            b.finish(snapshot)
+        else:
+            for group in list(b.banked):
+                b.unbank(group)
         self._builder = b
         traced = {name for trace in b.traces for name in (f"{trace[0]}.written",
                                                           f"{trace[0]}.dropped")}
@@ -263,6 +330,17 @@ class HMM(wiring.Component):
         def stride(part):
             return _pow2(-(-len(part.rdata.as_value()) // word_bits))
 
+        # The counts of a bank are read as snapshot values too: the snapshot's registers take
+        # the first half of its region, the bank's entries (read from its table) the second.
+        bank = None
+        if b.bank_part is not None:
+            bank = _Region(len(b.bank_names), stride(b.bank_part), b.bank_part)
+            half = max(snapshot.size, bank.size)
+            registered_words, snapshot.entries = snapshot.entries, 2 * half
+            for k, name in enumerate(b.bank_names):
+                fields.append(Field(name, (half + k * bank.stride) * word_bits,
+                                    b.counter_bits, True))
+
         tables = [_Region(len(labels), stride(part), part) for _, _, part, labels, _ in b.tables]
         traces = [_Region(part.depth, stride(part), part) for _, _, part, *_ in b.traces]
 
@@ -275,6 +353,8 @@ class HMM(wiring.Component):
             region.base = -(-cursor // region.size) * region.size
             cursor = region.base + region.size
         addr_bits = max(1, (cursor - 1).bit_length())
+        if bank is not None:
+            snapshot.entries, bank.base = registered_words, snapshot.base + half
 
         table_layouts = tuple(
             TableLayout(name, kind, region.base, region.stride, part.bits, labels, values)
@@ -292,15 +372,16 @@ class HMM(wiring.Component):
                 events, tuple(payload_fields), consumed_base + k, f"{name}.written",
                 f"{name}.dropped", labels, period))
         details.setdefault("counter_bits", b.counter_bits)
-        blocks = sum(region.blocks for region in (registers, snapshot, *tables, *traces))
+        blocks = sum(region.blocks for region in (registers, snapshot, *tables, *traces,
+                                                  *([bank] if bank else [])))
         layout = HMMLayout(word_bits, addr_bits, snapshot.base, tuple(fields), table_layouts,
                            tuple(trace_layouts), tuple(b.groups), details, _read_latency(blocks))
-        return layout, (registers, snapshot, tables, traces), consumed_base
+        return layout, (registers, snapshot, tables, traces, bank), consumed_base
 
     def elaborate(self, platform):
         m = Module()
         b = self._builder
-        register_region, snapshot_region, tables, traces = self._regions
+        register_region, snapshot_region, tables, traces, bank = self._regions
 
         # The design values the parts watch, registered at every edge; links between parts.
         _sample(m, b.samples)
@@ -325,7 +406,8 @@ class HMM(wiring.Component):
         _readout(m, fan_out, self.port, [(register_region, register_words),
                                          (snapshot_region, control.snapshot),
                                          *((region, region.part.rdata.as_value())
-                                           for region in (*tables, *traces))])
+                                           for region in (*tables, *traces,
+                                                          *([bank] if bank else [])))])
 
         # Amaranth's simulator runs one process per fragment and domain, and visits every process
         # in every delta cycle: the parts' clocked logic joins this fragment's (the netlist is the
@@ -393,6 +475,8 @@ def _control(m, fan_out, port, parts, traces, consumed_base, values, snapshotted
     sampled = Signal()          # the sample taken at the last edge counts
     enable = Signal()           # the sample the parts see now counts
     sweepers = [part.busy for part in parts if hasattr(part, "busy")]
+    settlers = [part.settling for part in parts if hasattr(part, "settling")]
+    copiers = [part for part in parts if hasattr(part, "snap")]
     m.d.comb += [
         sweeping.eq(Cat(*sweepers).any()),
         # A sample reaches the parts two edges after its cycle: that of the cycle before a
@@ -404,6 +488,8 @@ def _control(m, fan_out, port, parts, traces, consumed_base, values, snapshotted
                  Cat(clear, snap).eq(ahead), pending.eq(0)]
     for part in parts:
         fan_out.d.comb += [part.enable.eq(enable), part.clear.eq(clear)]
+    for part in copiers:
+        fan_out.d.comb += part.snap.eq(snap)
 
     consumed = [Signal(len(part.consumed), name=f"consumed{k}") for k, part in enumerate(traces)]
     for register, part in zip(consumed, traces):
@@ -448,7 +534,8 @@ def _control(m, fan_out, port, parts, traces, consumed_base, values, snapshotted
     settling = Signal(TABLE_LATENCY + MAX_LAG)
     m.d.sync += settling.eq(Cat(enable, settling[:-1]))
     busy = Cat(pending, ahead, clear, snap, late.any(), sweeping,
-               (sampled | enable | settling.any()) & ~run).any()
+               *(part.copying for part in copiers),
+               (sampled | enable | settling.any() | Cat(*settlers).any()) & ~run).any()
     status_bits = {"running": run, "busy": busy}
     status = Cat(*(status_bits[name] for name in sorted(STATUS_BITS, key=STATUS_BITS.get)))
     return _Control(status, snapshot, consumed)

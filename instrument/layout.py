@@ -231,7 +231,9 @@ class HMMLayout:
 
     @property
     def snapshot_words(self):
-        return max(1, -(-self.snapshot_bits // self.word_bits))
+        """Words from the snapshot's base to its last field's last bit."""
+        end = max((f.offset + f.total_bits for f in self.fields), default=0)
+        return max(1, -(-end // self.word_bits))
 
     def snapshot_field(self, name):
         """The snapshot field called ``name``."""

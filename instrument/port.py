@@ -41,7 +41,8 @@ has tables, once the sweep that follows ends (it starts in cycle ``c + 4`` and t
 entry of the largest table). Values are copied and cleared at the edge that ends cycle ``c + 3``
 (a sum wider than its low part an edge later). After any command,
 read the status until ``busy`` is 0 (the command has fully taken effect, no sweep is running and
-the last sample has been counted, in the tables too) before reading values.
+the last sample has been counted, in the tables and a counter bank too, and a counter bank's
+snapshot copied) before reading values.
 
 **Consistency.** The snapshot region always holds the last snapshot, whose fields all describe
 the same cycles. Tables share their RAM's read port with the counting logic: read them while

@@ -14,7 +14,7 @@ Every counter is ``counter_bits`` wide (an HMM parameter), saturates and keeps a
 
 import re
 
-from amaranth.hdl import Cat
+from amaranth.hdl import Cat, Const, Mux
 
 from .accumulator_table import AccumulatorTable
 from .event_counter import EventCounter
@@ -78,9 +78,13 @@ class Count(Probe):
 
     def build(self, b):
         events = [b.resolve(e, self.name, width=1) for e in self._events]
-        part = b.add(self.name, EventCounter(b.counter_bits, sources=len(events)))
-        b.sample(part.valid, Cat(*events))
-        b.count(self.name, part.value, now=part.now if part.lag else None)
+
+        def in_registers():
+            part = b.add(self.name, EventCounter(b.counter_bits, sources=len(events)))
+            b.sample(part.valid, Cat(*events))
+            b.count(self.name, part.value, now=part.now if part.lag else None)
+
+        b.bank([self.name], [sum(events[1:], events[0])], in_registers)
         b.group("counter", self.name, value=self.name)
 
 
@@ -104,12 +108,17 @@ class Accumulate(Probe):
         pairs = [(b.resolve(v, self.name), b.resolve(ok, self.name, width=1))
                  for v, ok in self._sources]
         amount_bits = max(1, *(len(v) for v, _ in pairs))     # a 0-bit value adds 0
-        part = b.add(self.name, EventCounter(b.counter_bits, sources=len(pairs),
-                                             amount_bits=amount_bits))
-        for i, (value, valid) in enumerate(pairs):
-            b.sample(part.amount[i], value)
-            b.sample(part.valid[i], valid)
-        b.count(self.name, part.value, now=part.now if part.lag else None)
+
+        def in_registers():
+            part = b.add(self.name, EventCounter(b.counter_bits, sources=len(pairs),
+                                                 amount_bits=amount_bits))
+            for i, (value, valid) in enumerate(pairs):
+                b.sample(part.amount[i], value)
+                b.sample(part.valid[i], valid)
+            b.count(self.name, part.value, now=part.now if part.lag else None)
+
+        terms = [Mux(valid, value, 0) if len(value) else Const(0, 1) for value, valid in pairs]
+        b.bank([self.name], [sum(terms[1:], terms[0])], in_registers)
         b.group("counter", self.name, value=self.name)
 
 
@@ -199,11 +208,19 @@ class Stream(Probe):
         self._ready = ready
 
     def build(self, b):
-        part = b.add(self.name, StreamMonitor(b.counter_bits))
-        b.sample(part.valid, b.resolve(self._valid, self.name, width=1))
-        b.sample(part.ready, b.resolve(self._ready, self.name, width=1))
-        for category in STREAM_CATEGORIES:
-            b.count(f"{self.name}.{category}", getattr(part, category))
+        valid = b.resolve(self._valid, self.name, width=1)
+        ready = b.resolve(self._ready, self.name, width=1)
+
+        def in_registers():
+            part = b.add(self.name, StreamMonitor(b.counter_bits))
+            b.sample(part.valid, valid)
+            b.sample(part.ready, ready)
+            for category in STREAM_CATEGORIES:
+                b.count(f"{self.name}.{category}", getattr(part, category))
+
+        events = {"transferring": valid & ready, "blocking": valid & ~ready, "idle": ~valid}
+        b.bank([f"{self.name}.{category}" for category in STREAM_CATEGORIES],
+               [events[category] for category in STREAM_CATEGORIES], in_registers)
         b.group("stream", self.name,
                 **{category: f"{self.name}.{category}" for category in STREAM_CATEGORIES})
 

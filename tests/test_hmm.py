@@ -47,6 +47,7 @@ def toy_probes(s, *, trace_depth=8, trace_mode="stop"):
         probe.Count("a_b", s.a, s.b),
         probe.Accumulate("level_when_a", (s.level, s.a)),
         probe.Stream("s", s.a, s.b),
+        probe.Stream("r", s.b, s.a),
         probe.Profile("p", s.state, ["S0", "S1", "S2", "S3"]),
         probe.Histogram("h", s.level, s.b, bins=4, bin_width=2),
         probe.Trace("t", {"b": s.b, "high": s.level > 12}, {"level": s.level},
@@ -58,14 +59,14 @@ def toy_probes(s, *, trace_depth=8, trace_mode="stop"):
     ]
 
 
-def simulate(host_program, *, counter_bits=32, word_bits=32, **probe_options):
+def simulate(host_program, *, counter_bits=32, word_bits=32, snapshot="all", **probe_options):
     """Run the stimulus with an HMM; ``host_program(host, now)`` drives the port.
 
     Returns ``(samples, hmm)``: the observer's per-cycle samples, by cycle number, and the HMM.
     """
     stimulus = Stimulus()
     hmm = HMM(toy_probes(stimulus, **probe_options), counter_bits=counter_bits,
-              word_bits=word_bits)
+              word_bits=word_bits, snapshot=snapshot)
     top = Module()
     top.submodules.stimulus = stimulus
     top.submodules.hmm = hmm
@@ -146,6 +147,9 @@ def expected_values(samples, cycles, bits=32):
         "s.transferring": sum(s["a"] and s["b"] for s in picked),
         "s.blocking": sum(s["a"] and not s["b"] for s in picked),
         "s.idle": sum(not s["a"] for s in picked),
+        "r.transferring": sum(s["b"] and s["a"] for s in picked),
+        "r.blocking": sum(s["b"] and not s["a"] for s in picked),
+        "r.idle": sum(not s["b"] for s in picked),
         "h.count": sum(s["b"] for s in picked),
         "h.sum": sum(s["level"] for s in picked if s["b"]),
     }
@@ -170,7 +174,7 @@ def check(readout, expected):
 
 
 def test_values_follow_freeze_run_snapshot_and_clear():
-    timeline = Timeline(sweep_cycles=5)     # the histogram's 5 bins take longest to sweep
+    timeline = Timeline(sweep_cycles=8)     # the counter bank's 8 counts take longest to sweep
     readouts = {}
 
     async def program(host, now, ctx):
@@ -206,10 +210,76 @@ def test_values_follow_freeze_run_snapshot_and_clear():
     cycle, readout = readouts["cleared"]
     counted = timeline.counted(0, cycle)
     cleared = timeline.events[-1][0]
-    assert counted[0] == cleared + 4 + 5     # after the clear, its strobe and the 5-word sweep
+    assert counted[0] == cleared + 4 + 8     # after the clear, its strobe and the 8-word sweep
     check(readout, expected_values(samples, counted))
     assert readout.fsms()["p"] == {s: readout.values[f"p.{s}"] for s in ["S0", "S1", "S2", "S3"]}
     assert readout.streams()["s"]["idle"] == readout.values["s.idle"]
+
+
+BANKED = ("a_b", "level_when_a", "s.transferring", "s.blocking", "s.idle", "r.transferring",
+          "r.blocking", "r.idle")
+
+
+def assert_banked(hmm):
+    """The toy probes' counts are in one bank, read as snapshot values after the registers';
+    ``a``, which a sampler takes in the cycle, stays a register count."""
+    assert hmm.parts["counts"].amount_bits == (2, 4, 1, 1, 1, 1, 1, 1)
+    names = [f.name for f in hmm.layout.fields]
+    assert names[-len(BANKED):] == list(BANKED) and "a" in names
+    assert "counts" not in {t.name for t in hmm.layout.tables}
+
+
+def test_counts_read_frozen_are_kept_in_one_bank_exact_through_freeze_run_and_clear():
+    timeline = Timeline(sweep_cycles=8)     # the bank's 8 counts take longest to sweep
+    readouts = {}
+
+    async def program(host, now, ctx):
+        await ctx.tick().repeat(40)
+        timeline.command(now(), "freeze")
+        await host.command("freeze")
+        assert await host.status() == {"running": False, "busy": False}
+        readouts["frozen"] = (timeline.events[-1][0], await host.read_all(freeze=False))
+        await ctx.tick().repeat(20)                      # frozen: nothing counts
+        timeline.command(now(), "run")
+        await host.command("run")
+        await ctx.tick().repeat(33)
+        readouts["again"] = await freeze_and_read(host, now)
+        timeline.command(readouts["again"][0], "freeze")
+        timeline.command(now(), "run")
+        await host.command("run")
+        await ctx.tick().repeat(25)
+        timeline.command(now(), "clear")
+        await host.command("clear")
+        await ctx.tick().repeat(35)
+        readouts["cleared"] = await freeze_and_read(host, now)
+
+    samples, hmm = simulate(program, snapshot="traces")
+    assert_banked(hmm)
+    for name in ("frozen", "again"):
+        cycle, readout = readouts[name]
+        check(readout, expected_values(samples, timeline.counted(0, cycle)))
+    cycle, readout = readouts["cleared"]
+    counted = timeline.counted(0, cycle)
+    assert counted[0] == timeline.events[-1][0] + 4 + 8
+    check(readout, expected_values(samples, counted))
+    assert readout.streams()["s"]["idle"] == readout.values["s.idle"]
+
+
+@pytest.mark.parametrize("snapshot", ["all", "traces"])
+def test_banked_counts_saturate_and_raise_their_flags(snapshot):
+    result = {}
+
+    async def program(host, now, ctx):
+        await ctx.tick().repeat(150)
+        result["cycle"], result["readout"] = await freeze_and_read(host, now)
+
+    samples, hmm = simulate(program, counter_bits=6, snapshot=snapshot)
+    assert_banked(hmm)
+    expected = expected_values(samples, Timeline(5).counted(0, result["cycle"]), bits=6)
+    check(result["readout"], expected)
+    saturated = {name for name, (_, flag) in expected.items() if flag}
+    assert {"a_b", "level_when_a", "s.blocking"} <= saturated and "s.transferring" not in saturated
+    assert saturated <= set(result["readout"].saturated)
 
 
 def test_narrow_counters_saturate_and_raise_their_flags():
@@ -437,3 +507,71 @@ def test_probe_names_must_be_unique_and_well_formed():
         HMM([probe.Count("x", s.level)])
     with pytest.raises(ValueError, match="design view"):
         HMM([probe.Count("x", "sub.sig")])
+
+
+def test_a_bank_keeps_at_most_its_maximum_and_a_clear_with_a_snapshot_ends_in_time():
+    """Ten streams (30 counts): the first eight streams' 24 counts in the bank, the last two's in
+    registers; a ``clear | snapshot`` (the copy, then the sweep) ends within the cycles a host
+    waits for a command, the snapshot holds the counts of before the clear and a readout after
+    it the counts since."""
+    from hwgen.instrument.hmm import BANK_MAX_COUNTS
+
+    stimulus = Stimulus()
+    pairs = [(stimulus.a, stimulus.b), (stimulus.b, stimulus.a), (stimulus.a, ~stimulus.b),
+             (stimulus.level[0], stimulus.level[1]), (stimulus.level[1], stimulus.level[2])]
+    streams = [probe.Stream(f"s{k}", *pairs[k % len(pairs)]) for k in range(10)]
+    hmm = HMM(streams)
+    assert BANK_MAX_COUNTS == 24 and len(hmm.parts["counts"].amount_bits) == 24
+    registered = {f.name for f in hmm.layout.fields if f.offset < 24 * 32}
+    assert {"s8.idle", "s9.transferring"} <= registered and "s0.idle" not in registered
+    top = Module()
+    top.submodules.stimulus = stimulus
+    top.submodules.hmm = hmm
+    sim = Simulator(top)
+    sim.add_clock(1e-8)
+    samples, result = {}, {}
+
+    async def observer(ctx):
+        s = stimulus
+        async for _, _, now, a, b, level in ctx.tick().sample(s.now, s.a, s.b, s.level):
+            samples[now] = dict(a=a, b=b, l0=level & 1, l1=level >> 1 & 1, l2=level >> 2 & 1)
+
+    async def host_program(ctx):
+        host = HMMHost(ctx, hmm.port, hmm.layout)
+        await ctx.tick().repeat(50)
+        result["cleared"] = ctx.get(stimulus.now)
+        await host.command("clear", "snapshot")         # raises if still busy past its limit
+        result["before"] = await host.read_snapshot()
+        await ctx.tick().repeat(40)
+        result["frozen"] = ctx.get(stimulus.now)
+        await host.command("freeze", "snapshot")
+        result["after"] = await host.read_snapshot()
+
+    sim.add_testbench(observer, background=True)
+    sim.add_testbench(host_program)
+    sim.run()
+
+    def value(s, name):
+        return 1 - s[name[1:]] if name.startswith("~") else s[name]
+
+    def expected(cycles):
+        signals = [("a", "b"), ("b", "a"), ("a", "~b"), ("l0", "l1"), ("l1", "l2")]
+        counts = {}
+        for k in range(10):
+            valid, ready = signals[k % len(signals)]
+            picked = [samples[t] for t in cycles]
+            counts[f"s{k}.transferring"] = sum(value(s, valid) & value(s, ready) for s in picked)
+            counts[f"s{k}.blocking"] = sum(value(s, valid) & (1 - value(s, ready)) for s in picked)
+            counts[f"s{k}.idle"] = sum(1 - value(s, valid) for s in picked)
+        return counts
+
+    before = range(result["cleared"] + 1)
+    values, overflow = result["before"]
+    assert {k: values[k] for k in expected(before)} == expected(before)
+    # After the clear, counting restarts once the copy and the sweep are done: the cycle
+    # counter says when; every count holds the cycles from then to the freeze.
+    values, overflow = result["after"]
+    first = result["frozen"] + 1 - values["cycles"]
+    assert first > result["cleared"] + 4 + 24
+    after = range(first, result["frozen"] + 1)
+    assert {k: values[k] for k in expected(after)} == expected(after)

@@ -206,7 +206,7 @@ def test_vcd_holds_the_hmm_signals_and_gtkwave_converts_it(tmp_path):
     run_window_filter(pe, image(8, 6), vcd=str(vcd))
     text = vcd.read_text()
     assert "$scope module hmm $end" in text
-    for name in ("busy_cycles__value", "fsm__ctrl__state", "port__rdata"):
+    for name in ("cycles__value", "counts__low0", "fsm__ctrl__state", "port__rdata"):
         assert f" {name} $end" in text
     fst = tmp_path / "run.fst"
     done = subprocess.run(["vcd2fst", str(vcd), str(fst)], capture_output=True, text=True)
@@ -242,7 +242,7 @@ def timeline_records(inst, rows):
     return records
 
 
-@pytest.mark.parametrize("depth, drain_interval", [(64, 4), (16, None), (16, 60)])
+@pytest.mark.parametrize("depth, drain_interval", [(128, 4), (16, None), (16, 60)])
 def test_timeline_records_every_state_and_stream_category_change(depth, drain_interval):
     pe = WindowFilter("max", (3, 3), width=8, height=6, buffer="line")
     inst = instrument_pe(pe, timeline_depth=depth)
@@ -258,7 +258,7 @@ def test_timeline_records_every_state_and_stream_category_change(depth, drain_in
     assert len(observed) - len(recorded) == dropped
     if drain_interval is None:
         assert recorded == observed[:depth] and dropped > 0
-    elif depth == 64:
+    elif depth == 128:
         assert recorded == observed and dropped == 0
     else:
         assert dropped > 0
