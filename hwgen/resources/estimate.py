@@ -62,7 +62,8 @@ import numpy as np
 from ..boards import BoardError, cost_table
 
 from ..errors import HwgenError
-from .netlist import bit_assignments, input_nets, live_bits, live_cells, merge_duplicates, netlist
+from .netlist import (BitAssignments, input_nets, live_bits, live_cells, merge_duplicates,
+                      netlist)
 from ..catalog import resolve_board
 
 __all__ = ["KINDS", "RESOURCES", "LUT_GROUPS", "UNCALIBRATED", "DSP_MAPPING", "Estimate",
@@ -166,9 +167,10 @@ def count_netlist(emitted):
                       for source in {net >> 16 for net in input_nets(cells[index]) if net >= 2})
     enables = _feedback_muxes(cells, live, readers)
     selects, in_selects = _and_or_selects(cells, live, readers)
-    stuck = _stuck_bits(cells, live)
-    used = live_bits(emitted, live, stuck)
-    kept_ff = _kept_ff_bits(cells, live, used, stuck)
+    assigned = BitAssignments(cells)
+    stuck = _stuck_bits(cells, live, assigned)
+    used = live_bits(emitted, live, stuck, assigned)
+    kept_ff = _kept_ff_bits(cells, live, used, stuck, assigned)
     alu = _alu_comparisons(cells, live)   # comparisons folded into a subtraction
     word_tests = _word_tests(cells, live)
     absorbed = set()   # comparisons folded into a minmax
@@ -370,26 +372,40 @@ def _word_tests(cells, live):
             and arithmetic(cells[index][2][0])}
 
 
-def _stuck_bits(cells, live):
+def _stuck_bits(cells, live, assigned):
     """``{net: value}`` of the register bits stuck at their initial value: their next state
-    is, through multiplexers and the assignments not shadowed, only themselves, that constant
-    or other stuck bits (Yosys's ``opt_dff`` makes them constants; their logic goes)."""
-    registers = [index for index in live if cells[index][0] == "ff"]
+    is, through multiplexers and the assignments not shadowed (``assigned``: the netlist's
+    :class:`~hwgen.resources.netlist.BitAssignments`), only themselves, that constant or other
+    stuck bits (Yosys's ``opt_dff`` makes them constants; their logic goes).
+
+    A bit stuck can make the bits it feeds stuck too. A bit found not stuck is looked at again
+    only when a register bit its search met becomes stuck: the search depends on nothing else,
+    and more stuck bits only ever make more bits stuck, so the set found is the same whatever
+    the order."""
+    pending = [index << 16 | bit for index in live if cells[index][0] == "ff"
+               for bit in range(len(cells[index][1]))]
+    queued = set(pending)
+    waiting = {}    # register bit -> bits whose search met it while it was not stuck
     stuck = {}
-    changed = True
-    while changed:      # a bit stuck makes the bits it feeds stuck too
-        changed = False
-        for index in registers:
-            data, init = cells[index][1], cells[index][2]
-            for bit, net in enumerate(data):
-                own = index << 16 | bit
-                if own not in stuck and _stuck(cells, net, own, init >> bit & 1, stuck, 0):
-                    stuck[own] = init >> bit & 1
-                    changed = True
+    while pending:
+        own = pending.pop()
+        queued.discard(own)
+        cell, bit = cells[own >> 16], own & 0xffff
+        value = cell[2] >> bit & 1
+        met = set()
+        if _stuck(cells, cell[1][bit], own, value, stuck, 0, assigned, met):
+            stuck[own] = value
+            for other in waiting.pop(own, ()):
+                if other not in stuck and other not in queued:
+                    pending.append(other)
+                    queued.add(other)
+        else:
+            for net in met:
+                waiting.setdefault(net, set()).add(own)
     return stuck
 
 
-def _kept_ff_bits(cells, live, used, stuck):
+def _kept_ff_bits(cells, live, used, stuck, assigned):
     """``{register cell: bits Yosys keeps}``: register bits that are read, not ``stuck``
     (:func:`_stuck_bits`) and not equal to another (the same next state, enable and reset:
     Yosys merges them bit by bit)."""
@@ -399,6 +415,7 @@ def _kept_ff_bits(cells, live, used, stuck):
     bits = [index << 16 | bit for index in registers for bit in range(len(cells[index][1]))
             if index << 16 | bit not in stuck and used.get(index, 0) >> bit & 1]
     klass = {net: net for net in bits}
+    interned = {}   # expression -> its number: equal expressions compare as one integer
     while True:
         signature = {}
         memo = {}
@@ -407,7 +424,8 @@ def _kept_ff_bits(cells, live, used, stuck):
             index, bit = net >> 16, net & 0xffff
             cell = cells[index]
             key = (cell[2] >> bit & 1, cell[3],
-                   _next_state(cells, cell[1][bit], net, klass, stuck, memo))
+                   _next_state(cells, cell[1][bit], net, (klass, stuck, memo, assigned,
+                                                          interned)))
             merged[net] = signature.setdefault(key, net)
         if len(signature) == len(set(klass.values())):
             break
@@ -418,59 +436,67 @@ def _kept_ff_bits(cells, live, used, stuck):
     return kept
 
 
-def _stuck(cells, net, own, value, stuck, depth):
+def _stuck(cells, net, own, value, stuck, depth, assigned, met):
     """Whether ``net`` is, through multiplexers, assignments and gates, only ``own`` or
     ``value`` (``own`` -1: only ``value``). A gate is ``value`` when one input is that constant
     and the gate lets it through (a 0 into an and, a 1 into an or: a context field of constant
-    bits handed on by an and-or selection), or when all its inputs are ``own`` or ``value``."""
+    bits handed on by an and-or selection), or when all its inputs are ``own`` or ``value``.
+    Adds to ``met`` the register bits met that are not stuck (yet)."""
     if net < 2:
         return net == value
     if net == own or net in stuck:
         return net == own or stuck[net] == value
     cell, bit = cells[net >> 16], net & 0xffff
-    if depth > 64 or cell[0] not in ("assign", "op"):
+    kind = cell[0]
+    if kind == "ff":
+        met.add(net)
         return False
-    op = cell[1] if cell[0] == "op" else None
-    if cell[0] == "assign":     # what the bit can take: not the values later ones shadow
-        pairs, default = bit_assignments(cell, bit)
+    if depth > 64 or kind not in ("assign", "op"):
+        return False
+    op = cell[1] if kind == "op" else None
+    if kind == "assign":     # what the bit can take: not the values later ones shadow
+        pairs, default = assigned[net]
         leaves = [leaf for _cond, leaf in pairs] + ([cell[1][bit]] if default else [])
     elif op == "m":
         leaves = [cell[2][1][bit], cell[2][2][bit]]
     elif op == "~":
-        return _stuck(cells, cell[2][0][bit], -1, 1 - value, stuck, depth + 1)
+        return _stuck(cells, cell[2][0][bit], -1, 1 - value, stuck, depth + 1, assigned, met)
     elif op in ("&", "|"):
         leaves = [operand[bit] for operand in cell[2]]
-        if value == (op == "|") and any(_stuck(cells, leaf, -1, value, stuck, depth + 1)
-                                        for leaf in leaves):
+        if value == (op == "|") and any(_stuck(cells, leaf, -1, value, stuck, depth + 1,
+                                               assigned, met) for leaf in leaves):
             return True
     else:
         return False
-    return all(_stuck(cells, leaf, own, value, stuck, depth + 1) for leaf in leaves)
+    return all(_stuck(cells, leaf, own, value, stuck, depth + 1, assigned, met)
+               for leaf in leaves)
 
 
-def _next_state(cells, net, own, klass, stuck, memo):
+def _next_state(cells, net, own, context):
     """A register bit's next state as a hashable expression: its enable (the hold: a choice of
     its own value) peeled off as Yosys's flip-flop enable takes it, the rest read bit by bit
     through gates, multiplexers and assignments down to registers (their class) and other
-    cells (their net)."""
+    cells (their net). ``context`` is what :func:`_bit` needs."""
     cell, bit = cells[net >> 16], net & 0xffff
     if net >= 2 and cell[0] == "assign" and cell[1][bit] == own:
-        return ("hold", tuple((_bit(cells, cond, klass, stuck, memo),
-                               _bit(cells, value, klass, stuck, memo))
-                              for cond, value in bit_assignments(cell, bit)[0]))
+        return ("hold", tuple((_bit(cells, cond, context), _bit(cells, value, context))
+                              for cond, value in context[3][net][0]))
     if net >= 2 and cell[0] == "op" and cell[1] == "m" \
             and own in (cell[2][1][bit], cell[2][2][bit]):
         (sel,), a, b = cell[2]
         other = b[bit] if a[bit] == own else a[bit]
-        return ("hold", a[bit] == own, _bit(cells, sel, klass, stuck, memo),
-                _bit(cells, other, klass, stuck, memo))
-    return _bit(cells, net, klass, stuck, memo)
+        return ("hold", a[bit] == own, _bit(cells, sel, context), _bit(cells, other, context))
+    return _bit(cells, net, context)
 
 
-def _bit(cells, net, klass, stuck, memo):
-    """One bit as a hashable expression (see :func:`_next_state`)."""
+def _bit(cells, net, context):
+    """One bit as an expression (see :func:`_next_state`), numbered: ``context`` is ``(klass,
+    stuck, memo, assigned, interned)``, ``interned`` numbering each expression (from 2 on, past
+    the constants 0 and 1) so that equal expressions are one integer, cheap to hash and
+    compare however deep they are."""
     if net < 2:
         return net
+    klass, stuck, memo, assigned, interned = context
     if net in stuck:
         return stuck[net]
     if net in memo:
@@ -481,22 +507,22 @@ def _bit(cells, net, klass, stuck, memo):
     if kind == "ff":
         found = ("q", klass.get(net, net))
     elif op in ("&", "|", "^"):
-        found = (op, *sorted((_bit(cells, v[bit], klass, stuck, memo) for v in cell[2]), key=repr))
+        found = (op, *sorted(_bit(cells, v[bit], context) for v in cell[2]))
     elif op == "~":
-        found = ("~", _bit(cells, cell[2][0][bit], klass, stuck, memo))
+        found = ("~", _bit(cells, cell[2][0][bit], context))
     elif op == "m":
         (sel,), a, b = cell[2]
-        found = ("m", _bit(cells, sel, klass, stuck, memo), _bit(cells, a[bit], klass, stuck, memo),
-                 _bit(cells, b[bit], klass, stuck, memo))
+        found = ("m", _bit(cells, sel, context), _bit(cells, a[bit], context),
+                 _bit(cells, b[bit], context))
     elif kind == "assign":
-        pairs, default = bit_assignments(cell, bit)
-        found = ("a", _bit(cells, cell[1][bit], klass, stuck, memo) if default else None,
-                 tuple((_bit(cells, cond, klass, stuck, memo), _bit(cells, value, klass, stuck, memo))
+        pairs, default = assigned[net]
+        found = ("a", _bit(cells, cell[1][bit], context) if default else None,
+                 tuple((_bit(cells, cond, context), _bit(cells, value, context))
                        for cond, value in pairs))
     else:
         found = ("n", net)
-    memo[net] = found
-    return found
+    number = memo[net] = interned.setdefault(found, len(interned) + 2)
+    return number
 
 
 def _const(value):

@@ -53,7 +53,7 @@ from ..instrument._amaranth import PortDirection, amaranth_netlist, elaborate
 from ..build import _ports
 
 __all__ = ["EmitterFallbackWarning", "Netlist", "emit", "from_amaranth", "netlist", "input_nets",
-           "merge_duplicates", "live_cells", "live_bits", "bit_assignments"]
+           "merge_duplicates", "live_cells", "live_bits", "bit_assignments", "BitAssignments"]
 
 _ONE_BIT = {"u<", "u>", "u<=", "u>=", "s<", "s>", "s<=", "s>=", "==", "!=", "b", "r|", "r&", "r^"}
 _MERGED = {"op", "ff", "assign", "matches", "priority", "part"}
@@ -697,23 +697,32 @@ def bit_assignments(cell, bit):
     return pairs, True
 
 
-def _assigned(cell, bit):
-    """The nets bit ``bit`` of an assignment list reads (:func:`bit_assignments`)."""
-    pairs, default = bit_assignments(cell, bit)
-    nets = [net for pair in pairs for net in pair]
-    return nets + [cell[1][bit]] if default else nets
+class BitAssignments(dict):
+    """:func:`bit_assignments` of every bit of a netlist's assignment lists, keyed by the bit's
+    net and computed once: the register analysis asks for the same bits many times over."""
+
+    def __init__(self, cells):
+        super().__init__()
+        self.cells = cells
+
+    def __missing__(self, net):
+        found = self[net] = bit_assignments(self.cells[net >> 16], net & 0xffff)
+        return found
 
 
-def live_bits(netlist, cells_live, constant=()):
+def live_bits(netlist, cells_live, constant=(), assignments=None):
     """``{cell index: bit mask}`` of the output bits of the live cells that something reads, as
     Yosys's ``opt_clean`` and ``wreduce`` keep them: through bitwise gates, multiplexers,
     assignments, registers and shifts by a constant, a bit reads only its own bits; an adder's or
     a multiplier's bit reads the bits below it; every other cell reads all its inputs.
     ``cells_live`` is :func:`live_cells`; a memory and its write ports count as read whole
     (mask -1). An
-    assignment's bit does not read the values later assignments shadow (:func:`_assigned`).
-    Register bits in ``constant`` (nets: bits stuck at their initial value) read nothing."""
+    assignment's bit does not read the values later assignments shadow (:func:`bit_assignments`).
+    Register bits in ``constant`` (nets: bits stuck at their initial value) read nothing.
+    ``assignments`` is the netlist's :class:`BitAssignments`, if there is one already."""
     cells = netlist.cells
+    if assignments is None:
+        assignments = BitAssignments(cells)
     used = {index: -1 for index in cells_live if cells[index][0] in ("memory", "write")}
     whole = set(used)
     stack = list(netlist.outputs)
@@ -752,7 +761,11 @@ def live_bits(netlist, cells_live, constant=()):
             if n not in constant:
                 stack += (cell[1][bit], cell[3][0], cell[3][2])
         elif kind == "assign":
-            stack.extend(_assigned(cell, bit))
+            pairs, default = assignments[n]
+            for pair in pairs:
+                stack.extend(pair)
+            if default:
+                stack.append(cell[1][bit])
         else:
             whole.add(index)
             stack.extend(input_nets(cell))
