@@ -723,50 +723,57 @@ def live_bits(netlist, cells_live, constant=(), assignments=None):
     cells = netlist.cells
     if assignments is None:
         assignments = BitAssignments(cells)
-    used = {index: -1 for index in cells_live if cells[index][0] in ("memory", "write")}
-    whole = set(used)
+    read = {index: -1 for index in cells_live if cells[index][0] in ("memory", "write")}
+    whole = set(read)
     stack = list(netlist.outputs)
-    for index in used:
+    for index in read:
         stack.extend(input_nets(cells[index]))
+    # The bits read, as nets in a set: a mask per cell, widened bit by bit, costs a new integer
+    # of the cell's width at every bit.
+    seen = set()
+    push, extend = stack.append, stack.extend
     while stack:
         n = stack.pop()
+        if n < 2 or n in seen:
+            continue
         index, bit = n >> 16, n & 0xffff
-        if n < 2 or index == 0:
+        if index == 0 or index in read:
             continue
-        mask = used.get(index, 0)
-        if mask >> bit & 1:
-            continue
-        used[index] = mask | 1 << bit
+        seen.add(n)
         if index in whole:
             continue
         cell = cells[index]
         kind = cell[0]
         op = cell[1] if kind == "op" else None
         if op in ("&", "|", "^", "~"):
-            stack.extend(value[bit] for value in cell[2])
+            extend(value[bit] for value in cell[2])
         elif op == "m":
             (sel,), a, b = cell[2]
-            stack += (sel, a[bit], b[bit])
+            extend((sel, a[bit], b[bit]))
         elif op in ("+", "-", "*"):
             for value in cell[2]:
-                stack.extend(value[:bit + 1])
+                extend(value[:bit + 1])
         elif op in ("<<", "u>>", "s>>") and all(net < 2 for net in cell[2][1]):
             value, amount = cell[2][0], sum(net << i for i, net in enumerate(cell[2][1]))
             source = bit - amount if op == "<<" else bit + amount
             if op == "s>>":
                 source = min(source, len(value) - 1)
             if 0 <= source < len(value):
-                stack.append(value[source])
+                push(value[source])
         elif kind == "ff":
             if n not in constant:
-                stack += (cell[1][bit], cell[3][0], cell[3][2])
+                extend((cell[1][bit], cell[3][0], cell[3][2]))
         elif kind == "assign":
             pairs, default = assignments[n]
             for pair in pairs:
-                stack.extend(pair)
+                extend(pair)
             if default:
-                stack.append(cell[1][bit])
+                push(cell[1][bit])
         else:
             whole.add(index)
-            stack.extend(input_nets(cell))
+            extend(input_nets(cell))
+    used = dict(read)
+    for n in seen:
+        index = n >> 16
+        used[index] = used.get(index, 0) | 1 << (n & 0xffff)
     return used
