@@ -93,11 +93,16 @@ KINDS = {
     "mul": "a * b: (a bits, b bits, result bits, signed) as Yosys gets them",
     "select": "an and-or selection of one of several values by a grant, Mux(g0, v0, 0) | "
               "Mux(g1, v1, 0) | ...: (ways, bits read, bits)",
+    "scheduler": "a round-robin thread scheduler, a parking stage's choice of the next ready "
+                 "thread (hwgen.kernels.pipeline.arbiter.RoundRobin, every grant taken): the "
+                 "search from the last thread served and its update (threads)",
+    "csub": "a conditional subtraction Mux(a >= b, a - b, a): a restoring divider's step "
+            "(bits read)",
 }
 #: Kinds priced at their isolated cost, outside the calibrated groups (the calibration designs
-#: do not pin them down; a multiplier, a barrel shifter and a counter's saturation test are
-#: logic of their own, a tree of LUTs that nothing around them packs into).
-UNCALIBRATED = ("shift", "mul", "reduce_word")
+#: do not pin them down; a multiplier, a barrel shifter, a counter's saturation test, a
+#: scheduler and a divider's step are logic of their own, characterised whole).
+UNCALIBRATED = ("shift", "mul", "reduce_word", "scheduler", "csub")
 RESOURCES = ("lut", "ff", "carry", "bram", "dsp")
 #: Kinds whose LUTs the calibration scales together (``memory`` is every memory's LUTs).
 #: ``select`` (and-or selections: a parking stage's choice of the context of the thread its
@@ -172,6 +177,9 @@ def count_netlist(emitted):
     used = live_bits(emitted, live, stuck, assigned)
     kept_ff = _kept_ff_bits(cells, live, used, stuck, assigned)
     alu = _alu_comparisons(cells, live)   # comparisons folded into a subtraction
+    schedulers, in_schedulers = _schedulers(cells, live)
+    outputs = {net >> 16 for net in emitted.outputs if net >= 2}
+    subtractions, in_subtractions = _conditional_subtractions(cells, live, alu, readers, outputs)
     word_tests = _word_tests(cells, live)
     absorbed = set()   # comparisons folded into a minmax
     for index in live:
@@ -188,7 +196,16 @@ def count_netlist(emitted):
         if kind == "op":
             op, inputs = cell[1], cell[2]
             width = len(inputs[0])
-            if op in _FREE or index in absorbed or index in alu or index in in_selects:
+            if op in _FREE or index in absorbed or index in alu or index in in_selects \
+                    or index in in_schedulers or index in in_subtractions:
+                continue
+            if index in schedulers:
+                kinds["scheduler", schedulers[index]] += 1
+                continue
+            if index in subtractions:
+                bits = _bits_read(used.get(index, 0), len(inputs[1]))
+                if bits:
+                    kinds["csub", bits] += 1
                 continue
             if index in selects:
                 ways = selects[index]
@@ -314,6 +331,109 @@ def _multiplier(kinds, inputs, used):
         kinds["and", y] += 1
         return
     kinds["mul", (len(a), len(b), y, signed)] += 1
+
+
+def _schedulers(cells, live):
+    """Round-robin schedulers (:class:`~hwgen.kernels.pipeline.arbiter.RoundRobin` with every
+    grant taken, as a parking stage uses it; an arbiter whose grant waits for its consumer,
+    as the interconnect's, is counted cell by cell), found by their lowest-set-bit search
+    ``c & (~c + 1)`` over the candidates ``c = Mux(any(r & above), r & above, r)`` of the
+    requests ``r``, with the update of the last served, ``grant | (grant - 1)``, and
+    ``any(r)``.
+
+    Returns ``({the search's and: threads}, the scheduler's other cells)``: Yosys builds the
+    whole as one small carry-chain circuit that its cells' isolated costs misprice (a LUT or
+    two per thread under at 16 threads on Xilinx 7-series), so it is priced whole.
+    """
+    by_operand = {}     # (op, first operand): the cells that may be a scheduler's update
+    taken = set()       # bits anded with a constant 1: a grant that is always taken
+    for index in live:
+        cell = cells[index]
+        if cell[0] == "op" and cell[1] in ("-", "|", "r|"):
+            by_operand.setdefault((cell[1], tuple(_shorten(cell[2][0], False))), []).append(index)
+        elif cell[0] == "op" and cell[1] == "&" and len(cell[2]) == 2 \
+                and len(cell[2][0]) == 1 and (1,) in cell[2]:
+            taken.update(value[0] for value in cell[2] if value != (1,))
+    roots, inside = {}, set()
+    for index in live:
+        cell = cells[index]
+        if cell[0] != "op" or cell[1] != "&" or len(cell[2]) != 2:
+            continue
+        for candidates, lowest in (cell[2], cell[2][::-1]):
+            parts = _scheduler_parts(cells, index, tuple(_shorten(candidates, False)), lowest,
+                                     by_operand, taken)
+            if parts:
+                roots[index] = len(_shorten(candidates, False))
+                inside.update(parts)
+                break
+    return roots, inside
+
+
+def _scheduler_parts(cells, index, candidates, lowest, by_operand, taken):
+    """The cells of the scheduler whose search is the and ``index`` of ``candidates`` and
+    ``lowest`` (``~candidates + 1``), or None when they are not all there or its grant is not
+    always taken (``taken``: its any-request anded with a constant 1 enables its update)."""
+    add = _whole(cells, lowest)
+    if add is None or cells[add][1] != "+" or len(cells[add][2]) != 2 \
+            or not _const(cells[add][2][1]) or tuple(_shorten(cells[add][2][1], False)) != (1,):
+        return None
+    inverse = _whole(cells, tuple(_shorten(cells[add][2][0], False)))
+    if inverse is None or cells[inverse][1] != "~" or cells[inverse][2][0] != candidates:
+        return None
+    choice = _whole(cells, candidates)
+    if choice is None or cells[choice][1] != "m":
+        return None
+    (any_preferred,), preferred, requests = cells[choice][2]
+    masked = _whole(cells, preferred)
+    if any_preferred < 2 or masked is None or cells[masked][1] != "&" \
+            or cells[any_preferred >> 16][:2] != ("op", "r|") \
+            or cells[any_preferred >> 16][2][0] != preferred:
+        return None
+    grant = tuple(index << 16 | bit for bit in range(len(candidates)))
+    minus = [m for m in by_operand.get(("-", grant), ())
+             if tuple(_shorten(cells[m][2][1], False)) == (1,)]
+    update = [o for o in by_operand.get(("|", grant), ()) for m in minus
+              if tuple(_shorten(cells[o][2][1], False)) == tuple(_shorten(
+                  tuple(m << 16 | bit for bit in range(len(cells[m][2][0]))), False))]
+    valid = [v for v in by_operand.get(("r|", tuple(_shorten(requests, False))), ())
+             if v << 16 in taken]
+    if not minus or not update or not valid:
+        return None
+    return {add, inverse, choice, masked, any_preferred >> 16, minus[0], update[0], valid[0]}
+
+
+def _conditional_subtractions(cells, live, alu, readers, outputs):
+    """Conditional subtractions ``Mux(a >= b, a - b, a)`` (or ``Mux(a < b, a, a - b)``): the
+    step of a restoring divider, the comparison the subtraction's carry (:func:`_alu_comparisons`).
+
+    Returns ``({multiplexer: subtraction}, the subtractions)``, of subtractions read by
+    nothing else (no other cell, no output): the
+    multiplexer's select comes out of the carry chain, so it cannot melt into the LUTs of the
+    subtraction (on Xilinx a LUT per bit, where the fitted multiplexer factor is 0).
+    """
+    roots, inside = {}, set()
+    for index in live:
+        cell = cells[index]
+        if cell[0] != "op" or cell[1] != "m" or cell[2][0][0] < 2:
+            continue
+        (sel,), chosen, other = cell[2]
+        test = sel >> 16
+        if test not in alu or cells[test][1] not in ("u>=", "u<"):
+            continue
+        if cells[test][1] == "u<":
+            chosen, other = other, chosen
+        sub = chosen[0] >> 16 if chosen and chosen[0] >= 2 else None
+        if sub is None or cells[sub][:2] != ("op", "-") \
+                or chosen != tuple(sub << 16 | bit for bit in range(len(chosen))):
+            continue
+        minuend, subtrahend = (tuple(_shorten(v, False)) for v in cells[sub][2])
+        if (minuend, subtrahend) != tuple(tuple(_shorten(v, False)) for v in cells[test][2]) \
+                or tuple(_shorten(other, False)) != minuend:
+            continue
+        if readers[sub] == 1 and sub not in outputs:    # else both are counted as they are
+            roots[index] = sub
+            inside.add(sub)
+    return roots, inside
 
 
 def _alu_comparisons(cells, live):
@@ -463,13 +583,16 @@ def _stuck(cells, net, own, value, stuck, depth, assigned, met):
         return _stuck(cells, cell[2][0][bit], -1, 1 - value, stuck, depth + 1, assigned, met)
     elif op in ("&", "|"):
         leaves = [operand[bit] for operand in cell[2]]
-        if value == (op == "|") and any(_stuck(cells, leaf, -1, value, stuck, depth + 1,
-                                               assigned, met) for leaf in leaves):
-            return True
+        if value == (op == "|"):
+            for leaf in leaves:
+                if _stuck(cells, leaf, -1, value, stuck, depth + 1, assigned, met):
+                    return True
     else:
         return False
-    return all(_stuck(cells, leaf, own, value, stuck, depth + 1, assigned, met)
-               for leaf in leaves)
+    for leaf in leaves:     # a loop, not all(): this runs for every bit of every register
+        if not _stuck(cells, leaf, own, value, stuck, depth + 1, assigned, met):
+            return False
+    return True
 
 
 def _next_state(cells, net, own, context):
@@ -497,10 +620,11 @@ def _bit(cells, net, context):
     if net < 2:
         return net
     klass, stuck, memo, assigned, interned = context
+    found = memo.get(net)
+    if found is not None:
+        return found
     if net in stuck:
         return stuck[net]
-    if net in memo:
-        return memo[net]
     cell, bit = cells[net >> 16], net & 0xffff
     kind = cell[0]
     op = cell[1] if kind == "op" else None
@@ -935,6 +1059,9 @@ def _kind_cost(table, kind, width):
                 for resource in ("lut", "ff", "carry")}
         return {**cost, "bram": 0.0, "dsp": blocks}
     entry = _operator(table, kind)
+    if kind == "scheduler":     # its register (the last thread served) is counted as ff
+        return {r: 0.0 if r == "ff" else _interp(entry["widths"], entry[r], width)
+                for r in RESOURCES}
     if kind == "shift":
         bits, levels = width
         # Characterised with the full amount (ceil(log2(bits)) levels); fewer levels, less.
