@@ -8,8 +8,10 @@ aside, benchmarks share no net), counts each part's cells and writes
 ``boards/costs/<family>.json``, the table the estimator prices designs with.
 
 And-or selections (``select``, a parking stage's hand-over of a thread's context) are
-characterised over their ways (:data:`SELECT_WAYS`, each :data:`SELECT_BITS` wide); a
-register's multiplexer (``mux_ff``) is priced from the ``mux`` benchmarks.
+characterised over their ways (:data:`SELECT_WAYS`, each :data:`SELECT_BITS` wide), and a
+parking stage's thread scheduler (``scheduler``: the round robin, every grant taken) over its
+threads (:data:`SCHEDULER_THREADS`); a register's multiplexer (``mux_ff``) is priced from the
+``mux`` benchmarks.
 
 Multipliers are characterised on a grid of width pairs (:data:`MULTIPLIERS`): the DSP count
 Yosys gives each is recorded beside the count :func:`hwgen.resources.estimate.dsp_blocks`
@@ -50,7 +52,7 @@ from hwgen import __version__
 from hwgen.build import to_rtlil
 from hwgen.catalog import board_tree_policy, design_name, make_window_filter
 from hwgen.kernels.pipeline import Pipeline
-from hwgen.kernels.pipeline.arbiter import select
+from hwgen.kernels.pipeline.arbiter import RoundRobin, select
 from hwgen.programs import GemmJob, PiJob
 from hwgen.resources.estimate import (DSP_MAPPING, KINDS, LUT_GROUPS, RESOURCES, count_primitives,
                                      lut_groups, multiplier_parts, rom_luts, uncalibrated_luts)
@@ -71,6 +73,8 @@ MULTIPLIERS = tuple((w, w, y) for w in (2, 3, 4, 6, 8, 12, 16, 18, 24, 32) for y
 # And-or selections (``select``): ways, each at SELECT_BITS bits (every bit is a tree of its own).
 SELECT_WAYS = (2, 3, 4, 5, 6, 8, 12, 16, 24, 32)
 SELECT_BITS = 16
+# Round-robin thread schedulers (``scheduler``): threads.
+SCHEDULER_THREADS = (2, 3, 4, 6, 8, 12, 16, 24, 32)
 # The board whose toolchain settings each family's characterisation uses.
 FAMILY_BOARDS = {"ecp5": "ulx3s-85f", "ice40": "icebreaker", "xilinx-xc6v": "ex500",
                  "xilinx-xc7": "arty-a7-100t", "xilinx-xcup": "alveo-u280"}
@@ -168,6 +172,7 @@ class Primitive(Elaboratable):
             "reduce": lambda: a.any(),
             "reduce_xor": lambda: a.xor(),
             "reduce_word": lambda: a.all(),
+            "csub": lambda: Mux(a >= b, a - b, a)[:w],
         }[self.kind]
         m.d.comb += y.eq(logic())
         return m
@@ -206,6 +211,27 @@ class SelectBench(Elaboratable):
     def elaborate(self, platform):
         m = Module()
         m.d.comb += self.y.eq(select(self.grant, self.values))
+        return m
+
+
+class SchedulerBench(Elaboratable):
+    """A parking stage's thread scheduler: a :class:`RoundRobin` of ``threads`` whose every
+    grant is taken, between ports ``<name>__r`` (requests), ``__g`` (grant) and ``__v``."""
+
+    def __init__(self, name, threads):
+        self.threads = threads
+        self.requests = Signal(threads, name=f"{name}__r")
+        self.grant = Signal(threads, name=f"{name}__g")
+        self.valid = Signal(name=f"{name}__v")
+
+    def ports(self):
+        return [self.requests, self.grant, self.valid]
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.scheduler = scheduler = RoundRobin(self.threads)
+        m.d.comb += [scheduler.requests.eq(self.requests), scheduler.accept.eq(1),
+                     self.grant.eq(scheduler.grant), self.valid.eq(scheduler.valid)]
         return m
 
 
@@ -248,8 +274,12 @@ def benches(kinds=None):
         for ways in SELECT_WAYS:
             name = f"op_select_{ways}"
             found[name] = ({"kind": "select", "width": ways}, SelectBench(name, ways, SELECT_BITS))
+    if kinds is None or "scheduler" in kinds:
+        for threads in SCHEDULER_THREADS:
+            name = f"op_scheduler_{threads}"
+            found[name] = ({"kind": "scheduler", "width": threads}, SchedulerBench(name, threads))
     for kind in KINDS if kinds is None else kinds:
-        if kind in ("mul", "select", "mux_ff"):    # mux_ff is priced as a mux
+        if kind in ("mul", "select", "scheduler", "mux_ff"):    # mux_ff is priced as a mux
             continue
         for width in WIDTHS:
             if kind in ("reduce", "reduce_xor", "reduce_word") and width == 1:

@@ -62,7 +62,8 @@ import numpy as np
 from ..boards import BoardError, cost_table
 
 from ..errors import HwgenError
-from .netlist import bit_assignments, input_nets, live_bits, live_cells, merge_duplicates, netlist
+from .netlist import (BitAssignments, input_nets, live_bits, live_cells, merge_duplicates,
+                      netlist)
 from ..catalog import resolve_board
 
 __all__ = ["KINDS", "RESOURCES", "LUT_GROUPS", "UNCALIBRATED", "DSP_MAPPING", "Estimate",
@@ -92,11 +93,16 @@ KINDS = {
     "mul": "a * b: (a bits, b bits, result bits, signed) as Yosys gets them",
     "select": "an and-or selection of one of several values by a grant, Mux(g0, v0, 0) | "
               "Mux(g1, v1, 0) | ...: (ways, bits read, bits)",
+    "scheduler": "a round-robin thread scheduler, a parking stage's choice of the next ready "
+                 "thread (hwgen.kernels.pipeline.arbiter.RoundRobin, every grant taken): the "
+                 "search from the last thread served and its update (threads)",
+    "csub": "a conditional subtraction Mux(a >= b, a - b, a): a restoring divider's step "
+            "(bits read)",
 }
 #: Kinds priced at their isolated cost, outside the calibrated groups (the calibration designs
-#: do not pin them down; a multiplier, a barrel shifter and a counter's saturation test are
-#: logic of their own, a tree of LUTs that nothing around them packs into).
-UNCALIBRATED = ("shift", "mul", "reduce_word")
+#: do not pin them down; a multiplier, a barrel shifter, a counter's saturation test, a
+#: scheduler and a divider's step are logic of their own, characterised whole).
+UNCALIBRATED = ("shift", "mul", "reduce_word", "scheduler", "csub")
 RESOURCES = ("lut", "ff", "carry", "bram", "dsp")
 #: Kinds whose LUTs the calibration scales together (``memory`` is every memory's LUTs).
 #: ``select`` (and-or selections: a parking stage's choice of the context of the thread its
@@ -166,10 +172,14 @@ def count_netlist(emitted):
                       for source in {net >> 16 for net in input_nets(cells[index]) if net >= 2})
     enables = _feedback_muxes(cells, live, readers)
     selects, in_selects = _and_or_selects(cells, live, readers)
-    stuck = _stuck_bits(cells, live)
-    used = live_bits(emitted, live, stuck)
-    kept_ff = _kept_ff_bits(cells, live, used, stuck)
+    assigned = BitAssignments(cells)
+    stuck = _stuck_bits(cells, live, assigned)
+    used = live_bits(emitted, live, stuck, assigned)
+    kept_ff = _kept_ff_bits(cells, live, used, stuck, assigned)
     alu = _alu_comparisons(cells, live)   # comparisons folded into a subtraction
+    schedulers, in_schedulers = _schedulers(cells, live)
+    outputs = {net >> 16 for net in emitted.outputs if net >= 2}
+    subtractions, in_subtractions = _conditional_subtractions(cells, live, alu, readers, outputs)
     word_tests = _word_tests(cells, live)
     absorbed = set()   # comparisons folded into a minmax
     for index in live:
@@ -186,7 +196,16 @@ def count_netlist(emitted):
         if kind == "op":
             op, inputs = cell[1], cell[2]
             width = len(inputs[0])
-            if op in _FREE or index in absorbed or index in alu or index in in_selects:
+            if op in _FREE or index in absorbed or index in alu or index in in_selects \
+                    or index in in_schedulers or index in in_subtractions:
+                continue
+            if index in schedulers:
+                kinds["scheduler", schedulers[index]] += 1
+                continue
+            if index in subtractions:
+                bits = _bits_read(used.get(index, 0), len(inputs[1]))
+                if bits:
+                    kinds["csub", bits] += 1
                 continue
             if index in selects:
                 ways = selects[index]
@@ -314,6 +333,109 @@ def _multiplier(kinds, inputs, used):
     kinds["mul", (len(a), len(b), y, signed)] += 1
 
 
+def _schedulers(cells, live):
+    """Round-robin schedulers (:class:`~hwgen.kernels.pipeline.arbiter.RoundRobin` with every
+    grant taken, as a parking stage uses it; an arbiter whose grant waits for its consumer,
+    as the interconnect's, is counted cell by cell), found by their lowest-set-bit search
+    ``c & (~c + 1)`` over the candidates ``c = Mux(any(r & above), r & above, r)`` of the
+    requests ``r``, with the update of the last served, ``grant | (grant - 1)``, and
+    ``any(r)``.
+
+    Returns ``({the search's and: threads}, the scheduler's other cells)``: Yosys builds the
+    whole as one small carry-chain circuit that its cells' isolated costs misprice (a LUT or
+    two per thread under at 16 threads on Xilinx 7-series), so it is priced whole.
+    """
+    by_operand = {}     # (op, first operand): the cells that may be a scheduler's update
+    taken = set()       # bits anded with a constant 1: a grant that is always taken
+    for index in live:
+        cell = cells[index]
+        if cell[0] == "op" and cell[1] in ("-", "|", "r|"):
+            by_operand.setdefault((cell[1], tuple(_shorten(cell[2][0], False))), []).append(index)
+        elif cell[0] == "op" and cell[1] == "&" and len(cell[2]) == 2 \
+                and len(cell[2][0]) == 1 and (1,) in cell[2]:
+            taken.update(value[0] for value in cell[2] if value != (1,))
+    roots, inside = {}, set()
+    for index in live:
+        cell = cells[index]
+        if cell[0] != "op" or cell[1] != "&" or len(cell[2]) != 2:
+            continue
+        for candidates, lowest in (cell[2], cell[2][::-1]):
+            parts = _scheduler_parts(cells, index, tuple(_shorten(candidates, False)), lowest,
+                                     by_operand, taken)
+            if parts:
+                roots[index] = len(_shorten(candidates, False))
+                inside.update(parts)
+                break
+    return roots, inside
+
+
+def _scheduler_parts(cells, index, candidates, lowest, by_operand, taken):
+    """The cells of the scheduler whose search is the and ``index`` of ``candidates`` and
+    ``lowest`` (``~candidates + 1``), or None when they are not all there or its grant is not
+    always taken (``taken``: its any-request anded with a constant 1 enables its update)."""
+    add = _whole(cells, lowest)
+    if add is None or cells[add][1] != "+" or len(cells[add][2]) != 2 \
+            or not _const(cells[add][2][1]) or tuple(_shorten(cells[add][2][1], False)) != (1,):
+        return None
+    inverse = _whole(cells, tuple(_shorten(cells[add][2][0], False)))
+    if inverse is None or cells[inverse][1] != "~" or cells[inverse][2][0] != candidates:
+        return None
+    choice = _whole(cells, candidates)
+    if choice is None or cells[choice][1] != "m":
+        return None
+    (any_preferred,), preferred, requests = cells[choice][2]
+    masked = _whole(cells, preferred)
+    if any_preferred < 2 or masked is None or cells[masked][1] != "&" \
+            or cells[any_preferred >> 16][:2] != ("op", "r|") \
+            or cells[any_preferred >> 16][2][0] != preferred:
+        return None
+    grant = tuple(index << 16 | bit for bit in range(len(candidates)))
+    minus = [m for m in by_operand.get(("-", grant), ())
+             if tuple(_shorten(cells[m][2][1], False)) == (1,)]
+    update = [o for o in by_operand.get(("|", grant), ()) for m in minus
+              if tuple(_shorten(cells[o][2][1], False)) == tuple(_shorten(
+                  tuple(m << 16 | bit for bit in range(len(cells[m][2][0]))), False))]
+    valid = [v for v in by_operand.get(("r|", tuple(_shorten(requests, False))), ())
+             if v << 16 in taken]
+    if not minus or not update or not valid:
+        return None
+    return {add, inverse, choice, masked, any_preferred >> 16, minus[0], update[0], valid[0]}
+
+
+def _conditional_subtractions(cells, live, alu, readers, outputs):
+    """Conditional subtractions ``Mux(a >= b, a - b, a)`` (or ``Mux(a < b, a, a - b)``): the
+    step of a restoring divider, the comparison the subtraction's carry (:func:`_alu_comparisons`).
+
+    Returns ``({multiplexer: subtraction}, the subtractions)``, of subtractions read by
+    nothing else (no other cell, no output): the
+    multiplexer's select comes out of the carry chain, so it cannot melt into the LUTs of the
+    subtraction (on Xilinx a LUT per bit, where the fitted multiplexer factor is 0).
+    """
+    roots, inside = {}, set()
+    for index in live:
+        cell = cells[index]
+        if cell[0] != "op" or cell[1] != "m" or cell[2][0][0] < 2:
+            continue
+        (sel,), chosen, other = cell[2]
+        test = sel >> 16
+        if test not in alu or cells[test][1] not in ("u>=", "u<"):
+            continue
+        if cells[test][1] == "u<":
+            chosen, other = other, chosen
+        sub = chosen[0] >> 16 if chosen and chosen[0] >= 2 else None
+        if sub is None or cells[sub][:2] != ("op", "-") \
+                or chosen != tuple(sub << 16 | bit for bit in range(len(chosen))):
+            continue
+        minuend, subtrahend = (tuple(_shorten(v, False)) for v in cells[sub][2])
+        if (minuend, subtrahend) != tuple(tuple(_shorten(v, False)) for v in cells[test][2]) \
+                or tuple(_shorten(other, False)) != minuend:
+            continue
+        if readers[sub] == 1 and sub not in outputs:    # else both are counted as they are
+            roots[index] = sub
+            inside.add(sub)
+    return roots, inside
+
+
 def _alu_comparisons(cells, live):
     """Unsigned comparisons of two operands that a subtraction of the same two operands also
     computes: Yosys's ``alumacc`` makes both one ALU, the comparison its carry out (a
@@ -370,26 +492,40 @@ def _word_tests(cells, live):
             and arithmetic(cells[index][2][0])}
 
 
-def _stuck_bits(cells, live):
+def _stuck_bits(cells, live, assigned):
     """``{net: value}`` of the register bits stuck at their initial value: their next state
-    is, through multiplexers and the assignments not shadowed, only themselves, that constant
-    or other stuck bits (Yosys's ``opt_dff`` makes them constants; their logic goes)."""
-    registers = [index for index in live if cells[index][0] == "ff"]
+    is, through multiplexers and the assignments not shadowed (``assigned``: the netlist's
+    :class:`~hwgen.resources.netlist.BitAssignments`), only themselves, that constant or other
+    stuck bits (Yosys's ``opt_dff`` makes them constants; their logic goes).
+
+    A bit stuck can make the bits it feeds stuck too. A bit found not stuck is looked at again
+    only when a register bit its search met becomes stuck: the search depends on nothing else,
+    and more stuck bits only ever make more bits stuck, so the set found is the same whatever
+    the order."""
+    pending = [index << 16 | bit for index in live if cells[index][0] == "ff"
+               for bit in range(len(cells[index][1]))]
+    queued = set(pending)
+    waiting = {}    # register bit -> bits whose search met it while it was not stuck
     stuck = {}
-    changed = True
-    while changed:      # a bit stuck makes the bits it feeds stuck too
-        changed = False
-        for index in registers:
-            data, init = cells[index][1], cells[index][2]
-            for bit, net in enumerate(data):
-                own = index << 16 | bit
-                if own not in stuck and _stuck(cells, net, own, init >> bit & 1, stuck, 0):
-                    stuck[own] = init >> bit & 1
-                    changed = True
+    while pending:
+        own = pending.pop()
+        queued.discard(own)
+        cell, bit = cells[own >> 16], own & 0xffff
+        value = cell[2] >> bit & 1
+        met = set()
+        if _stuck(cells, cell[1][bit], own, value, stuck, 0, assigned, met):
+            stuck[own] = value
+            for other in waiting.pop(own, ()):
+                if other not in stuck and other not in queued:
+                    pending.append(other)
+                    queued.add(other)
+        else:
+            for net in met:
+                waiting.setdefault(net, set()).add(own)
     return stuck
 
 
-def _kept_ff_bits(cells, live, used, stuck):
+def _kept_ff_bits(cells, live, used, stuck, assigned):
     """``{register cell: bits Yosys keeps}``: register bits that are read, not ``stuck``
     (:func:`_stuck_bits`) and not equal to another (the same next state, enable and reset:
     Yosys merges them bit by bit)."""
@@ -399,6 +535,7 @@ def _kept_ff_bits(cells, live, used, stuck):
     bits = [index << 16 | bit for index in registers for bit in range(len(cells[index][1]))
             if index << 16 | bit not in stuck and used.get(index, 0) >> bit & 1]
     klass = {net: net for net in bits}
+    interned = {}   # expression -> its number: equal expressions compare as one integer
     while True:
         signature = {}
         memo = {}
@@ -407,7 +544,8 @@ def _kept_ff_bits(cells, live, used, stuck):
             index, bit = net >> 16, net & 0xffff
             cell = cells[index]
             key = (cell[2] >> bit & 1, cell[3],
-                   _next_state(cells, cell[1][bit], net, klass, stuck, memo))
+                   _next_state(cells, cell[1][bit], net, (klass, stuck, memo, assigned,
+                                                          interned)))
             merged[net] = signature.setdefault(key, net)
         if len(signature) == len(set(klass.values())):
             break
@@ -418,85 +556,97 @@ def _kept_ff_bits(cells, live, used, stuck):
     return kept
 
 
-def _stuck(cells, net, own, value, stuck, depth):
+def _stuck(cells, net, own, value, stuck, depth, assigned, met):
     """Whether ``net`` is, through multiplexers, assignments and gates, only ``own`` or
     ``value`` (``own`` -1: only ``value``). A gate is ``value`` when one input is that constant
     and the gate lets it through (a 0 into an and, a 1 into an or: a context field of constant
-    bits handed on by an and-or selection), or when all its inputs are ``own`` or ``value``."""
+    bits handed on by an and-or selection), or when all its inputs are ``own`` or ``value``.
+    Adds to ``met`` the register bits met that are not stuck (yet)."""
     if net < 2:
         return net == value
     if net == own or net in stuck:
         return net == own or stuck[net] == value
     cell, bit = cells[net >> 16], net & 0xffff
-    if depth > 64 or cell[0] not in ("assign", "op"):
+    kind = cell[0]
+    if kind == "ff":
+        met.add(net)
         return False
-    op = cell[1] if cell[0] == "op" else None
-    if cell[0] == "assign":     # what the bit can take: not the values later ones shadow
-        pairs, default = bit_assignments(cell, bit)
+    if depth > 64 or kind not in ("assign", "op"):
+        return False
+    op = cell[1] if kind == "op" else None
+    if kind == "assign":     # what the bit can take: not the values later ones shadow
+        pairs, default = assigned[net]
         leaves = [leaf for _cond, leaf in pairs] + ([cell[1][bit]] if default else [])
     elif op == "m":
         leaves = [cell[2][1][bit], cell[2][2][bit]]
     elif op == "~":
-        return _stuck(cells, cell[2][0][bit], -1, 1 - value, stuck, depth + 1)
+        return _stuck(cells, cell[2][0][bit], -1, 1 - value, stuck, depth + 1, assigned, met)
     elif op in ("&", "|"):
         leaves = [operand[bit] for operand in cell[2]]
-        if value == (op == "|") and any(_stuck(cells, leaf, -1, value, stuck, depth + 1)
-                                        for leaf in leaves):
-            return True
+        if value == (op == "|"):
+            for leaf in leaves:
+                if _stuck(cells, leaf, -1, value, stuck, depth + 1, assigned, met):
+                    return True
     else:
         return False
-    return all(_stuck(cells, leaf, own, value, stuck, depth + 1) for leaf in leaves)
+    for leaf in leaves:     # a loop, not all(): this runs for every bit of every register
+        if not _stuck(cells, leaf, own, value, stuck, depth + 1, assigned, met):
+            return False
+    return True
 
 
-def _next_state(cells, net, own, klass, stuck, memo):
+def _next_state(cells, net, own, context):
     """A register bit's next state as a hashable expression: its enable (the hold: a choice of
     its own value) peeled off as Yosys's flip-flop enable takes it, the rest read bit by bit
     through gates, multiplexers and assignments down to registers (their class) and other
-    cells (their net)."""
+    cells (their net). ``context`` is what :func:`_bit` needs."""
     cell, bit = cells[net >> 16], net & 0xffff
     if net >= 2 and cell[0] == "assign" and cell[1][bit] == own:
-        return ("hold", tuple((_bit(cells, cond, klass, stuck, memo),
-                               _bit(cells, value, klass, stuck, memo))
-                              for cond, value in bit_assignments(cell, bit)[0]))
+        return ("hold", tuple((_bit(cells, cond, context), _bit(cells, value, context))
+                              for cond, value in context[3][net][0]))
     if net >= 2 and cell[0] == "op" and cell[1] == "m" \
             and own in (cell[2][1][bit], cell[2][2][bit]):
         (sel,), a, b = cell[2]
         other = b[bit] if a[bit] == own else a[bit]
-        return ("hold", a[bit] == own, _bit(cells, sel, klass, stuck, memo),
-                _bit(cells, other, klass, stuck, memo))
-    return _bit(cells, net, klass, stuck, memo)
+        return ("hold", a[bit] == own, _bit(cells, sel, context), _bit(cells, other, context))
+    return _bit(cells, net, context)
 
 
-def _bit(cells, net, klass, stuck, memo):
-    """One bit as a hashable expression (see :func:`_next_state`)."""
+def _bit(cells, net, context):
+    """One bit as an expression (see :func:`_next_state`), numbered: ``context`` is ``(klass,
+    stuck, memo, assigned, interned)``, ``interned`` numbering each expression (from 2 on, past
+    the constants 0 and 1) so that equal expressions are one integer, cheap to hash and
+    compare however deep they are."""
     if net < 2:
         return net
+    klass, stuck, memo, assigned, interned = context
+    found = memo.get(net)
+    if found is not None:
+        return found
     if net in stuck:
         return stuck[net]
-    if net in memo:
-        return memo[net]
     cell, bit = cells[net >> 16], net & 0xffff
     kind = cell[0]
     op = cell[1] if kind == "op" else None
     if kind == "ff":
         found = ("q", klass.get(net, net))
     elif op in ("&", "|", "^"):
-        found = (op, *sorted((_bit(cells, v[bit], klass, stuck, memo) for v in cell[2]), key=repr))
+        found = (op, *sorted(_bit(cells, v[bit], context) for v in cell[2]))
     elif op == "~":
-        found = ("~", _bit(cells, cell[2][0][bit], klass, stuck, memo))
+        found = ("~", _bit(cells, cell[2][0][bit], context))
     elif op == "m":
         (sel,), a, b = cell[2]
-        found = ("m", _bit(cells, sel, klass, stuck, memo), _bit(cells, a[bit], klass, stuck, memo),
-                 _bit(cells, b[bit], klass, stuck, memo))
+        found = ("m", _bit(cells, sel, context), _bit(cells, a[bit], context),
+                 _bit(cells, b[bit], context))
     elif kind == "assign":
-        pairs, default = bit_assignments(cell, bit)
-        found = ("a", _bit(cells, cell[1][bit], klass, stuck, memo) if default else None,
-                 tuple((_bit(cells, cond, klass, stuck, memo), _bit(cells, value, klass, stuck, memo))
+        pairs, default = assigned[net]
+        found = ("a", _bit(cells, cell[1][bit], context) if default else None,
+                 tuple((_bit(cells, cond, context), _bit(cells, value, context))
                        for cond, value in pairs))
     else:
         found = ("n", net)
-    memo[net] = found
-    return found
+    number = memo[net] = interned.setdefault(found, len(interned) + 2)
+    return number
 
 
 def _const(value):
@@ -909,6 +1059,9 @@ def _kind_cost(table, kind, width):
                 for resource in ("lut", "ff", "carry")}
         return {**cost, "bram": 0.0, "dsp": blocks}
     entry = _operator(table, kind)
+    if kind == "scheduler":     # its register (the last thread served) is counted as ff
+        return {r: 0.0 if r == "ff" else _interp(entry["widths"], entry[r], width)
+                for r in RESOURCES}
     if kind == "shift":
         bits, levels = width
         # Characterised with the full amount (ceil(log2(bits)) levels); fewer levels, less.

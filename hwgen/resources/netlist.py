@@ -53,7 +53,7 @@ from ..instrument._amaranth import PortDirection, amaranth_netlist, elaborate
 from ..build import _ports
 
 __all__ = ["EmitterFallbackWarning", "Netlist", "emit", "from_amaranth", "netlist", "input_nets",
-           "merge_duplicates", "live_cells", "live_bits", "bit_assignments"]
+           "merge_duplicates", "live_cells", "live_bits", "bit_assignments", "BitAssignments"]
 
 _ONE_BIT = {"u<", "u>", "u<=", "u>=", "s<", "s>", "s<=", "s>=", "==", "!=", "b", "r|", "r&", "r^"}
 _MERGED = {"op", "ff", "assign", "matches", "priority", "part"}
@@ -697,63 +697,83 @@ def bit_assignments(cell, bit):
     return pairs, True
 
 
-def _assigned(cell, bit):
-    """The nets bit ``bit`` of an assignment list reads (:func:`bit_assignments`)."""
-    pairs, default = bit_assignments(cell, bit)
-    nets = [net for pair in pairs for net in pair]
-    return nets + [cell[1][bit]] if default else nets
+class BitAssignments(dict):
+    """:func:`bit_assignments` of every bit of a netlist's assignment lists, keyed by the bit's
+    net and computed once: the register analysis asks for the same bits many times over."""
+
+    def __init__(self, cells):
+        super().__init__()
+        self.cells = cells
+
+    def __missing__(self, net):
+        found = self[net] = bit_assignments(self.cells[net >> 16], net & 0xffff)
+        return found
 
 
-def live_bits(netlist, cells_live, constant=()):
+def live_bits(netlist, cells_live, constant=(), assignments=None):
     """``{cell index: bit mask}`` of the output bits of the live cells that something reads, as
     Yosys's ``opt_clean`` and ``wreduce`` keep them: through bitwise gates, multiplexers,
     assignments, registers and shifts by a constant, a bit reads only its own bits; an adder's or
     a multiplier's bit reads the bits below it; every other cell reads all its inputs.
     ``cells_live`` is :func:`live_cells`; a memory and its write ports count as read whole
     (mask -1). An
-    assignment's bit does not read the values later assignments shadow (:func:`_assigned`).
-    Register bits in ``constant`` (nets: bits stuck at their initial value) read nothing."""
+    assignment's bit does not read the values later assignments shadow (:func:`bit_assignments`).
+    Register bits in ``constant`` (nets: bits stuck at their initial value) read nothing.
+    ``assignments`` is the netlist's :class:`BitAssignments`, if there is one already."""
     cells = netlist.cells
-    used = {index: -1 for index in cells_live if cells[index][0] in ("memory", "write")}
-    whole = set(used)
+    if assignments is None:
+        assignments = BitAssignments(cells)
+    read = {index: -1 for index in cells_live if cells[index][0] in ("memory", "write")}
+    whole = set(read)
     stack = list(netlist.outputs)
-    for index in used:
+    for index in read:
         stack.extend(input_nets(cells[index]))
+    # The bits read, as nets in a set: a mask per cell, widened bit by bit, costs a new integer
+    # of the cell's width at every bit.
+    seen = set()
+    push, extend = stack.append, stack.extend
     while stack:
         n = stack.pop()
+        if n < 2 or n in seen:
+            continue
         index, bit = n >> 16, n & 0xffff
-        if n < 2 or index == 0:
+        if index == 0 or index in read:
             continue
-        mask = used.get(index, 0)
-        if mask >> bit & 1:
-            continue
-        used[index] = mask | 1 << bit
+        seen.add(n)
         if index in whole:
             continue
         cell = cells[index]
         kind = cell[0]
         op = cell[1] if kind == "op" else None
         if op in ("&", "|", "^", "~"):
-            stack.extend(value[bit] for value in cell[2])
+            extend(value[bit] for value in cell[2])
         elif op == "m":
             (sel,), a, b = cell[2]
-            stack += (sel, a[bit], b[bit])
+            extend((sel, a[bit], b[bit]))
         elif op in ("+", "-", "*"):
             for value in cell[2]:
-                stack.extend(value[:bit + 1])
+                extend(value[:bit + 1])
         elif op in ("<<", "u>>", "s>>") and all(net < 2 for net in cell[2][1]):
             value, amount = cell[2][0], sum(net << i for i, net in enumerate(cell[2][1]))
             source = bit - amount if op == "<<" else bit + amount
             if op == "s>>":
                 source = min(source, len(value) - 1)
             if 0 <= source < len(value):
-                stack.append(value[source])
+                push(value[source])
         elif kind == "ff":
             if n not in constant:
-                stack += (cell[1][bit], cell[3][0], cell[3][2])
+                extend((cell[1][bit], cell[3][0], cell[3][2]))
         elif kind == "assign":
-            stack.extend(_assigned(cell, bit))
+            pairs, default = assignments[n]
+            for pair in pairs:
+                extend(pair)
+            if default:
+                push(cell[1][bit])
         else:
             whole.add(index)
-            stack.extend(input_nets(cell))
+            extend(input_nets(cell))
+    used = dict(read)
+    for n in seen:
+        index = n >> 16
+        used[index] = used.get(index, 0) | 1 << (n & 0xffff)
     return used
