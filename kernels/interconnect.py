@@ -14,9 +14,9 @@ it is longer than a PE's own (the PE only sees registered ``ready`` signals):
   registered "not full");
 * a tree of round-robin arbiters, :data:`FAN_IN` inputs each, every one writing into a
   two-entry buffer, brings the requests to the channel; read requests carry the index of their
-  PE through it; every buffer's "not empty", an arbiter's request, is a flip-flop kept beside
-  the buffer's level (:mod:`~hwgen.kernels.fifo_flags`), as are the PE's "not full" and the
-  route queue's two flags;
+  PE through it; every buffer and queue is a :class:`~hwgen.kernels.fifo_flags.FlaggedFIFO`,
+  so every buffer's "not empty" (an arbiter's request), the PE's "not full" and the route
+  queue's two flags are flip-flops set without the level's adder;
 * a registered slice (a skid buffer) between each tree's root and the channel: the channel's
   ``valid`` and payload are registers and the root sees a registered ready, so the channel's
   handshake never reaches into the tree in the cycle it happens;
@@ -35,10 +35,9 @@ from dataclasses import dataclass
 
 from amaranth.hdl import Array, Cat, Const, Module, Signal
 from amaranth.lib import stream, wiring
-from amaranth.lib.fifo import SyncFIFO
 from amaranth.lib.wiring import In, Out
 
-from .fifo_flags import registered_filled, registered_room
+from .fifo_flags import FlaggedFIFO
 from .pe import BeatFormat
 from .pipeline.arbiter import RoundRobin, select
 
@@ -191,13 +190,12 @@ class Interconnect(wiring.Component):
     def _reads(self, m, name, ports, channel, depth):
         root = _tree(m, f"{name}_rd", [port.rd_req for port in ports])
         tag_bits = len(root.tag)
-        m.submodules[f"{name}_route"] = route = SyncFIFO(width=max(1, tag_bits), depth=depth)
-        room = registered_room(m, f"{name}_route", route)
-        routed = registered_filled(m, f"{name}_route", route)
+        m.submodules[f"{name}_route"] = route = FlaggedFIFO(width=max(1, tag_bits), depth=depth)
         # A request enters the slice only while the route has room, and its index enters the
         # route as it does: the slice keeps the order, and no response comes before its request
         # has left the slice.
-        taken = _slice(m, f"{name}_rd_slice", root.valid & room, root.payload, channel.rd_req)
+        taken = _slice(m, f"{name}_rd_slice", root.valid & route.w_rdy, root.payload,
+                       channel.rd_req)
         m.d.comb += [
             root.ready.eq(taken),
             route.w_en.eq(taken),
@@ -205,12 +203,11 @@ class Interconnect(wiring.Component):
         ]
         # Responses with the index of their PE, in a buffer so the PEs see registered valids.
         width = len(channel.rd_rsp.payload.as_value())
-        m.submodules[f"{name}_rsp"] = rsp = SyncFIFO(width=width + max(1, tag_bits), depth=2)
+        m.submodules[f"{name}_rsp"] = rsp = FlaggedFIFO(width=width + max(1, tag_bits), depth=2)
         response = channel.rd_rsp
-        # Its "not full" a flip-flop too: the channel's ready is then an AND of two registers.
-        rsp_room = registered_room(m, f"{name}_rsp", rsp)
         m.d.comb += [
-            response.ready.eq(rsp_room & routed),
+            # An AND of two flip-flops: the buffer's "not full" and the route's "not empty".
+            response.ready.eq(rsp.w_rdy & route.r_rdy),
             rsp.w_en.eq(response.valid & response.ready),
             rsp.w_data.eq(Cat(response.payload, route.r_data)),
             route.r_en.eq(response.valid & response.ready),
@@ -309,9 +306,8 @@ def _forward(m, source, sink):
 def _buffer(m, name, width, tag_bits):
     """A two-entry first-in first-out buffer: full throughput, registered on both sides (its
     head's ``valid`` a flip-flop, so an arbiter's requests are)."""
-    m.submodules[name] = fifo = SyncFIFO(width=width + tag_bits, depth=2)
-    return fifo, _Head(registered_filled(m, name, fifo), fifo.r_en, fifo.r_data[:width],
-                       fifo.r_data[width:])
+    m.submodules[name] = fifo = FlaggedFIFO(width=width + tag_bits, depth=2)
+    return fifo, _Head(fifo.r_rdy, fifo.r_en, fifo.r_data[:width], fifo.r_data[width:])
 
 
 def _tree(m, name, streams, tagged=True, buffers=None):
@@ -325,8 +321,7 @@ def _tree(m, name, streams, tagged=True, buffers=None):
     for i, s in enumerate(streams):
         fifo, head = _buffer(m, f"{name}_in{i}", width, 0)
         # The PE's ready is a flip-flop, as a memory's port may give it.
-        room = registered_room(m, f"{name}_in{i}", fifo)
-        m.d.comb += [fifo.w_en.eq(s.valid & room), fifo.w_data.eq(s.payload), s.ready.eq(room)]
+        m.d.comb += [fifo.w_en.eq(s.valid), fifo.w_data.eq(s.payload), s.ready.eq(fifo.w_rdy)]
         heads.append(head)
     buffers += heads
     level = 0
@@ -348,7 +343,7 @@ def _node(m, name, children, width, tagged):
     m.d.comb += [
         arbiter.requests.eq(Cat(child.valid for child in children)),
         arbiter.accept.eq(fifo.w_rdy),
-        fifo.w_en.eq(arbiter.valid & fifo.w_rdy),
+        fifo.w_en.eq(arbiter.valid),
         fifo.w_data.eq(select(arbiter.grant, beats)),
     ]
     for i, child in enumerate(children):
