@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from amaranth.hdl import Cat, Module, Signal, unsigned
+from amaranth.hdl import Cat, Module, Mux, Signal, unsigned
 
 from .direct import Unbuffered
 from .fifo_flags import FlaggedFIFO
@@ -368,11 +368,13 @@ class WindowFilter(ProcessingElement):
         ]
 
         # Fetch: a new step needs a free credit; the beats of a started step follow freely.
-        outstanding = Signal(range(self._credits + 1))
+        # Whether the PE is fetching (running, its read walk not done) and whether a credit is
+        # free are flip-flops set a cycle ahead, so ``rd_req.valid`` starts at registers.
+        fetching = Signal()
+        credit = Signal(init=1)
         step_start = s.step_start(rd_walk)
         m.d.comb += [
-            self.rd_req.valid.eq(running & ~rd_walk.done &
-                                 (~step_start | (outstanding < self._credits))),
+            self.rd_req.valid.eq(fetching & (~step_start | credit)),
             self.rd_req.payload.addr.eq(rd_walk.addr),
             self.rd_req.payload.mask.eq(s.read_mask(rd_walk)),
             rd_walk.next.eq(self.rd_req.valid & self.rd_req.ready),
@@ -397,15 +399,22 @@ class WindowFilter(ProcessingElement):
         # returns count a cycle later, which keeps the write handshake off the fetch decision.
         issued = rd_walk.next & step_start
         returned = Signal(range(3))
+        outstanding = Signal(range(self._credits + 1))
+        outstanding_next = Signal.like(outstanding)
+        m.d.comb += outstanding_next.eq(Mux(idle, 0, outstanding + issued - returned))
         m.d.sync += [
-            returned.eq(s.skipped + wr_done),
-            outstanding.eq(outstanding + issued - returned),
+            returned.eq(Mux(idle, 0, s.skipped + wr_done)),
+            outstanding.eq(outstanding_next),
+            credit.eq(outstanding_next < self._credits),
         ]
+        with m.If(restart):
+            m.d.sync += fetching.eq(1)
+        with m.Elif(rd_walk.next & rd_walk.last.all()):
+            m.d.sync += fetching.eq(0)      # the read walk's last iteration
 
         with m.FSM(name="ctrl"):
             with m.State("IDLE"):
                 m.d.comb += idle.eq(1)
-                m.d.sync += [outstanding.eq(0), returned.eq(0)]
                 with m.If(self.ctrl.start):
                     m.next = "RUN"
             with m.State("RUN"):
