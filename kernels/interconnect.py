@@ -24,7 +24,8 @@ it is longer than a PE's own (the PE only sees registered ``ready`` signals):
   a queue of the indices of the reads in flight (in request order, as deep as the reads the
   group's PEs keep in flight together; an index enters it as its request enters the slice),
   and from it a register next to their PE; a read request is only offered while that queue
-  has room, and the channel's ``rd_rsp.ready`` is the AND of two flip-flops (that buffer's "not full", the queue's "not empty").
+  has room, and the channel's ``rd_rsp.ready`` is the AND of two flip-flops (that buffer's
+  "not full", the queue's "not empty").
 
 Beats of one PE keep their order (every stage is first-in first-out); beats of different PEs of
 one channel interleave, and channels are independent of each other, so a PE's responses are in
@@ -123,9 +124,9 @@ class Interconnect(wiring.Component):
         Memory channel ``c``.
     writes_pending : Out(max(1, write_buffers))
         Bit ``k``: the ``k``-th buffer of the write trees and their slices holds a write a PE
-        has handed over and that has not reached its channel yet (a system is not done before its writes
-        are); one bit per buffer, so a system reduces them in a registered tree (a constant
-        0 where every channel is one PE's wires).
+        has handed over and that has not reached its channel yet (a system is not done before
+        its writes are); one bit per buffer, so a system reduces them in a registered tree (a
+        constant 0 where every channel is one PE's wires).
     """
 
     def __init__(self, *, pes, channels, addr_width, rd_beat, wr_beat, reads_in_flight):
