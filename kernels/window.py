@@ -392,8 +392,9 @@ class WindowFilter(ProcessingElement):
             self.wr_req.payload.data.eq(head[:data_bits]),
             self.wr_req.payload.addr.eq(head[addr_at:mask_at]),
             self.wr_req.payload.mask.eq(head[mask_at:mask_at + mask_bits]),
-            out_fifo.r_en.eq(self.wr_req.ready),
         ]
+        with m.If(wr_done):
+            m.d.comb += out_fifo.r_en.eq(1)     # a result beat is written
 
         # A credit returns when its result is written, or dropped for producing no output; the
         # returns count a cycle later, which keeps the write handshake off the fetch decision.
