@@ -1,34 +1,29 @@
-"""A ``SyncFIFO``'s "not full" and "not empty" as flip-flops, and a FIFO built on them.
+"""A FIFO's "not full" and "not empty" as flip-flops, and a FIFO built on them.
 
 ``SyncFIFO`` derives ``w_rdy`` and ``r_rdy`` by comparing its level, so a handshake that starts
 at them starts at a comparison and, across a system, at a long net. These flags are set a cycle
-ahead from the level and this cycle's transfers instead, so they equal ``w_rdy`` and ``r_rdy``
-in every cycle and a handshake starts at a register. :class:`FlaggedFIFO` is a ``SyncFIFO``
-whose own ``w_rdy`` and ``r_rdy`` are such flip-flops.
+ahead from the level register and this cycle's transfers instead (a comparison of a register and
+the enables, not of the next level's sum), so they equal ``w_rdy`` and ``r_rdy`` in every cycle
+and a handshake starts at a register. :class:`FlaggedFIFO` is a ``SyncFIFO`` whose own
+``w_rdy`` and ``r_rdy`` are such flip-flops.
 """
 
 from amaranth.hdl import Elaboratable, Module, Mux, Signal
 from amaranth.lib.memory import Memory
 
-__all__ = ["FlaggedFIFO", "registered_filled", "registered_room"]
+__all__ = ["FlaggedFIFO"]
 
 
-def registered_room(m, name, fifo):
-    """``fifo``'s "not full" (its ``w_rdy``) as a flip-flop. The caller raises ``w_en`` only with
-    it (``r_en`` may be high while the FIFO is empty)."""
-    room = Signal(name=f"{name}_room", init=1)
-    level, depth = fifo.level, fifo.depth
-    m.d.sync += room.eq(fifo.r_en | (level < depth - 1) | ((level == depth - 1) & ~fifo.w_en))
-    return room
+def _room_after(level, depth, w_en, r_en):
+    """A FIFO's "not full" after this cycle's transfers, from its level register and this
+    cycle's enables: no adder, one LUT level over registers and the enables. ``w_en`` only
+    with room; ``r_en`` may be high while the FIFO is empty."""
+    return r_en | (level < depth - 1) | ((level == depth - 1) & ~w_en)
 
 
-def registered_filled(m, name, fifo):
-    """``fifo``'s "not empty" (its ``r_rdy``) as a flip-flop. The caller raises ``w_en`` only
-    with ``w_rdy`` (``r_en`` may be high while the FIFO is empty)."""
-    filled = Signal(name=f"{name}_filled")
-    level = fifo.level
-    m.d.sync += filled.eq(fifo.w_en | (level > 1) | ((level == 1) & ~fifo.r_en))
-    return filled
+def _filled_after(level, w_en, r_en):
+    """A FIFO's "not empty" after this cycle's transfers (see _room_after)."""
+    return w_en | (level > 1) | ((level == 1) & ~r_en)
 
 
 class FlaggedFIFO(Elaboratable):
@@ -65,13 +60,12 @@ class FlaggedFIFO(Elaboratable):
         do_write = self.w_rdy & self.w_en
         do_read = self.r_rdy & self.r_en
 
-        # The flags of the level after this cycle's transfers.
-        after = Signal(range(depth + 1))
-        m.d.comb += after.eq(self.level + do_write - do_read)
+        # The flags of the level after this cycle's transfers, from the level register and the
+        # transfers, not from the next level's adder: a handshake into a flag is one LUT deep.
         m.d.sync += [
-            self.level.eq(after),
-            self.w_rdy.eq(after != depth),
-            self.r_rdy.eq(after != 0),
+            self.level.eq(self.level + do_write - do_read),
+            self.w_rdy.eq(_room_after(self.level, depth, do_write, do_read)),
+            self.r_rdy.eq(_filled_after(self.level, do_write, do_read)),
         ]
 
         # Distributed RAM where the family has it: a combinational read of the oldest entry.

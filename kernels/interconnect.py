@@ -14,14 +14,18 @@ it is longer than a PE's own (the PE only sees registered ``ready`` signals):
   registered "not full");
 * a tree of round-robin arbiters, :data:`FAN_IN` inputs each, every one writing into a
   two-entry buffer, brings the requests to the channel; read requests carry the index of their
-  PE through it; every buffer's "not empty", an arbiter's request, is a flip-flop kept beside
-  the buffer's level (:mod:`~hwgen.kernels.fifo_flags`), as are the PE's "not full" and the
-  route queue's two flags;
+  PE through it; every buffer and queue is a :class:`~hwgen.kernels.fifo_flags.FlaggedFIFO`,
+  so every buffer's "not empty" (an arbiter's request), the PE's "not full" and the route
+  queue's two flags are flip-flops set without the level's adder;
+* a registered slice (a skid buffer) between each tree's root and the channel: the channel's
+  ``valid`` and payload are registers and the root sees a registered ready, so the channel's
+  handshake never reaches into the tree in the cycle it happens;
 * the channel's read responses enter a two-entry buffer with the index of their PE, taken from
   a queue of the indices of the reads in flight (in request order, as deep as the reads the
-  group's PEs keep in flight together), and from it a register next to their PE; a read
-  request is only offered while that queue has room, and the channel's ``rd_rsp.ready`` is the
-  AND of two flip-flops (that buffer's "not full", the queue's "not empty").
+  group's PEs keep in flight together; an index enters it as its request enters the slice),
+  and from it a register next to their PE; a read request is only offered while that queue
+  has room, and the channel's ``rd_rsp.ready`` is the AND of two flip-flops (that buffer's
+  "not full", the queue's "not empty").
 
 Beats of one PE keep their order (every stage is first-in first-out); beats of different PEs of
 one channel interleave, and channels are independent of each other, so a PE's responses are in
@@ -32,10 +36,9 @@ from dataclasses import dataclass
 
 from amaranth.hdl import Array, Cat, Const, Module, Signal
 from amaranth.lib import stream, wiring
-from amaranth.lib.fifo import SyncFIFO
 from amaranth.lib.wiring import In, Out
 
-from .fifo_flags import registered_filled, registered_room
+from .fifo_flags import FlaggedFIFO
 from .pe import BeatFormat
 from .pipeline.arbiter import RoundRobin, select
 
@@ -120,10 +123,10 @@ class Interconnect(wiring.Component):
     mem<c> : Out(memory_port_signature(...))
         Memory channel ``c``.
     writes_pending : Out(max(1, write_buffers))
-        Bit ``k``: the ``k``-th buffer of the write trees holds a write a PE has handed over
-        and that has not reached its channel yet (a system is not done before its writes
-        are); one bit per buffer, so a system reduces them in a registered tree (a constant
-        0 where every channel is one PE's wires).
+        Bit ``k``: the ``k``-th buffer of the write trees and their slices holds a write a PE
+        has handed over and that has not reached its channel yet (a system is not done before
+        its writes are); one bit per buffer, so a system reduces them in a registered tree (a
+        constant 0 where every channel is one PE's wires).
     """
 
     def __init__(self, *, pes, channels, addr_width, rd_beat, wr_beat, reads_in_flight):
@@ -152,8 +155,9 @@ class Interconnect(wiring.Component):
 
     @property
     def write_buffers(self):
-        """Buffers in the write trees of all channels: the bits of ``writes_pending``."""
-        return sum(_tree_buffers(len(group)) for group in self.groups if len(group) > 1)
+        """Buffers in the write trees of all channels and their slices: the bits of
+        ``writes_pending``."""
+        return sum(_tree_buffers(len(group)) + 1 for group in self.groups if len(group) > 1)
 
     def route_depth(self, group):
         """Entries of a channel's queue of reads in flight: every read its PEs keep in flight."""
@@ -161,10 +165,11 @@ class Interconnect(wiring.Component):
 
     def latency(self, group):
         """Cycles the interconnect adds to a read of a PE of ``group`` at least: its request's
-        ``1 + log4 G`` and its response's 2 (0 for a channel of one PE)."""
+        ``2 + log4 G`` (its PE's buffer, the tree's levels, the slice) and its response's 2 (0
+        for a channel of one PE)."""
         if len(group) == 1:
             return 0
-        return 1 + tree_levels(len(group), FAN_IN) + 2
+        return 2 + tree_levels(len(group), FAN_IN) + 2
 
     def elaborate(self, platform):
         m = Module()
@@ -186,26 +191,24 @@ class Interconnect(wiring.Component):
     def _reads(self, m, name, ports, channel, depth):
         root = _tree(m, f"{name}_rd", [port.rd_req for port in ports])
         tag_bits = len(root.tag)
-        m.submodules[f"{name}_route"] = route = SyncFIFO(width=max(1, tag_bits), depth=depth)
-        room = registered_room(m, f"{name}_route", route)
-        routed = registered_filled(m, f"{name}_route", route)
-        request = channel.rd_req
+        m.submodules[f"{name}_route"] = route = FlaggedFIFO(width=max(1, tag_bits), depth=depth)
+        # A request enters the slice only while the route has room, and its index enters the
+        # route as it does: the slice keeps the order, and no response comes before its request
+        # has left the slice.
+        taken = _slice(m, f"{name}_rd_slice", root.valid & route.w_rdy, root.payload,
+                       channel.rd_req)
         m.d.comb += [
-            # The route only fills when a request transfers: an offered request stays offered.
-            request.valid.eq(root.valid & room),
-            request.payload.eq(root.payload),
-            root.ready.eq(request.valid & request.ready),
-            route.w_en.eq(request.valid & request.ready),
+            root.ready.eq(taken),
+            route.w_en.eq(taken),
             route.w_data.eq(root.tag),
         ]
         # Responses with the index of their PE, in a buffer so the PEs see registered valids.
         width = len(channel.rd_rsp.payload.as_value())
-        m.submodules[f"{name}_rsp"] = rsp = SyncFIFO(width=width + max(1, tag_bits), depth=2)
+        m.submodules[f"{name}_rsp"] = rsp = FlaggedFIFO(width=width + max(1, tag_bits), depth=2)
         response = channel.rd_rsp
-        # Its "not full" a flip-flop too: the channel's ready is then an AND of two registers.
-        rsp_room = registered_room(m, f"{name}_rsp", rsp)
         m.d.comb += [
-            response.ready.eq(rsp_room & routed),
+            # An AND of two flip-flops: the buffer's "not full" and the route's "not empty".
+            response.ready.eq(rsp.w_rdy & route.r_rdy),
             rsp.w_en.eq(response.valid & response.ready),
             rsp.w_data.eq(Cat(response.payload, route.r_data)),
             route.r_en.eq(response.valid & response.ready),
@@ -227,16 +230,16 @@ class Interconnect(wiring.Component):
         m.d.comb += rsp.r_en.eq(Array(room)[index])
 
     def _writes(self, m, name, ports, channel):
-        """Connect the write tree; returns its buffers' "not empty" signals."""
+        """Connect the write tree and its slice; returns the "holds a write" flags of its
+        buffers and slice."""
         buffers = []
         root = _tree(m, f"{name}_wr", [port.wr_req for port in ports], tagged=False,
                      buffers=buffers)
-        m.d.comb += [
-            channel.wr_req.valid.eq(root.valid),
-            channel.wr_req.payload.eq(root.payload),
-            root.ready.eq(channel.wr_req.ready),
-        ]
-        return [head.valid for head in buffers]
+        taken = _slice(m, f"{name}_wr_slice", root.valid, root.payload, channel.wr_req)
+        m.d.comb += root.ready.eq(taken)
+        # The slice's output valid is set whenever it holds a write (its second entry only
+        # fills behind a first), so it is the slice's flag.
+        return [head.valid for head in buffers] + [channel.wr_req.valid]
 
 
 @dataclass(frozen=True)
@@ -267,6 +270,34 @@ def _tree_buffers(count):
     return buffers
 
 
+def _slice(m, name, valid, payload, sink):
+    """A registered slice (a skid buffer) from a source offering ``valid`` and ``payload`` to
+    stream ``sink``: ``sink.valid`` and ``sink.payload`` are registers and the source sees a
+    registered ready, so no handshake of ``sink`` reaches the source in the same cycle; a beat
+    crosses it in one cycle, one beat per cycle. Returns the source's transfer (``valid`` and
+    the slice's ready)."""
+    width = len(payload)
+    full = Signal(name=f"{name}_valid")
+    data = Signal(width, name=f"{name}_data")
+    # The second entry takes the beat offered while the first stalls; ``room``: it is empty.
+    room = Signal(name=f"{name}_room", init=1)
+    spare = Signal(width, name=f"{name}_spare")
+    taken = Signal(name=f"{name}_taken")
+    m.d.comb += [
+        taken.eq(valid & room),
+        sink.valid.eq(full),
+        sink.payload.eq(data),
+    ]
+    with m.If(~full | sink.ready):
+        with m.If(~room):
+            m.d.sync += [full.eq(1), data.eq(spare), room.eq(1)]
+        with m.Else():
+            m.d.sync += [full.eq(valid), data.eq(payload)]
+    with m.Elif(taken):
+        m.d.sync += [spare.eq(payload), room.eq(0)]
+    return taken
+
+
 def _forward(m, source, sink):
     """Connect stream ``source`` to stream ``sink`` by wires."""
     m.d.comb += [sink.valid.eq(source.valid), sink.payload.eq(source.payload),
@@ -276,9 +307,8 @@ def _forward(m, source, sink):
 def _buffer(m, name, width, tag_bits):
     """A two-entry first-in first-out buffer: full throughput, registered on both sides (its
     head's ``valid`` a flip-flop, so an arbiter's requests are)."""
-    m.submodules[name] = fifo = SyncFIFO(width=width + tag_bits, depth=2)
-    return fifo, _Head(registered_filled(m, name, fifo), fifo.r_en, fifo.r_data[:width],
-                       fifo.r_data[width:])
+    m.submodules[name] = fifo = FlaggedFIFO(width=width + tag_bits, depth=2)
+    return fifo, _Head(fifo.r_rdy, fifo.r_en, fifo.r_data[:width], fifo.r_data[width:])
 
 
 def _tree(m, name, streams, tagged=True, buffers=None):
@@ -292,8 +322,7 @@ def _tree(m, name, streams, tagged=True, buffers=None):
     for i, s in enumerate(streams):
         fifo, head = _buffer(m, f"{name}_in{i}", width, 0)
         # The PE's ready is a flip-flop, as a memory's port may give it.
-        room = registered_room(m, f"{name}_in{i}", fifo)
-        m.d.comb += [fifo.w_en.eq(s.valid & room), fifo.w_data.eq(s.payload), s.ready.eq(room)]
+        m.d.comb += [fifo.w_en.eq(s.valid), fifo.w_data.eq(s.payload), s.ready.eq(fifo.w_rdy)]
         heads.append(head)
     buffers += heads
     level = 0
@@ -315,7 +344,7 @@ def _node(m, name, children, width, tagged):
     m.d.comb += [
         arbiter.requests.eq(Cat(child.valid for child in children)),
         arbiter.accept.eq(fifo.w_rdy),
-        fifo.w_en.eq(arbiter.valid & fifo.w_rdy),
+        fifo.w_en.eq(arbiter.valid),
         fifo.w_data.eq(select(arbiter.grant, beats)),
     ]
     for i, child in enumerate(children):

@@ -91,17 +91,24 @@ class LineBuffer(WindowBuffer):
         in_valid = self.pixels.valid
 
         # Position of the beat arriving now: column beat, and whether its row and columns
-        # complete any window.
-        col = Signal(range(self.beats_per_row))
-        last_col = col == self.beats_per_row - 1
+        # complete any window. Whether it is the row's last beat, or the one before the first
+        # beat that completes windows, are flip-flops set with the column: an arrival (in a
+        # system, a register of the interconnect) reaches the counters' enables through one LUT.
+        beats = self.beats_per_row
+        col = Signal(range(beats))
+        col_next = Signal.like(col)
+        last_col = Signal(init=beats == 1)
+        before_first = Signal(init=self.first_beat == 1)
         rows_seen = Signal(range(n))
         row_ok = Signal(init=n == 1)
         col_ok = Signal(init=self.first_beat == 0)
+        m.d.comb += col_next.eq(Mux(self.restart | last_col, 0, col + 1))
+        with m.If(self.restart | in_valid):
+            m.d.sync += [col.eq(col_next), last_col.eq(col_next == beats - 1),
+                         before_first.eq(col_next + 1 == self.first_beat)]
         with m.If(self.restart):
-            m.d.sync += [col.eq(0), rows_seen.eq(0), row_ok.eq(n == 1),
-                         col_ok.eq(self.first_beat == 0)]
+            m.d.sync += [rows_seen.eq(0), row_ok.eq(n == 1), col_ok.eq(self.first_beat == 0)]
         with m.Elif(in_valid):
-            m.d.sync += col.eq(Mux(last_col, 0, col + 1))
             with m.If(last_col):
                 m.d.sync += col_ok.eq(self.first_beat == 0)
                 if n > 1:
@@ -110,7 +117,7 @@ class LineBuffer(WindowBuffer):
                     with m.If(rows_seen >= n - 2):
                         m.d.sync += row_ok.eq(1)
             if self.first_beat:
-                with m.Elif(col + 1 == self.first_beat):
+                with m.Elif(before_first):
                     m.d.sync += col_ok.eq(1)
         beat = self.pixels.payload.as_value()
         lanes = [beat[u * bits:(u + 1) * bits] for u in range(u_lanes)]

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from amaranth.hdl import Module, Signal, unsigned
+from amaranth.hdl import Cat, Module, Mux, Signal, unsigned
 
 from .direct import Unbuffered
 from .fifo_flags import FlaggedFIFO
@@ -333,8 +333,12 @@ class WindowFilter(ProcessingElement):
                                                     offset=wr_offset)
         # One result per credit, in distributed RAM where the family has it (its write is the
         # datapath's last register), its flags flip-flops. Depth 1 would give zero-width pointers.
+        # A result enters with its write address, mask and "last beat" flag: the write walk
+        # steps as results arrive (the datapath's register), not on the port's handshake.
+        data_bits = self._unroll * self._pixel_bits
+        mask_bits = len(self.wr_req.payload.mask)
         m.submodules.out_fifo = out_fifo = FlaggedFIFO(
-            width=self._unroll * self._pixel_bits, depth=max(2, self._credits))
+            width=data_bits + self._addr_width + mask_bits + 1, depth=max(2, self._credits))
 
         # The walks and the credits are loaded in every idle cycle, the last of which is the
         # one of ``start``: ``start`` (in a system, a register far from the PE) then drives only
@@ -358,52 +362,65 @@ class WindowFilter(ProcessingElement):
             s.pixels.valid.eq(self.rd_rsp.valid),
             s.pixels.payload.eq(self.rd_rsp.payload),
             out_fifo.w_en.eq(s.results.valid),
-            out_fifo.w_data.eq(s.results.payload),
+            out_fifo.w_data.eq(Cat(s.results.payload, wr_walk.addr, s.write_mask(wr_walk),
+                                   wr_walk.last.all())),
+            wr_walk.next.eq(s.results.valid),
         ]
 
         # Fetch: a new step needs a free credit; the beats of a started step follow freely.
-        outstanding = Signal(range(self._credits + 1))
+        # Whether the PE is fetching (running, its read walk not done) and whether a credit is
+        # free are flip-flops set a cycle ahead, so ``rd_req.valid`` starts at registers.
+        fetching = Signal()
+        credit = Signal(init=1)
         step_start = s.step_start(rd_walk)
         m.d.comb += [
-            self.rd_req.valid.eq(running & ~rd_walk.done &
-                                 (~step_start | (outstanding < self._credits))),
+            self.rd_req.valid.eq(fetching & (~step_start | credit)),
             self.rd_req.payload.addr.eq(rd_walk.addr),
             self.rd_req.payload.mask.eq(s.read_mask(rd_walk)),
             rd_walk.next.eq(self.rd_req.valid & self.rd_req.ready),
         ]
 
-        # Write: results leave the FIFO in order, addressed by the write walk. ``valid`` is the
-        # FIFO's "not empty", a flip-flop, so the write handshake starts at registers on both
-        # sides of the port.
+        # Write: results leave the FIFO in order with their addresses. ``valid`` is the FIFO's
+        # "not empty", a flip-flop, so the write handshake starts at registers on both sides of
+        # the port and ends at the FIFO's pointer and flags.
         wr_done = self.wr_req.valid & self.wr_req.ready
+        head = out_fifo.r_data
+        addr_at, mask_at = data_bits, data_bits + self._addr_width
+        wr_last = head[-1]
         m.d.comb += [
             self.wr_req.valid.eq(out_fifo.r_rdy),
-            self.wr_req.payload.addr.eq(wr_walk.addr),
-            self.wr_req.payload.mask.eq(s.write_mask(wr_walk)),
-            self.wr_req.payload.data.eq(out_fifo.r_data),
-            out_fifo.r_en.eq(self.wr_req.ready),
+            self.wr_req.payload.data.eq(head[:data_bits]),
+            self.wr_req.payload.addr.eq(head[addr_at:mask_at]),
+            self.wr_req.payload.mask.eq(head[mask_at:mask_at + mask_bits]),
         ]
         with m.If(wr_done):
-            m.d.comb += wr_walk.next.eq(1)      # a result beat is written
+            m.d.comb += out_fifo.r_en.eq(1)     # a result beat is written
 
         # A credit returns when its result is written, or dropped for producing no output; the
         # returns count a cycle later, which keeps the write handshake off the fetch decision.
         issued = rd_walk.next & step_start
         returned = Signal(range(3))
+        outstanding = Signal(range(self._credits + 1))
+        outstanding_next = Signal.like(outstanding)
+        m.d.comb += outstanding_next.eq(Mux(idle, 0, outstanding + issued - returned))
         m.d.sync += [
-            returned.eq(s.skipped + wr_done),
-            outstanding.eq(outstanding + issued - returned),
+            returned.eq(Mux(idle, 0, s.skipped + wr_done)),
+            outstanding.eq(outstanding_next),
+            credit.eq(outstanding_next < self._credits),
         ]
+        with m.If(restart):
+            m.d.sync += fetching.eq(1)
+        with m.Elif(rd_walk.next & rd_walk.last.all()):
+            m.d.sync += fetching.eq(0)      # the read walk's last iteration
 
         with m.FSM(name="ctrl"):
             with m.State("IDLE"):
                 m.d.comb += idle.eq(1)
-                m.d.sync += [outstanding.eq(0), returned.eq(0)]
                 with m.If(self.ctrl.start):
                     m.next = "RUN"
             with m.State("RUN"):
                 m.d.comb += running.eq(1)
-                with m.If(wr_done & wr_walk.last.all()):
+                with m.If(wr_done & wr_last):
                     m.next = "DONE"
             with m.State("DONE"):
                 m.d.comb += self.ctrl.done.eq(1)

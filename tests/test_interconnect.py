@@ -2,6 +2,7 @@
 """The memory interconnect never drops, duplicates or reorders a PE's beats, and serves each
 PE's reads from its own channel in its own order, whatever the PEs and the memory do."""
 
+import math
 import random
 
 import pytest
@@ -132,3 +133,57 @@ def test_the_interconnect_refuses_bad_sizes(pes, channels):
     with pytest.raises(ValueError, match="must be"):
         Interconnect(pes=pes, channels=channels, addr_width=8, rd_beat=BEAT, wr_beat=BEAT,
                      reads_in_flight=2)
+
+
+def _trace(pes, cycles, ready):
+    """Every PE of one channel offers writes all the time from cycle 0 on and the channel is
+    ready in the cycles ``ready(cycle)`` says; returns per cycle the PE handshakes and the
+    channel's ``(valid, ready)``."""
+    dut = Interconnect(pes=pes, channels=1, addr_width=ADDR_WIDTH, rd_beat=BEAT, wr_beat=BEAT,
+                       reads_in_flight=4)
+    records = []
+
+    async def bench(ctx):
+        for i in range(pes):
+            ctx.set(getattr(dut, f"pe{i}").wr_req.valid, 1)
+        for cycle in range(cycles):
+            ctx.set(dut.mem0.wr_req.ready, ready(cycle))
+            await ctx.delay(1e-9)
+            taken = [ctx.get(getattr(dut, f"pe{i}").wr_req.ready) for i in range(pes)]
+            records.append((taken, ctx.get(dut.mem0.wr_req.valid), ready(cycle)))
+            await ctx.tick()
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-6)
+    sim.add_testbench(bench)
+    sim.run()
+    return records
+
+
+@pytest.mark.parametrize("pes", [2, 4, 5, 17])
+def test_a_write_reaches_the_channel_after_its_buffer_the_tree_and_the_slice(pes):
+    """The first write PE 0 hands over is on the channel 2 + ceil(log4 G) cycles later: its
+    buffer, one buffer per level of the tree, the registered slice."""
+    records = _trace(pes, 12, lambda cycle: 1)
+    first = next(c for c, (taken, _, _) in enumerate(records) if taken[0])
+    on_channel = next(c for c, (_, valid, _) in enumerate(records) if valid)
+    assert on_channel - first == 2 + math.ceil(math.log(pes, 4))
+
+
+@pytest.mark.parametrize("pattern", ["always", "every other", "random"])
+def test_the_channel_moves_a_beat_in_every_cycle_it_is_ready(pattern):
+    """With writes queued behind it, the slice offers a beat in every cycle: the channel's
+    ready, however it toggles, never meets an empty slot, and every PE is served."""
+    rng = random.Random(7)
+    readies = [1 if pattern == "always" else cycle % 2 if pattern == "every other"
+               else int(rng.random() < 0.6) for cycle in range(200)]
+    records = _trace(5, 200, lambda cycle: readies[cycle])
+    warm = 2 + math.ceil(math.log(5, 4))
+    assert all(valid for _, valid, _ in records[warm:])
+    moved = sum(valid and ready for _, valid, ready in records)
+    handed = sum(sum(taken) for taken, _, _ in records)
+    # Every beat a PE handed over is on the channel or in one of the write tree's buffers.
+    assert 0 <= handed - moved <= Interconnect(
+        pes=5, channels=1, addr_width=ADDR_WIDTH, rd_beat=BEAT, wr_beat=BEAT,
+        reads_in_flight=4).write_buffers * 2
+    assert all(any(taken[i] for taken, _, _ in records[-40:]) for i in range(5))
