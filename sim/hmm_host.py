@@ -13,8 +13,6 @@ its own bus, :mod:`hwgen.board.host`). The compiled engine runs the program of
 HMM the same way, in the same cycles.
 """
 
-import numpy as np
-
 from ..instrument import COMMANDS, REGISTERS, STATUS_BITS
 from ..instrument.layout import Field
 
