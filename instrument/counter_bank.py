@@ -147,7 +147,8 @@ class CounterBank(wiring.Component):
         # a snapshot (so that every entry is copied).
         # Whether to visit is a register, set from the cycle after the first counted one: no
         # logic sits between it and the low parts it empties.
-        # So is which entry is visited, one bit per entry (`flush`, visiting & slot == i).
+        # So is which entry is visited, one bit per entry (`flush`, visiting & slot == i), whose
+        # low part restarts.
         slot = Signal(range(period))
         drain, copy = Signal(range(period + 1)), Signal(range(period + 1))
         visiting, flush = Signal(), Signal(n)
@@ -158,17 +159,22 @@ class CounterBank(wiring.Component):
             next_slot.eq(Mux(clearing, 0, Mux(visiting, Mux(slot == period - 1, 0, slot + 1),
                                               slot))),
         ]
+        # A clear empties the low parts one edge late, through `flush`: a net from the clear to
+        # every low part's flip-flops was a critical path, one to a flip-flop per entry is not.
+        # Nothing reads them in between (no entry is visited in the cycle after a clear, and a
+        # snapshot then copies zeros) and that cycle's amount is added as before, so every value
+        # is as if they were emptied at the clear's edge.
         m.d.sync += [visiting.eq(next_visiting), slot.eq(next_slot),
-                     flush.eq(Cat(*(next_visiting & (next_slot == i) for i in range(n))))]
+                     flush.eq(Cat(*(clearing | (next_visiting & (next_slot == i))
+                                    for i in range(n))))]
         lows = [Signal(w, name=f"low{i}") for i, w in enumerate(self.low_bits)]
         # A visited low part restarts from this cycle's amount.
         kept = [Mux(flush[i], 0, low) for i, low in enumerate(lows)]
+        for low, rest, i in zip(lows, kept, range(n)):
+            m.d.sync += low.eq(rest + Mux(self.enable, self.amount(i), 0))
         with m.If(clearing):
-            m.d.sync += [low.eq(0) for low in lows]
             m.d.sync += [drain.eq(0), copy.eq(0)]
         with m.Else():
-            for low, rest, i in zip(lows, kept, range(n)):
-                m.d.sync += low.eq(rest + Mux(self.enable, self.amount(i), 0))
             m.d.sync += [drain.eq(Mux(self.enable, period, Mux(drain.any(), drain - 1, 0))),
                          copy.eq(Mux(copy.any(), copy - 1, 0))]
 
