@@ -213,26 +213,13 @@ def test_sc_leaves_placement_headroom_where_nextpnr_places(board_name):
                               cells=cells) == (expected, "lut")
 
 
-#: Held-out interconnects whose estimate misses Yosys by more than 10% (docs/systems.md).
-KNOWN_MISSES = {
-    ("ulx3s-85f", 1, 6, 2): "U1 PEs of 32 x 16 frames, 6 on 2 channels: 1,300 LUT estimated "
-                            "against Yosys 1,581 (-18%): synth_ecp5 maps a 3-PE channel with or "
-                            "without wide multiplexers (docs/systems.md)",
-    ("ulx3s-85f", 8, 6, 2): "U8 PEs of 32 x 16 frames, 6 on 2 channels: 2,832 LUT estimated "
-                            "against Yosys 3,325 (-15%), as above",
-}
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("board_name", ["icebreaker", "ulx3s-85f", "arty-a7-100t"])
 @pytest.mark.parametrize("unroll,pes,channels", [(1, 6, 2), (8, 6, 2), (2, 12, 3)])
 def test_the_interconnect_estimate_is_within_ten_percent_of_yosys(board_name, unroll, pes,
-                                                                  channels, request):
-    # Interconnects the calibration did not see, channels of 3 or 4 PEs, against Yosys
-    # (channels of 2 PEs are a known miss: +12% to +21% LUT, docs/systems.md).
-    if (board_name, unroll, pes, channels) in KNOWN_MISSES:
-        request.applymarker(pytest.mark.xfail(strict=True, reason=KNOWN_MISSES[
-            board_name, unroll, pes, channels]))
+                                                                  channels):
+    # Interconnects the calibration did not see (channels of 3 or 4 PEs, narrower addresses)
+    # against Yosys.
     from hwgen.kernels import Interconnect
     from hwgen.resources.estimate_system import estimate_interconnect
     from hwgen.resources.synth import synthesize
