@@ -387,14 +387,18 @@ class WindowFilter(ProcessingElement):
         head = out_fifo.r_data
         addr_at, mask_at = data_bits, data_bits + self._addr_width
         wr_last = head[-1]
+        # ``r_en`` is a plain copy of ``ready``, so the FIFO's read side and the port are one
+        # stream to the HMM.
+        written = Signal()
         m.d.comb += [
             self.wr_req.valid.eq(out_fifo.r_rdy),
             self.wr_req.payload.data.eq(head[:data_bits]),
             self.wr_req.payload.addr.eq(head[addr_at:mask_at]),
             self.wr_req.payload.mask.eq(head[mask_at:mask_at + mask_bits]),
+            out_fifo.r_en.eq(self.wr_req.ready),
         ]
         with m.If(wr_done):
-            m.d.comb += out_fifo.r_en.eq(1)     # a result beat is written
+            m.d.comb += written.eq(1)           # a result beat is written
 
         # A credit returns when its result is written, or dropped for producing no output; the
         # returns count a cycle later, which keeps the write handshake off the fetch decision.
@@ -404,7 +408,7 @@ class WindowFilter(ProcessingElement):
         outstanding_next = Signal.like(outstanding)
         m.d.comb += outstanding_next.eq(Mux(idle, 0, outstanding + issued - returned))
         m.d.sync += [
-            returned.eq(Mux(idle, 0, s.skipped + wr_done)),
+            returned.eq(Mux(idle, 0, s.skipped + written)),
             outstanding.eq(outstanding_next),
             credit.eq(outstanding_next < self._credits),
         ]
