@@ -62,8 +62,12 @@ class Instrumented(wiring.Component):
     timeline_depth : int or None
         Records of the ``timeline`` trace (a power of two, ``stop`` mode: the host drains it while
         the design runs); ``None`` for no timeline.
-    counter_bits, word_bits, snapshot, bank
+    counter_bits, word_bits, snapshot
         See :class:`~hwgen.instrument.hmm.HMM`.
+    bank : bool or None
+        See :class:`~hwgen.instrument.hmm.HMM`. ``None`` (the default) banks the counts unless
+        ``platform`` is an iCE40's, which has no distributed RAM: there a bank's table would be
+        flip-flops and multiplexers, dearer than the counts' own registers.
 
     Members
     -------
@@ -74,7 +78,9 @@ class Instrumented(wiring.Component):
     """
 
     def __init__(self, design, probes=(), *, platform=None, fsms=True, streams=True,
-                 timeline_depth=None, counter_bits=32, word_bits=32, snapshot="all", bank=True):
+                 timeline_depth=None, counter_bits=32, word_bits=32, snapshot="all", bank=None):
+        if bank is None:
+            bank = getattr(platform, "family", None) != "ice40"
         signature = getattr(design, "signature", None)
         members = dict(signature.members) if isinstance(signature, wiring.Signature) else {}
         if "hmm" in members:
