@@ -98,12 +98,15 @@ def test_sc_on_icebreaker_counts_the_interconnect_and_the_hmm():
     pe = _pe(1)
     bare = scalability(estimate(pe, board).resources(), board.resources.as_counts())[0]
     sc = board_scalability(pe, board, bytes_per_cycle=link)[0]
-    instrumented = board_scalability(pe, board, bytes_per_cycle=link, probes="default")[0]
+    instrumented = board_scalability(pe, board, bytes_per_cycle=link, probes="minimal")[0]
     # Bare PEs alone would overflow the LUT once their interconnect is added.
     assert 1 <= instrumented < sc < bare
     available, cells = _room(board)
-    assert _fits(_system(pe, instrumented, link, board, "default"), available, cells)
-    assert not _fits(_system(pe, instrumented + 1, link, board, "default"), available, cells)
+    for probes in ("minimal", "default"):
+        most = board_scalability(pe, board, bytes_per_cycle=link, probes=probes)[0]
+        if most:
+            assert _fits(_system(pe, most, link, board, probes), available, cells)
+        assert not _fits(_system(pe, most + 1, link, board, probes), available, cells)
 
 
 @pytest.mark.parametrize("instrument", [True, False])
@@ -165,7 +168,8 @@ def test_explore_fast_stops_at_sc_and_prices_the_interconnect():
 
 def test_the_pes_as_black_boxes_leave_the_rest_of_the_system():
     # The system besides its PEs, estimated with the PEs as black boxes, is the whole system's
-    # estimate less P PEs inside it (the estimate merges a few identical cells across PEs).
+    # estimate less P PEs inside it (the estimate merges identical cells across PEs: at most one
+    # per PE).
     board = resolve_board("icebreaker")
     pe = _pe(2)
     with warnings.catch_warnings():
@@ -175,7 +179,7 @@ def test_the_pes_as_black_boxes_leave_the_rest_of_the_system():
         inner = estimate(design.pes[0], board).resources()
         rest = estimate_overhead(window_system_of(pe, 3, bytes_per_cycle=None), board)
     for r in RESOURCES:
-        assert rest[r] == pytest.approx(whole[r] - 3 * inner[r], rel=0.02, abs=2)
+        assert rest[r] == pytest.approx(whole[r] - 3 * inner[r], rel=0.02, abs=3)
 
 
 @pytest.mark.parametrize("pes,link", [(5, 5.0), (12, 5.0), (24, 5.0), (40, None)])
