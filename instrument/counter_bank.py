@@ -51,6 +51,12 @@ class CounterBank(wiring.Component):
         count does (:func:`~hwgen.instrument.saturating.count_layout`).
     snapshot : bool
         Keep a snapshot table, which ``rdata`` reads; else ``rdata`` reads the counts.
+    lagging : sequence of int
+        Counts whose amounts come a cycle late, from another part that gates them already
+        (a latency histogram's events): they are taken whether or not ``enable`` is high, the
+        bank visits its entries a cycle longer once counting stops, and a snapshot copies their
+        amount of the ``snap`` cycle with their low part, so that they describe the same
+        cycles as the others.
 
     Members
     -------
@@ -76,12 +82,17 @@ class CounterBank(wiring.Component):
         Its count, one cycle later.
     """
 
-    def __init__(self, amount_bits, bits=32, *, snapshot=False):
+    def __init__(self, amount_bits, bits=32, *, snapshot=False, lagging=()):
         amount_bits = tuple(amount_bits)
         if not amount_bits or not all(isinstance(w, int) and not isinstance(w, bool) and w >= 1
                                       for w in amount_bits):
             raise ValueError(f"amount_bits must be a non-empty sequence of positive integers, "
                              f"not {amount_bits!r}")
+        lagging = frozenset(lagging)
+        if not lagging <= set(range(len(amount_bits))):
+            raise ValueError(f"lagging must name counts 0 .. {len(amount_bits) - 1}, not "
+                             f"{sorted(lagging)!r}")
+        self._lagging = lagging
         self._amount_bits = amount_bits
         self._layout = count_layout(bits)
         self._bits = bits
@@ -100,6 +111,7 @@ class CounterBank(wiring.Component):
     bits = property(lambda self: self._bits)
     amount_bits = property(lambda self: self._amount_bits)
     snapshot = property(lambda self: self._snapshot)
+    lagging = property(lambda self: self._lagging)
 
     @property
     def period(self):
@@ -109,9 +121,10 @@ class CounterBank(wiring.Component):
     @property
     def low_bits(self):
         """The width of each count's low part: what it gathers between two visits."""
-        # Visits start a cycle after counting does: up to a period and one cycle of amounts.
-        return tuple(((self.period + 1) * ((1 << w) - 1)).bit_length()
-                     for w in self._amount_bits)
+        # Visits start a cycle after counting does: up to a period and one cycle of amounts
+        # (and one more for a count whose amounts come a cycle late).
+        return tuple(((self.period + 1 + (i in self._lagging)) * ((1 << w) - 1)).bit_length()
+                     for i, w in enumerate(self._amount_bits))
 
     @property
     def table_bits(self):
@@ -150,7 +163,7 @@ class CounterBank(wiring.Component):
         # So is which entry is visited, one bit per entry (`flush`, visiting & slot == i), whose
         # low part restarts.
         slot = Signal(range(period))
-        drain, copy = Signal(range(period + 1)), Signal(range(period + 1))
+        drain, copy = Signal(range(period + 2)), Signal(range(period + 1))
         visiting, flush = Signal(), Signal(n)
         next_visiting, next_slot = Signal(), Signal.like(slot)
         m.d.comb += [
@@ -170,12 +183,17 @@ class CounterBank(wiring.Component):
         lows = [Signal(w, name=f"low{i}") for i, w in enumerate(self.low_bits)]
         # A visited low part restarts from this cycle's amount.
         kept = [Mux(flush[i], 0, low) for i, low in enumerate(lows)]
-        for low, rest, i in zip(lows, kept, range(n)):
-            m.d.sync += low.eq(rest + Mux(self.enable, self.amount(i), 0))
+        taken = [self.amount(i) if i in self._lagging else Mux(self.enable, self.amount(i), 0)
+                 for i in range(n)]
+        for low, rest, amount in zip(lows, kept, taken):
+            m.d.sync += low.eq(rest + amount)
+        # After the last counted cycle every entry is visited once more; an amount that comes a
+        # cycle late needs one visit more.
+        drained = period + bool(self._lagging)
         with m.If(clearing):
             m.d.sync += [drain.eq(0), copy.eq(0)]
         with m.Else():
-            m.d.sync += [drain.eq(Mux(self.enable, period, Mux(drain.any(), drain - 1, 0))),
+            m.d.sync += [drain.eq(Mux(self.enable, drained, Mux(drain.any(), drain - 1, 0))),
                          copy.eq(Mux(copy.any(), copy - 1, 0))]
 
         # The low part of the visited entry is picked in two steps, a register each: among
@@ -237,8 +255,11 @@ class CounterBank(wiring.Component):
             # A snapshot taken while a clear waits copies zeros: the counts are cleared.
             copies = [Signal(w, name=f"copy{i}") for i, w in enumerate(self.low_bits)]
             zeros = Signal()
+            # A late amount of the snap cycle belongs to the cycles before the edge.
+            snapped = [rest + amount if i in self._lagging else rest
+                       for i, (rest, amount) in enumerate(zip(kept, taken))]
             with m.If(self.snap):
-                m.d.sync += [c.eq(Mux(waiting, 0, rest)) for c, rest in zip(copies, kept)]
+                m.d.sync += [c.eq(Mux(waiting, 0, value)) for c, value in zip(copies, snapped)]
                 m.d.sync += [copy.eq(period), zeros.eq(waiting)]
             copy_a, copy0 = Signal(), Signal()
             copied0 = picked(copies, "copied")

@@ -26,6 +26,9 @@ class EventCounter(Counters):
         Number of sources, at least 1.
     amount_bits : int or None
         Width of each source's amount; ``None`` for events.
+    gated : bool
+        Count only while ``enable`` is high; ``False`` for the events of another part, which
+        carry the enable already (a cycle late: the last comes after ``enable`` fell).
 
     Members
     -------
@@ -36,7 +39,7 @@ class EventCounter(Counters):
     value : Out(count_layout(bits))
     """
 
-    def __init__(self, bits=32, *, sources=1, amount_bits=None):
+    def __init__(self, bits=32, *, sources=1, amount_bits=None, gated=True):
         if isinstance(sources, bool) or not isinstance(sources, int) or sources < 1:
             raise ValueError(f"sources must be a positive integer, not {sources!r}")
         if amount_bits is not None and (isinstance(amount_bits, bool)
@@ -44,6 +47,7 @@ class EventCounter(Counters):
             raise ValueError(f"amount_bits must be a positive integer or None, not {amount_bits!r}")
         self._sources = sources
         self._amount_bits = amount_bits
+        self._gated = bool(gated)
         self._now = None
         members = {"valid": In(sources), "value": Out(count_layout(bits))}
         if amount_bits is not None:
@@ -83,7 +87,7 @@ class EventCounter(Counters):
     def elaborate(self, platform):
         m = Module()
         now, _ = build_count(m, self.value, self._increment(), clear=self.clear,
-                             when=self.enable)
+                             when=self.enable if self._gated else None)
         if self._now is not None:
             m.d.comb += self._now.eq(now)
         return m

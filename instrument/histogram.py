@@ -44,7 +44,7 @@ def beyond_bins(value, bins, bin_width):
     return high[bins.bit_length() - 1:].any() if bins & (bins - 1) == 0 else high >= bins
 
 
-def build_histogram(m, h, *, value, sample, bins, bin_width, beyond=None):
+def build_histogram(m, h, *, value, sample, bins, bin_width, beyond=None, count=True):
     """Histogram logic driving the members of ``h`` (``clear``, ``raddr``, ``rdata``, ``busy``,
     ``count``, ``sum``, ``min``, ``max``, as :class:`Histogram` has them).
 
@@ -61,14 +61,18 @@ def build_histogram(m, h, *, value, sample, bins, bin_width, beyond=None):
         ``beyond_bins(value, bins, bin_width)``, when the caller has it in a register (computed
         a cycle ahead, so the reduction of the sample's high bits does not sit in front of the
         table's address).
+    count : bool
+        Count the samples in ``h.count``; without, ``h`` has no ``count`` (its owner counts
+        them elsewhere).
     """
     high = value[bin_width.bit_length() - 1:]
     if beyond is None:
         beyond = beyond_bins(value, bins, bin_width)
     build_count_table(m, index=Mux(beyond, bins, high), count=sample, clear=h.clear,
                       raddr=h.raddr, rdata=h.rdata, busy=h.busy, depth=bins + 1,
-                      bits=len(h.count.count))
-    build_count(m, h.count, sample, clear=h.clear)
+                      bits=len(h.rdata.count))
+    if count:
+        build_count(m, h.count, sample, clear=h.clear)
     now, _ = build_count(m, h.sum, value, clear=h.clear, when=sample)
     m.d.comb += h.sum_now.eq(now)
     # The minimum and maximum compare a registered copy of the sample, a cycle later: the
@@ -84,15 +88,16 @@ def build_histogram(m, h, *, value, sample, bins, bin_width, beyond=None):
             m.d.sync += h.max.eq(compared)
 
 
-def histogram_members(value_bits, bins, bits):
+def histogram_members(value_bits, bins, bits, *, count=True):
     """The signature members a histogram's host and summary need (``sum_now``: the sum without
-    the lag of ``sum``, see :func:`~hwgen.instrument.saturating.build_count`)."""
+    the lag of ``sum``, see :func:`~hwgen.instrument.saturating.build_count`); ``count``: with
+    the count of samples."""
     return {
         "clear": In(1),
         "busy": Out(1),
         "raddr": In(range(bins + 1)),
         "rdata": Out(count_layout(bits)),
-        "count": Out(count_layout(bits)),
+        **({"count": Out(count_layout(bits))} if count else {}),
         "sum": Out(count_layout(bits + value_bits)),
         "sum_now": Out(count_layout(bits + value_bits)),
         "min": Out(value_bits, init=(1 << value_bits) - 1),

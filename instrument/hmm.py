@@ -178,14 +178,15 @@ class _Builder:
         self.fields.append((name, Value.cast(value), False))
         self.lags.append(lag)
 
-    def bank(self, names, amounts, fallback):
+    def bank(self, names, amounts, fallback, *, lagging=False):
         """Counts readable as ``names``, each adding its design value ``amounts[i]`` in every
         cycle, kept in the HMM's counter bank if it has one (see :meth:`finish`); else (or when
         another probe needs one of them in the cycle, see :meth:`counter_value`) ``fallback()``
-        builds them in registers."""
+        builds them in registers. With ``lagging`` the amounts are events of another part, a
+        cycle late and counted whether or not the HMM counts (they carry its ``enable``)."""
         for name in names:
             self._claim(name)
-        self.banked.append((tuple(names), tuple(amounts), fallback))
+        self.banked.append((tuple(names), tuple(amounts), fallback, lagging))
 
     def unbank(self, group):
         """Build a group of :meth:`bank` in registers instead."""
@@ -207,12 +208,12 @@ class _Builder:
             for group in list(self.banked):
                 self.unbank(group)
             return
-        amounts = [amount for group in self.banked for amount in group[1]]
-        self.bank_part = self.add("counts", CounterBank([len(a) for a in amounts],
-                                                        self.counter_bits,
-                                                        snapshot=snapshot == "all"))
-        for i, amount in enumerate(amounts):
-            self.sample(self.bank_part.amount(i), amount)
+        amounts = [(amount, group[3]) for group in self.banked for amount in group[1]]
+        self.bank_part = self.add("counts", CounterBank(
+            [len(a) for a, _ in amounts], self.counter_bits, snapshot=snapshot == "all",
+            lagging=[i for i, (_, lagging) in enumerate(amounts) if lagging]))
+        for i, (amount, lagging) in enumerate(amounts):
+            (self.connect if lagging else self.sample)(self.bank_part.amount(i), amount)
         self.bank_names = tuple(names)
 
     def counter_value(self, name, probe):

@@ -12,6 +12,11 @@ arrived, so every measured latency is exact and the unmeasured responses are cou
 Tracking goes on while the HMM is frozen or cleared: only samples and counts stop.
 
 The channel also yields the cycles spent waiting: requests outstanding and no response.
+
+The part keeps the histogram's bins, sum, minimum and maximum; it gives its three counts (the
+latencies measured, the cycles waiting, the responses not measured) as events, one each per
+cycle, for the HMM to count in its counter bank or in registers
+(:class:`~hwgen.instrument.probe.Latency`).
 """
 
 from amaranth.hdl import Module, Mux, Signal
@@ -21,7 +26,6 @@ from amaranth.lib.wiring import In, Out
 
 from .histogram import (beyond_bins, build_histogram, check_histogram, histogram_labels,
                         histogram_members)
-from .saturating import build_count, count_layout
 from .state_profiler import DISTRIBUTED_ENTRIES, count_table_bits
 
 __all__ = ["LatencyHistogram"]
@@ -50,14 +54,18 @@ class LatencyHistogram(wiring.Component):
         response in the cycle after its request.
     enable : In(1)
         Count this cycle.
-    clear, busy, raddr, rdata, count, sum, sum_now, min, max
+    clear, busy, raddr, rdata, sum, sum_now, min, max
         The histogram's, as for :class:`~hwgen.instrument.histogram.Histogram`.
-    wait_cycles : Out(count_layout(bits))
-        Cycles with requests from earlier cycles outstanding and no response.
-    untracked : Out(count_layout(bits))
-        Responses whose latency was not measured.
+    measured : Out(1)
+        A latency is taken into the histogram in this cycle (its ``count`` counts these).
+    waiting : Out(1)
+        A cycle with requests from earlier cycles outstanding and no response (``wait_cycles``).
+    missed : Out(1)
+        A response whose latency was not measured (``untracked``).
 
-    Every figure takes a cycle a cycle after it (the minimum and maximum two), from registers.
+    Every figure takes a cycle a cycle after it (the minimum and maximum two), from registers;
+    the events come a cycle after theirs, only while ``enable`` is high and not in a ``clear``
+    cycle, so that counting them all gives the counts since the last clear.
     """
 
     def __init__(self, depth, *, bins=32, bin_width=1, latency_bits=16, bits=32):
@@ -74,9 +82,10 @@ class LatencyHistogram(wiring.Component):
             "request": In(1),
             "response": In(1),
             "enable": In(1),
-            **histogram_members(latency_bits, bins, bits),
-            "wait_cycles": Out(count_layout(bits)),
-            "untracked": Out(count_layout(bits)),
+            **histogram_members(latency_bits, bins, bits, count=False),
+            "measured": Out(1),
+            "waiting": Out(1),
+            "missed": Out(1),
         })
 
     depth = property(lambda self: self._depth)
@@ -186,19 +195,18 @@ class LatencyHistogram(wiring.Component):
         # The histogram takes each latency a cycle after its response, from registers: the
         # logic that decides whether a response pops the queue does not share a cycle with the
         # counts.
-        latency, measured = Signal.like(age, name="latency"), Signal(name="measured")
+        latency = Signal.like(age, name="latency")
         # Whether the latency is beyond the bins, registered with it: the bin is chosen by one
         # multiplexer in front of the table's address.
         beyond = Signal(name="beyond")
-        m.d.sync += [latency.eq(age), measured.eq(self.enable & pop & ~self.clear),
+        m.d.sync += [latency.eq(age), self.measured.eq(self.enable & pop & ~self.clear),
                      beyond.eq(beyond_bins(age, self._bins, self._bin_width))]
-        build_histogram(m, self, value=latency, sample=measured, bins=self._bins,
-                        bin_width=self._bin_width, beyond=beyond)
-        # The waiting cycles and the untracked responses are counted a cycle later too, from
+        build_histogram(m, self, value=latency, sample=self.measured, bins=self._bins,
+                        bin_width=self._bin_width, beyond=beyond, count=False)
+        # The waiting cycles and the untracked responses come a cycle later too, from
         # registers, in step with the histogram.
-        waiting, missed = Signal(name="waiting"), Signal(name="missed")
-        m.d.sync += [waiting.eq(self.enable & (queued | skipping) & ~self.response & ~self.clear),
-                     missed.eq(self.enable & lost & ~self.clear)]
-        build_count(m, self.wait_cycles, waiting, clear=self.clear)
-        build_count(m, self.untracked, missed, clear=self.clear)
+        m.d.sync += [
+            self.waiting.eq(self.enable & (queued | skipping) & ~self.response & ~self.clear),
+            self.missed.eq(self.enable & lost & ~self.clear),
+        ]
         return m

@@ -226,9 +226,11 @@ class Stream(Probe):
 
 
 def _add_histogram(b, name, part, lag=0):
-    """Make a histogram part's values readable; they lag the others ``lag`` cycles."""
-    b.count(f"{name}.count", part.count, lag=lag)
-    value_bits = len(part.sum.count) - len(part.count.count)
+    """Make a histogram part's values readable; they lag the others ``lag`` cycles. A part
+    without ``count`` has its owner count its samples."""
+    if hasattr(part, "count"):
+        b.count(f"{name}.count", part.count, lag=lag)
+    value_bits = len(part.sum.count) - len(part.rdata.count)
     lags = count_lag(len(part.sum.count), value_bits)
     b.count(f"{name}.sum", part.sum, now=part.sum_now if lags else None, lag=lag)
     b.plain(f"{name}.min", part.min, lag=lag + 1)
@@ -303,8 +305,18 @@ class Latency(Probe):
         b.sample(part.request, b.resolve(self._request, self.name, width=1))
         b.sample(part.response, b.resolve(self._response, self.name, width=1))
         _add_histogram(b, self.name, part, lag=1)
-        b.count(f"{self.name}.wait_cycles", part.wait_cycles, lag=1)
-        b.count(f"{self.name}.untracked", part.untracked, lag=1)
+        # Its three counts are of events the part gives a cycle late, in a bank if the HMM
+        # has one.
+        names = [f"{self.name}.{count}" for count in ("count", "wait_cycles", "untracked")]
+        events = [part.measured, part.waiting, part.missed]
+
+        def in_registers():
+            for name, event in zip(names, events):
+                counter = b.add(name, EventCounter(b.counter_bits, gated=False))
+                b.connect(counter.valid, event)
+                b.count(name, counter.value, lag=1)
+
+        b.bank(names, events, in_registers, lagging=True)
         b.group("latency", self.name, histogram=self.name,
                 wait_cycles=f"{self.name}.wait_cycles", untracked=f"{self.name}.untracked")
 

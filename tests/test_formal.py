@@ -225,63 +225,76 @@ def test_accumulator_table_sums_every_amount(tmp_path):
     prove(tmp_path, m, [valid, amount, enable, clear, raddr], depth=12, mode="bmc")
 
 
-@pytest.mark.parametrize("amount_bits,bits,depth", [
-    ((1, 1, 2), 3, 18),
-    pytest.param((1, 1), 4, 28, marks=pytest.mark.slow),
+def _bank_amounts(m, part, amount, amount_bits, enable, clear, lagging, bits):
+    """Drive a counter bank's amounts from ``amount`` (a count of ``lagging`` gets its amount a
+    cycle late, gated by ``enable`` and ``clear`` of its cycle, as a latency histogram's events
+    come); the references count every amount in its own cycle."""
+    references, offset = [], 0
+    for k, width in enumerate(amount_bits):
+        taken = amount[offset:offset + width]
+        if k in lagging:
+            late = Signal(width, name=f"late_{k}")
+            m.d.sync += late.eq(Mux(enable & ~clear, taken, 0))
+            m.d.comb += part.amount(k).eq(late)
+        else:
+            m.d.comb += part.amount(k).eq(taken)
+        reference = Reference(m, bits, f"reference_{k}")
+        reference.add(Mux(enable, taken, 0), clear=clear)
+        references.append(reference)
+        offset += width
+    return references
+
+
+@pytest.mark.parametrize("amount_bits,bits,lagging,depth", [
+    ((1, 1, 2), 3, (), 18),
+    ((1, 1, 2), 3, (1,), 18),
+    pytest.param((1, 1), 4, (), 28, marks=pytest.mark.slow),
 ])
-def test_counter_bank_counts_every_amount(tmp_path, amount_bits, bits, depth):
+def test_counter_bank_counts_every_amount(tmp_path, amount_bits, bits, lagging, depth):
     """A counter bank (counts that change in the same cycle, their low parts in registers
     visited in turn and added into a LUT-RAM table through its pipeline) holds, for every count
     read once the bank has settled, the amounts added since reset or the last clear, or is
-    saturated with its flag set: 3-bit counts in one adder, and (slow) 4-bit counts split into a
-    3-bit low half and a high half that takes its carry a cycle later."""
+    saturated with its flag set: 3-bit counts in one adder, one of them also of amounts that
+    come a cycle late (``lagging``), and (slow) 4-bit counts split into a 3-bit low half and a
+    high half that takes its carry a cycle later."""
     from hwgen.instrument import CounterBank
 
     m = Module()
-    m.submodules.part = part = CounterBank(amount_bits, bits)
+    m.submodules.part = part = CounterBank(amount_bits, bits, lagging=lagging)
     assert (bits, part.low_bits) in ((3, (3, 3, 5)), (4, (3, 3)))
     n = len(amount_bits)
     amount, enable, clear, raddr = Signal(sum(amount_bits)), Signal(), Signal(), Signal(2)
     m.d.comb += [Assume(raddr < n), Assume(~(enable & part.busy)), part.enable.eq(enable),
                  part.clear.eq(clear), part.raddr.eq(raddr)]
-    references, offset = [], 0
-    for k, width in enumerate(amount_bits):
-        m.d.comb += part.amount(k).eq(amount[offset:offset + width])
-        reference = Reference(m, bits, f"reference_{k}")
-        reference.add(Mux(enable, amount[offset:offset + width], 0), clear=clear)
-        references.append(reference)
-        offset += width
+    references = _bank_amounts(m, part, amount, amount_bits, enable, clear, lagging, bits)
     # The host reads an entry once nothing counts, settles or sweeps: it gets it a cycle later.
     asked = delayed(m, ~enable & ~clear & ~part.settling & ~part.busy, 1, "asked")
     _assert_entry_read(m, part, raddr, references, bits, asked)
     prove(tmp_path, m, [amount, enable, clear, raddr], depth=depth, mode="bmc")
 
 
-def test_counter_bank_snapshot_holds_the_counts_of_its_edge(tmp_path):
-    """A counter bank's snapshot table (3-bit counts, one of them of 2-bit amounts), read once
-    the copy is written, holds every count as it was at the edge of the last ``snap``, or
-    saturated with its flag set, whether counting goes on, stops or is cleared at that edge
-    (a clear with a snapshot waits for the copy)."""
+@pytest.mark.parametrize("lagging", [(), (1,)])
+def test_counter_bank_snapshot_holds_the_counts_of_its_edge(tmp_path, lagging):
+    """A counter bank's snapshot table (3-bit counts, one of them of 2-bit amounts; one of
+    amounts that come a cycle late), read once the copy is written, holds every count as it
+    was at the edge of the last ``snap``, or saturated with its flag set, whether counting goes
+    on, stops or is cleared at that edge (a clear with a snapshot waits for the copy)."""
     from hwgen.instrument import CounterBank
 
     bits, amount_bits = 3, (1, 1, 2)
     m = Module()
-    m.submodules.part = part = CounterBank(amount_bits, bits, snapshot=True)
+    m.submodules.part = part = CounterBank(amount_bits, bits, snapshot=True, lagging=lagging)
     amount, enable, clear, snap, raddr = (Signal(4), Signal(), Signal(), Signal(),
                                           Signal(2))
     m.d.comb += [Assume(raddr < 3), Assume(~(enable & part.busy)), part.enable.eq(enable),
                  part.clear.eq(clear), part.snap.eq(snap), part.raddr.eq(raddr)]
-    references, snapped, offset = [], [], 0
-    for k, width in enumerate(amount_bits):
-        m.d.comb += part.amount(k).eq(amount[offset:offset + width])
-        reference = Reference(m, bits, f"reference_{k}")
-        reference.add(Mux(enable, amount[offset:offset + width], 0), clear=clear)
-        references.append(reference)
+    references = _bank_amounts(m, part, amount, amount_bits, enable, clear, lagging, bits)
+    snapped = []
+    for k, reference in enumerate(references):
         copy = Signal(bits + 1, name=f"snapped_{k}")
         with m.If(snap):
             m.d.sync += copy.eq(reference.value)
         snapped.append(copy)
-        offset += width
     taken = Signal()
     with m.If(snap):
         m.d.sync += taken.eq(1)
@@ -329,12 +342,18 @@ def test_latency_histogram_measures_or_counts_every_response(tmp_path):
     response counted is either measured (in the histogram's sample count) or counted as
     untracked, every measured latency is at least a cycle (1 <= min <= max), and when every
     request was answered and measured, the latencies sum to the cycles each was outstanding."""
-    from hwgen.instrument import LatencyHistogram
+    from hwgen.instrument import EventCounter, LatencyHistogram
     from hwgen.instrument.hmm import MAX_LAG
 
     bits = 4
     m = Module()
     m.submodules.part = part = LatencyHistogram(2, bins=2, latency_bits=4, bits=bits)
+    # The part's counts, of its events, as an HMM without a counter bank keeps them.
+    counts = {}
+    for name, event in (("count", part.measured), ("untracked", part.missed)):
+        m.submodules[name] = counter = EventCounter(bits, gated=False)
+        m.d.comb += [counter.valid.eq(event), counter.enable.eq(0), counter.clear.eq(0)]
+        counts[name] = counter.value
     request, response, enable, raddr = Signal(), Signal(), Signal(), Signal(2)
     outstanding = Signal(2)         # requests of earlier cycles without their response yet
     m.d.sync += outstanding.eq(outstanding + request - response)
@@ -350,7 +369,7 @@ def test_latency_histogram_measures_or_counts_every_response(tmp_path):
     with m.Elif(quiet != MAX_LAG + 1):
         m.d.sync += quiet.eq(quiet + 1)
     settled = quiet > MAX_LAG
-    counted = part.count.count + part.untracked.count
+    counted = counts["count"].count + counts["untracked"].count
     # The latencies exactly: counting runs from reset until it stops for good. A request's
     # latency is the number of cycles after it up to its response, in each of which it is
     # outstanding, so once every request of the counted cycles has been answered and measured,
@@ -364,14 +383,14 @@ def test_latency_histogram_measures_or_counts_every_response(tmp_path):
                      left.eq(outstanding + request - response)]
     with m.Else():
         m.d.sync += stopped.eq(1)
-    exact = settled & (left == 0) & (part.untracked.count == 0)
+    exact = settled & (left == 0) & (counts["untracked"].count == 0)
     m.d.comb += [
-        Assert(~settled | ((counted == responses.value) & ~part.count.overflow
-                           & ~part.untracked.overflow)),
-        Assert(~settled | (part.count.count == 0) | ((part.min >= 1) & (part.min <= part.max))),
+        Assert(~settled | ((counted == responses.value) & ~counts["count"].overflow
+                           & ~counts["untracked"].overflow)),
+        Assert(~settled | (counts["count"].count == 0) | ((part.min >= 1) & (part.min <= part.max))),
         Assert(~exact | (~part.sum.overflow & (part.sum.count == latencies))),
-        Cover(settled & (part.untracked.count != 0) & (part.count.count >= 2)),
-        Cover(exact & (part.count.count >= 3)),
+        Cover(settled & (counts["untracked"].count != 0) & (counts["count"].count >= 2)),
+        Cover(exact & (counts["count"].count >= 3)),
     ]
     prove(tmp_path, m, [request, response, enable, raddr], depth=14, mode="bmc")
 
