@@ -161,10 +161,12 @@ class CounterBank(wiring.Component):
         # Whether to visit is a register, set from the cycle after the first counted one: no
         # logic sits between it and the low parts it empties.
         # So is which entry is visited, one bit per entry (`flush`, visiting & slot == i), whose
-        # low part restarts.
+        # low part restarts; it is taken from `ring`, the slot one-hot, so no comparison of the
+        # next slot (after its adder) sits in front of it.
         slot = Signal(range(period))
+        ring = Signal(period, init=1)
         drain, copy = Signal(range(period + 2)), Signal(range(period + 1))
-        visiting, flush = Signal(), Signal(n)
+        visiting, flush = Signal(), Signal(n, name="flush")
         next_visiting, next_slot = Signal(), Signal.like(slot)
         m.d.comb += [
             next_visiting.eq(~clearing & (self.enable | (drain > 1) | (copy > 1)
@@ -177,8 +179,9 @@ class CounterBank(wiring.Component):
         # Nothing reads them in between (no entry is visited in the cycle after a clear, and a
         # snapshot then copies zeros) and that cycle's amount is added as before, so every value
         # is as if they were emptied at the clear's edge.
-        m.d.sync += [visiting.eq(next_visiting), slot.eq(next_slot),
-                     flush.eq(Cat(*(clearing | (next_visiting & (next_slot == i))
+        next_ring = Mux(clearing, 1, Mux(visiting, Cat(ring[-1], ring[:-1]), ring))
+        m.d.sync += [visiting.eq(next_visiting), slot.eq(next_slot), ring.eq(next_ring),
+                     flush.eq(Cat(*(clearing | (next_visiting & next_ring[i])
                                     for i in range(n))))]
         lows = [Signal(w, name=f"low{i}") for i, w in enumerate(self.low_bits)]
         # A visited low part restarts from this cycle's amount.

@@ -178,15 +178,17 @@ class _Builder:
         self.fields.append((name, Value.cast(value), False))
         self.lags.append(lag)
 
-    def bank(self, names, amounts, fallback, *, lagging=False):
+    def bank(self, names, amounts, fallback, *, lagging=False, joins=False):
         """Counts readable as ``names``, each adding its design value ``amounts[i]`` in every
         cycle, kept in the HMM's counter bank if it has one (see :meth:`finish`); else (or when
         another probe needs one of them in the cycle, see :meth:`counter_value`) ``fallback()``
         builds them in registers. With ``lagging`` the amounts are events of another part, a
-        cycle late and counted whether or not the HMM counts (they carry its ``enable``)."""
+        cycle late and counted whether or not the HMM counts (they carry its ``enable``); with
+        ``joins`` the counts join a bank that the others fill, but do not count towards
+        :data:`BANK_MIN_COUNTS`."""
         for name in names:
             self._claim(name)
-        self.banked.append((tuple(names), tuple(amounts), fallback, lagging))
+        self.banked.append((tuple(names), tuple(amounts), fallback, lagging, joins))
 
     def unbank(self, group):
         """Build a group of :meth:`bank` in registers instead."""
@@ -204,7 +206,7 @@ class _Builder:
             if kept > BANK_MAX_COUNTS:
                 self.unbank(group)
         names = [name for group in self.banked for name in group[0]]
-        if len(names) < BANK_MIN_COUNTS:
+        if sum(len(group[0]) for group in self.banked if not group[4]) < BANK_MIN_COUNTS:
             for group in list(self.banked):
                 self.unbank(group)
             return
@@ -288,11 +290,20 @@ class HMM(wiring.Component):
         if snapshot not in SNAPSHOT_CHOICES:
             raise ValueError(f"snapshot must be one of {', '.join(SNAPSHOT_CHOICES)}, not "
                              f"{snapshot!r}")
+        probes = tuple(probes)
         b = _Builder(view, counter_bits)
-        cycles = b.add("cycles", CycleCounter(counter_bits))
-        b.count("cycles", cycles.value)
+
+        def cycles_in_registers():
+            cycles = b.add("cycles", CycleCounter(counter_bits))
+            b.count("cycles", cycles.value)
+            b.timestamp = cycles.value.count
+
+        # The cycles join a bank unless records take them as their timestamp in the cycle.
+        if bank and not any(probe.timestamped for probe in probes):
+            b.bank(["cycles"], [Const(1)], cycles_in_registers, joins=True)
+        else:
+            cycles_in_registers()
         b.group("counter", "cycles", value="cycles")
-        b.timestamp = cycles.value.count
         for probe in probes:
             probe.build(b)
         if bank:

@@ -44,8 +44,11 @@ class Probe:
     """A named measurement; ``name`` is dotted words of letters, digits, ``_`` and ``$``.
 
     Each kind of probe has ``build(builder)``, which the HMM calls to add the probe's parts and
-    readable values (see ``hwgen.instrument.hmm``).
+    readable values (see ``hwgen.instrument.hmm``), and says whether its records take the
+    ``cycles`` count as their timestamp (``timestamped``).
     """
+
+    timestamped = False
 
     def __init__(self, name):
         if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_$][\w$]*(\.[\w$]+)*", name):
@@ -378,6 +381,9 @@ class Trace(Probe):
         Default: the HMM's counter width.
     """
 
+    timestamped = True
+
+
     def __init__(self, name, triggers, payload=None, *, depth, mode="stop", timestamp_bits=None):
         super().__init__(name)
         self._triggers = _named(name, "triggers", triggers)
@@ -408,6 +414,9 @@ class Sampler(Probe):
     mode : str
         ``"wrap"`` (keeps the newest samples) or ``"stop"``.
     """
+
+    timestamped = True
+
 
     def __init__(self, name, values, *, period, depth, mode="wrap"):
         super().__init__(name)
@@ -441,6 +450,9 @@ class Changes(Probe):
     mode : str
         ``"stop"`` (drained by the host while running, drops counted) or ``"wrap"``.
     """
+
+    timestamped = True
+
 
     kind = "changes"
 

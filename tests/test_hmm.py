@@ -510,10 +510,10 @@ def test_probe_names_must_be_unique_and_well_formed():
 
 
 def test_a_bank_keeps_at_most_its_maximum_and_a_clear_with_a_snapshot_ends_in_time():
-    """Ten streams (30 counts): the first eight streams' 24 counts in the bank, the last two's in
-    registers; a ``clear | snapshot`` (the copy, then the sweep) ends within the cycles a host
-    waits for a command, the snapshot holds the counts of before the clear and a readout after
-    it the counts since."""
+    """Ten streams (30 counts) and the cycles: the cycles and the first seven streams' 21 counts
+    in the bank (an eighth stream would pass its 24), the last three's in registers; a ``clear |
+    snapshot`` (the copy, then the sweep) ends within the cycles a host waits for a command, the
+    snapshot holds the counts of before the clear and a readout after it the counts since."""
     from hwgen.instrument.hmm import BANK_MAX_COUNTS
 
     stimulus = Stimulus()
@@ -521,9 +521,11 @@ def test_a_bank_keeps_at_most_its_maximum_and_a_clear_with_a_snapshot_ends_in_ti
              (stimulus.level[0], stimulus.level[1]), (stimulus.level[1], stimulus.level[2])]
     streams = [probe.Stream(f"s{k}", *pairs[k % len(pairs)]) for k in range(10)]
     hmm = HMM(streams)
-    assert BANK_MAX_COUNTS == 24 and len(hmm.parts["counts"].amount_bits) == 24
+    banked = len(hmm.parts["counts"].amount_bits)
+    assert BANK_MAX_COUNTS == 24 and banked == 22 and "cycles" not in hmm.parts
     registered = {f.name for f in hmm.layout.fields if f.offset < 24 * 32}
-    assert {"s8.idle", "s9.transferring"} <= registered and "s0.idle" not in registered
+    assert {"s7.idle", "s9.transferring"} <= registered
+    assert "s0.idle" not in registered and "cycles" not in registered
     top = Module()
     top.submodules.stimulus = stimulus
     top.submodules.hmm = hmm
@@ -572,6 +574,6 @@ def test_a_bank_keeps_at_most_its_maximum_and_a_clear_with_a_snapshot_ends_in_ti
     # counter says when; every count holds the cycles from then to the freeze.
     values, overflow = result["after"]
     first = result["frozen"] + 1 - values["cycles"]
-    assert first > result["cleared"] + 4 + 24
+    assert first > result["cleared"] + 4 + banked
     after = range(first, result["frozen"] + 1)
     assert {k: values[k] for k in expected(after)} == expected(after)

@@ -206,7 +206,7 @@ def test_vcd_holds_the_hmm_signals_and_gtkwave_converts_it(tmp_path):
     run_window_filter(pe, image(8, 6), vcd=str(vcd))
     text = vcd.read_text()
     assert "$scope module hmm $end" in text
-    for name in ("cycles__value", "counts__low0", "fsm__ctrl__state", "port__rdata"):
+    for name in ("counts__low0", "rd_latency__latency", "fsm__ctrl__state", "port__rdata"):
         assert f" {name} $end" in text
     fst = tmp_path / "run.fst"
     done = subprocess.run(["vcd2fst", str(vcd), str(fst)], capture_output=True, text=True)
