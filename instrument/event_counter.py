@@ -29,6 +29,9 @@ class EventCounter(Counters):
     gated : bool
         Count only while ``enable`` is high; ``False`` for the events of another part, which
         carry the enable already (a cycle late: the last comes after ``enable`` fell).
+    live : bool
+        A sum read only once counting stopped: its low part is shown as it adds (see
+        :func:`~hwgen.instrument.saturating.build_count`).
 
     Members
     -------
@@ -39,7 +42,7 @@ class EventCounter(Counters):
     value : Out(count_layout(bits))
     """
 
-    def __init__(self, bits=32, *, sources=1, amount_bits=None, gated=True):
+    def __init__(self, bits=32, *, sources=1, amount_bits=None, gated=True, live=False):
         if isinstance(sources, bool) or not isinstance(sources, int) or sources < 1:
             raise ValueError(f"sources must be a positive integer, not {sources!r}")
         if amount_bits is not None and (isinstance(amount_bits, bool)
@@ -48,6 +51,7 @@ class EventCounter(Counters):
         self._sources = sources
         self._amount_bits = amount_bits
         self._gated = bool(gated)
+        self._live = bool(live)
         self._now = None
         members = {"valid": In(sources), "value": Out(count_layout(bits))}
         if amount_bits is not None:
@@ -87,7 +91,7 @@ class EventCounter(Counters):
     def elaborate(self, platform):
         m = Module()
         now, _ = build_count(m, self.value, self._increment(), clear=self.clear,
-                             when=self.enable if self._gated else None)
+                             when=self.enable if self._gated else None, live=self._live)
         if self._now is not None:
             m.d.comb += self._now.eq(now)
         return m

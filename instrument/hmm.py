@@ -106,9 +106,10 @@ def _read_latency(blocks):
 class _Builder:
     """What probes use to add parts and readable values to an HMM (see ``Probe.build``)."""
 
-    def __init__(self, view, counter_bits):
+    def __init__(self, view, counter_bits, live):
         self.view = view
         self.counter_bits = counter_bits
+        self.live = live         # counts are read once counting stopped, not snapshotted
         self.parts = {}          # submodule name -> part
         self.samples = []        # (part port, design value): registered at every edge
         self.links = []          # (part port, value of another part): combinational
@@ -291,7 +292,7 @@ class HMM(wiring.Component):
             raise ValueError(f"snapshot must be one of {', '.join(SNAPSHOT_CHOICES)}, not "
                              f"{snapshot!r}")
         probes = tuple(probes)
-        b = _Builder(view, counter_bits)
+        b = _Builder(view, counter_bits, live=snapshot == "traces")
 
         def cycles_in_registers():
             cycles = b.add("cycles", CycleCounter(counter_bits))

@@ -83,7 +83,8 @@ class Count(Probe):
         events = [b.resolve(e, self.name, width=1) for e in self._events]
 
         def in_registers():
-            part = b.add(self.name, EventCounter(b.counter_bits, sources=len(events)))
+            part = b.add(self.name, EventCounter(b.counter_bits, sources=len(events),
+                                                 live=b.live))
             b.sample(part.valid, Cat(*events))
             b.count(self.name, part.value, now=part.now if part.lag else None)
 
@@ -114,7 +115,7 @@ class Accumulate(Probe):
 
         def in_registers():
             part = b.add(self.name, EventCounter(b.counter_bits, sources=len(pairs),
-                                                 amount_bits=amount_bits))
+                                                 amount_bits=amount_bits, live=b.live))
             for i, (value, valid) in enumerate(pairs):
                 b.sample(part.amount[i], value)
                 b.sample(part.valid[i], valid)

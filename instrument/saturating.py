@@ -62,7 +62,7 @@ def count_lag(bits, amount_bits, *, low_bits=LOW_BITS):
     return int(amount_bits > 1 and _low_bits(bits, amount_bits, low_bits) < bits)
 
 
-def build_count(m, counter, amount, *, clear, when=None, low_bits=LOW_BITS):
+def build_count(m, counter, amount, *, clear, when=None, low_bits=LOW_BITS, live=False):
     """Add ``amount`` to the saturating register ``counter`` at every ``sync`` edge.
 
     Parameters
@@ -79,6 +79,12 @@ def build_count(m, counter, amount, *, clear, when=None, low_bits=LOW_BITS):
         Add only in cycles where this is high.
     low_bits : int
         Width of the low part (widened to the amount's).
+    live : bool
+        Adding amounts, show the low part as it adds, not a cycle late: a flip-flop per bit of
+        it less, for a count that is read only once counting stopped (not copied by a
+        snapshot while the design runs). ``counter`` is exact in every cycle that follows one
+        without an amount; in a cycle after one, the low part's carry may still be on its way
+        to the high part (``now`` has it).
 
     Returns
     -------
@@ -128,6 +134,26 @@ def build_count(m, counter, amount, *, clear, when=None, low_bits=LOW_BITS):
         with m.Elif(take):
             m.d.sync += counter.as_value().eq(saturating_sum(counter, amount))
         return counter, ~overflow | counter.count.all()
+    saturated = (1 << (bits + 1)) - 1
+    if live:
+        # The count's own low part adds; the high part takes its carry at the next edge, when
+        # a carry into an all-ones high part saturates the count.
+        carry, high_full = Signal(name=f"{name}_carry"), Signal(name=f"{name}_high_full")
+        total = low + amount
+        saturating = overflow | (carry & high_full)
+        with m.If(clear):
+            m.d.sync += [counter.as_value().eq(0), carry.eq(0), high_full.eq(0)]
+        with m.Elif(saturating):
+            m.d.sync += [low.eq(ones), overflow.eq(1), carry.eq(0)]
+        with m.Else():
+            m.d.sync += [high.eq(high + carry), carry.eq(0)]
+            with m.If(carry):
+                m.d.sync += high_full.eq(high == (1 << len(high)) - 2)
+            with m.If(take):
+                m.d.sync += [low.eq(total[:low_width]), carry.eq(total[low_width])]
+        now = Mux(saturating, saturated, Cat(low, (high + carry)[:len(high)], 0))
+        return counter.shape()(now), ((~overflow | counter.count.all()) & ~(overflow & carry)
+                                      & (high_full == high.all()))
     # Adding amounts: the low part adds in a register of its own and is shown a cycle later,
     # beside the high part that has then taken the low part's carry. A clear empties the adder
     # at once and what is shown a cycle later.
@@ -150,7 +176,6 @@ def build_count(m, counter, amount, *, clear, when=None, low_bits=LOW_BITS):
         m.d.sync += [low.eq(adding), high.eq(high + carry)]
         with m.If(carry):
             m.d.sync += high_full.eq(high == (1 << len(high)) - 2)
-    saturated = (1 << (bits + 1)) - 1
     added = Cat(adding, (high + carry)[:len(high)], 0)
     now = Mux(clearing, adding, Mux(saturating, saturated, added))
     return counter.shape()(now), (~overflow | counter.count.all()) & (high_full == high.all())

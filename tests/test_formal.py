@@ -89,25 +89,34 @@ class Reference:
 
 # --- saturating counts --------------------------------------------------------------------------
 
-@pytest.mark.parametrize("amount_bits,mode", [(1, "prove"), (2, "bmc")])
-def test_count_equals_the_events_since_reset(tmp_path, amount_bits, mode):
+@pytest.mark.parametrize("amount_bits,mode,live", [(1, "prove", False), (2, "bmc", False),
+                                                   (2, "bmc", True)])
+def test_count_equals_the_events_since_reset(tmp_path, amount_bits, mode, live):
     """A count split into a 2-bit low part and a 3-bit high part equals the amounts added since
     reset or the last clear (a cycle later for sums; the value it gives for the cycle, at
     once), or is saturated with its flag set, and stays so until a clear. Counting one at a
-    time: in every cycle (k-induction); sums: in the first 16 cycles, enough to saturate."""
+    time: in every cycle (k-induction); sums: in the first 16 cycles, enough to saturate; a
+    ``live`` sum, in every cycle after one that added nothing."""
     bits, low_bits = 5, 2
     m = Module()
     amount, when, clear = Signal(amount_bits), Signal(), Signal()
     counter = Signal(count_layout(bits), name="counter")
-    now, invariant = build_count(m, counter, amount, clear=clear, when=when, low_bits=low_bits)
+    now, invariant = build_count(m, counter, amount, clear=clear, when=when, low_bits=low_bits,
+                                 live=live)
     lag = count_lag(bits, amount_bits, low_bits=low_bits)
     assert lag == (amount_bits > 1)
     reference = Reference(m, bits, "reference")
     reference.add(Mux(when, amount, 0), clear=clear)
-    m.d.comb += [Assert(invariant), Assert(reference.agrees(now)),
-                 Assert(reference.agrees(counter, delayed(m, reference.value, lag, "shown")))]
+    m.d.comb += [Assert(invariant), Assert(reference.agrees(now))]
+    if live:
+        added = delayed(m, when & amount.any() & ~clear, 1, "added")
+        m.d.comb += Assert(added | reference.agrees(counter))
+        lag = 0                 # it saturates and clears at once
+    else:
+        m.d.comb += Assert(reference.agrees(counter, delayed(m, reference.value, lag, "shown")))
     saturated = Signal()
-    m.d.sync += saturated.eq((saturated | counter.overflow) & ~delayed(m, clear, lag, "clear"))
+    m.d.sync += saturated.eq((saturated | counter.overflow)
+                             & ~delayed(m, clear, lag, "clear"))
     m.d.comb += [Cover(counter.overflow), Assert(~saturated | counter.overflow)]
     prove(tmp_path, m, [amount, when, clear], depth=16, mode=mode)
 
