@@ -171,15 +171,16 @@ class CounterBank(wiring.Component):
         m.d.comb += [
             next_visiting.eq(~clearing & (self.enable | (drain > 1) | (copy > 1)
                                           | (self.snap if self._snapshot else 0))),
-            next_slot.eq(Mux(clearing, 0, Mux(visiting, Mux(slot == period - 1, 0, slot + 1),
-                                              slot))),
+            next_slot.eq(Mux(visiting, Mux(slot == period - 1, 0, slot + 1), slot)),
         ]
         # A clear empties the low parts one edge late, through `flush`: a net from the clear to
         # every low part's flip-flops was a critical path, one to a flip-flop per entry is not.
         # Nothing reads them in between (no entry is visited in the cycle after a clear, and a
         # snapshot then copies zeros) and that cycle's amount is added as before, so every value
         # is as if they were emptied at the clear's edge.
-        next_ring = Mux(clearing, 1, Mux(visiting, Cat(ring[-1], ring[:-1]), ring))
+        # A clear leaves the slot where it is: the visits go on from there once the sweep is
+        # done (a net from the clear into the reset of every slot flip-flop was a critical path).
+        next_ring = Mux(visiting, Cat(ring[-1], ring[:-1]), ring)
         m.d.sync += [visiting.eq(next_visiting), slot.eq(next_slot), ring.eq(next_ring),
                      flush.eq(Cat(*(clearing | (next_visiting & next_ring[i])
                                     for i in range(n))))]
