@@ -34,7 +34,7 @@ from .walk import AffineWalk
 from .window_buffer import check_frame, positive_int
 
 __all__ = ["BUFFERS", "TREE_POLICIES", "WindowFilter", "WindowTraffic", "default_credits", "dilation",
-           "erosion", "policy_tree_stages"]
+           "erosion", "has_lut_ram", "policy_tree_stages"]
 
 #: The buffer strategies by name: :class:`~hwgen.kernels.window_buffer.WindowBuffer` components.
 BUFFERS = {
@@ -343,7 +343,7 @@ class WindowFilter(ProcessingElement):
         data_bits = self._unroll * self._pixel_bits
         mask_bits = len(self.wr_req.payload.mask)
         tag = Cat(wr_walk.addr, s.write_mask(wr_walk), wr_walk.last.all())
-        queue_tags = getattr(platform, "family", None) != "ice40"
+        queue_tags = has_lut_ram(platform)
         m.submodules.out_fifo = out_fifo = FlaggedFIFO(
             width=data_bits + (len(tag) if queue_tags else 0), depth=max(2, self._credits))
 
@@ -455,6 +455,14 @@ def policy_tree_stages(policy, levels):
     """Registers a named policy puts into a reduction of ``levels`` comparator levels."""
     per_stage = TREE_POLICIES[policy]
     return max(0, -(-levels // per_stage) - 1)
+
+
+def has_lut_ram(platform):
+    """Whether the family ``platform`` builds for has LUT RAM (distributed RAM). The iCE40 has
+    none: hwgen's boards name its family ``"ice40"``, Amaranth's SiliconBlue platforms
+    ``"iCE40"`` (or ``"iCE5"``). Without a platform, as the families that have it."""
+    family = getattr(platform, "family", None)
+    return not (isinstance(family, str) and family.lower() in ("ice40", "ice5"))
 
 
 def default_credits(latency, pipeline):

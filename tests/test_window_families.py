@@ -14,6 +14,7 @@ import reference as ref
 from hwgen.catalog import resolve_board
 from hwgen.kernels import WindowFilter
 from hwgen.kernels.fifo_flags import FlaggedFIFO
+from hwgen.kernels.window import has_lut_ram
 from hwgen.sim import MemoryModel, instrument_pe, run_pe, run_window_filter
 
 ICE40 = resolve_board("icebreaker").elaboration_platform()
@@ -47,6 +48,15 @@ def test_the_result_fifo_holds_the_tags_only_where_the_family_has_lut_ram(board,
     tag = pe.addr_width + unroll + 1
     assert fifo.width == (pixels if board == "icebreaker" else pixels + tag)
     assert fifo.depth == max(2, pe.credits)
+
+
+def test_lut_ram_by_family_as_hwgen_and_amaranth_name_it():
+    from amaranth_boards.icebreaker import ICEBreakerPlatform
+    from amaranth_boards.ulx3s import ULX3S_85F_Platform
+    assert not has_lut_ram(ICE40) and not has_lut_ram(ICEBreakerPlatform())
+    assert has_lut_ram(ULX3S_85F_Platform()) and has_lut_ram(None)
+    assert all(has_lut_ram(resolve_board(name).elaboration_platform())
+               for name in ("ulx3s-85f", "arty-a7-100t", "alveo-u280", "d5005"))
 
 
 def _port_trace(pe, trace):
