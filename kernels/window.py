@@ -22,6 +22,7 @@ import numpy as np
 
 from amaranth.hdl import Cat, Module, Mux, Signal, unsigned
 
+from .block_fifo import BlockFIFO
 from .direct import Unbuffered
 from .fifo_flags import FlaggedFIFO
 from .line_buffer import LineBuffer
@@ -331,21 +332,18 @@ class WindowFilter(ProcessingElement):
                                                     offset=rd_offset)
         m.submodules.wr_walk = wr_walk = AffineWalk(wr_loops, addr_width=self._addr_width,
                                                     offset=wr_offset)
-        # One result per credit, in distributed RAM where the family has it (its write is the
-        # datapath's last register), its flags flip-flops. Depth 1 would give zero-width pointers.
-        # A result's tag is its write address, mask and "last beat" flag, from the write walk.
-        # With LUT RAM the tag enters the FIFO beside the pixels and the walk steps as results
-        # arrive (the datapath's register), so the port's handshake reaches only the FIFO's
-        # pointers and flags. The iCE40 has no LUT RAM: its FIFO is flip-flops and multiplexers,
-        # which the tag would nearly double, so there the FIFO holds the pixels alone and the
-        # walk steps as results are written, its tag that of the FIFO's head. Either way the
-        # port sees the same tags in the same cycles.
+        # One result per credit, its flags flip-flops. Depth 1 would give zero-width pointers.
+        # A result enters with its write address, mask and "last beat" flag: the write walk
+        # steps as results arrive (the datapath's register), not on the port's handshake.
+        # The entries are distributed RAM where the family has it (its write is the datapath's
+        # last register); the iCE40 has none, and flip-flops with a multiplexer per bit would
+        # nearly double a small PE: there they are block RAM, read a cycle ahead (BlockFIFO),
+        # with the same timing.
         data_bits = self._unroll * self._pixel_bits
         mask_bits = len(self.wr_req.payload.mask)
-        tag = Cat(wr_walk.addr, s.write_mask(wr_walk), wr_walk.last.all())
-        queue_tags = has_lut_ram(platform)
-        m.submodules.out_fifo = out_fifo = FlaggedFIFO(
-            width=data_bits + (len(tag) if queue_tags else 0), depth=max(2, self._credits))
+        fifo = FlaggedFIFO if has_lut_ram(platform) else BlockFIFO
+        m.submodules.out_fifo = out_fifo = fifo(
+            width=data_bits + self._addr_width + mask_bits + 1, depth=max(2, self._credits))
 
         # The walks and the credits are loaded in every idle cycle, the last of which is the
         # one of ``start``: ``start`` (in a system, a register far from the PE) then drives only
@@ -369,14 +367,10 @@ class WindowFilter(ProcessingElement):
             s.pixels.valid.eq(self.rd_rsp.valid),
             s.pixels.payload.eq(self.rd_rsp.payload),
             out_fifo.w_en.eq(s.results.valid),
+            out_fifo.w_data.eq(Cat(s.results.payload, wr_walk.addr, s.write_mask(wr_walk),
+                                   wr_walk.last.all())),
+            wr_walk.next.eq(s.results.valid),
         ]
-        if queue_tags:
-            m.d.comb += [
-                out_fifo.w_data.eq(Cat(s.results.payload, tag)),
-                wr_walk.next.eq(s.results.valid),
-            ]
-        else:
-            m.d.comb += out_fifo.w_data.eq(s.results.payload)
 
         # Fetch: a new step needs a free credit; the beats of a started step follow freely.
         # Whether the PE is fetching (running, its read walk not done) and whether a credit is
@@ -391,25 +385,23 @@ class WindowFilter(ProcessingElement):
             rd_walk.next.eq(self.rd_req.valid & self.rd_req.ready),
         ]
 
-        # Write: results leave the FIFO in order with their tags. ``valid`` is the FIFO's "not
-        # empty", a flip-flop, so the write handshake starts at registers on both sides of the
-        # port and, where the tags are queued, ends at the FIFO's pointer and flags.
+        # Write: results leave the FIFO in order with their addresses. ``valid`` is the FIFO's
+        # "not empty", a flip-flop, so the write handshake starts at registers on both sides of
+        # the port and ends at the FIFO's pointer and flags.
         wr_done = self.wr_req.valid & self.wr_req.ready
         head = out_fifo.r_data
-        head_tag = head[data_bits:] if queue_tags else tag
-        wr_last = head_tag[-1]
+        addr_at, mask_at = data_bits, data_bits + self._addr_width
+        wr_last = head[-1]
         # ``r_en`` is a plain copy of ``ready``, so the FIFO's read side and the port are one
         # stream to the HMM.
         written = Signal()
         m.d.comb += [
             self.wr_req.valid.eq(out_fifo.r_rdy),
             self.wr_req.payload.data.eq(head[:data_bits]),
-            self.wr_req.payload.addr.eq(head_tag[:self._addr_width]),
-            self.wr_req.payload.mask.eq(head_tag[self._addr_width:self._addr_width + mask_bits]),
+            self.wr_req.payload.addr.eq(head[addr_at:mask_at]),
+            self.wr_req.payload.mask.eq(head[mask_at:mask_at + mask_bits]),
             out_fifo.r_en.eq(self.wr_req.ready),
         ]
-        if not queue_tags:
-            m.d.comb += wr_walk.next.eq(wr_done)
         with m.If(wr_done):
             m.d.comb += written.eq(1)           # a result beat is written
 

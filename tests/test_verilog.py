@@ -130,8 +130,8 @@ def test_ecp5_block_ram_line_buffer_matches_amaranth(tmp_path, width, height, un
 @pytest.mark.skipif(shutil.which("iverilog") is None, reason="needs iverilog")
 @pytest.mark.parametrize("params", DESIGNS, ids=IDS)
 def test_ice40_build_matches_amaranth(tmp_path, params):
-    """On the iCE40 the result FIFO holds the pixels alone and the write walk steps on the write
-    handshake; its Verilog gives the generic design's image and cycle count."""
+    """On the iCE40 the result FIFO is block RAM read a cycle ahead (Yosys's memory, with its
+    transparent read); its Verilog gives the generic design's image and cycle count."""
     width, height = 16, 10
     pe = _design(params, width, height)
     image = np.random.default_rng(9).integers(0, 1 << pe.pixel_bits, (height, width))

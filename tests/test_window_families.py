@@ -1,8 +1,8 @@
-"""The window filter as each family builds it. Where the family has LUT RAM each result enters the
-result FIFO with its write address, mask and "last" flag; the iCE40 has none, so there the FIFO
-holds the pixels alone and the write walk steps on the write handshake. The two run cycle for
-cycle alike, on the port and in both engines, so a simulation without a platform describes
-what an iCE40 build does."""
+"""The window filter as each family builds it. Where the family has LUT RAM the result FIFO is a
+``FlaggedFIFO`` (distributed RAM read combinationally); the iCE40 has none, so there it is a
+``BlockFIFO`` (block RAM read a cycle ahead). Both hold each result's pixels, write address, mask
+and "last" flag, and the PE runs cycle for cycle alike on the port, in both engines and in the
+emitted Verilog, so a simulation without a platform describes what an iCE40 build does."""
 
 import warnings
 
@@ -13,6 +13,7 @@ from amaranth.hdl import Fragment, UnusedElaboratable
 import reference as ref
 from hwgen.catalog import resolve_board
 from hwgen.kernels import WindowFilter
+from hwgen.kernels.block_fifo import BlockFIFO
 from hwgen.kernels.fifo_flags import FlaggedFIFO
 from hwgen.kernels.window import has_lut_ram
 from hwgen.sim import MemoryModel, instrument_pe, run_pe, run_window_filter
@@ -29,7 +30,7 @@ class _ICE40Filter(WindowFilter):
 
 
 def _result_fifo(pe, platform):
-    """The FlaggedFIFO that ``pe`` elaborated for ``platform`` builds as its result FIFO."""
+    """The FIFO that ``pe`` elaborated for ``platform`` builds as its result FIFO."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UnusedElaboratable)
         fragment = Fragment.get(pe, platform)
@@ -39,14 +40,13 @@ def _result_fifo(pe, platform):
 
 @pytest.mark.parametrize("buffer,unroll", [("none", 2), ("smart", 3), ("line", 4), ("line", 1)])
 @pytest.mark.parametrize("board", ["icebreaker", "ulx3s-85f", "arty-a7-100t", None])
-def test_the_result_fifo_holds_the_tags_only_where_the_family_has_lut_ram(board, buffer, unroll):
+def test_the_result_fifo_is_block_ram_only_where_the_family_has_no_lut_ram(board, buffer, unroll):
     pe = WindowFilter("max", (3, 3), width=16, height=10, unroll=unroll, buffer=buffer)
     platform = resolve_board(board).elaboration_platform() if board else None
     fifo = _result_fifo(pe, platform)
-    pixels = unroll * pe.pixel_bits
-    # The tag: an element address, a mask bit per lane and the "last" flag.
-    tag = pe.addr_width + unroll + 1
-    assert fifo.width == (pixels if board == "icebreaker" else pixels + tag)
+    assert type(fifo) is (BlockFIFO if board == "icebreaker" else FlaggedFIFO)
+    # Pixels, then the tag: an element address, a mask bit per lane and the "last" flag.
+    assert fifo.width == unroll * pe.pixel_bits + pe.addr_width + unroll + 1
     assert fifo.depth == max(2, pe.credits)
 
 
