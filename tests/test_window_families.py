@@ -135,8 +135,8 @@ def test_the_ice40_build_runs_cycle_for_cycle_as_the_generic_one(params, memory)
     np.testing.assert_array_equal(ice40.image, ref.window_filter(image, _element(params), "max"))
     assert ice40.figures.cycles == generic.figures.cycles
     if memory == "ideal":
-        assert ice40.figures.cycles == _closed_form_cycles(params, width, height,
-                                                                designs[0].datapath_latency)
+        latency = designs[0].datapath_latency
+        assert ice40.figures.cycles == _closed_form_cycles(params, width, height, latency)
     assert ice40.traffic.write_addresses == generic.traffic.write_addresses
     # Every cycle's requests, handshakes and payloads, up to the job's end.
     done = traces[0].index(next(t for t in traces[0] if t[-1]))
