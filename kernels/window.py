@@ -22,6 +22,7 @@ import numpy as np
 
 from amaranth.hdl import Cat, Module, Mux, Signal, unsigned
 
+from .block_fifo import BlockFIFO
 from .direct import Unbuffered
 from .fifo_flags import FlaggedFIFO
 from .line_buffer import LineBuffer
@@ -34,7 +35,7 @@ from .walk import AffineWalk
 from .window_buffer import check_frame, positive_int
 
 __all__ = ["BUFFERS", "TREE_POLICIES", "WindowFilter", "WindowTraffic", "default_credits", "dilation",
-           "erosion", "policy_tree_stages"]
+           "erosion", "has_lut_ram", "policy_tree_stages"]
 
 #: The buffer strategies by name: :class:`~hwgen.kernels.window_buffer.WindowBuffer` components.
 BUFFERS = {
@@ -331,13 +332,17 @@ class WindowFilter(ProcessingElement):
                                                     offset=rd_offset)
         m.submodules.wr_walk = wr_walk = AffineWalk(wr_loops, addr_width=self._addr_width,
                                                     offset=wr_offset)
-        # One result per credit, in distributed RAM where the family has it (its write is the
-        # datapath's last register), its flags flip-flops. Depth 1 would give zero-width pointers.
+        # One result per credit, its flags flip-flops. Depth 1 would give zero-width pointers.
         # A result enters with its write address, mask and "last beat" flag: the write walk
         # steps as results arrive (the datapath's register), not on the port's handshake.
+        # The entries are distributed RAM where the family has it (its write is the datapath's
+        # last register); the iCE40 has none, and flip-flops with a multiplexer per bit would
+        # nearly double a small PE: there they are block RAM, read a cycle ahead (BlockFIFO),
+        # with the same timing.
         data_bits = self._unroll * self._pixel_bits
         mask_bits = len(self.wr_req.payload.mask)
-        m.submodules.out_fifo = out_fifo = FlaggedFIFO(
+        fifo = FlaggedFIFO if has_lut_ram(platform) else BlockFIFO
+        m.submodules.out_fifo = out_fifo = fifo(
             width=data_bits + self._addr_width + mask_bits + 1, depth=max(2, self._credits))
 
         # The walks and the credits are loaded in every idle cycle, the last of which is the
@@ -442,6 +447,14 @@ def policy_tree_stages(policy, levels):
     """Registers a named policy puts into a reduction of ``levels`` comparator levels."""
     per_stage = TREE_POLICIES[policy]
     return max(0, -(-levels // per_stage) - 1)
+
+
+def has_lut_ram(platform):
+    """Whether the family ``platform`` builds for has LUT RAM (distributed RAM). The iCE40 has
+    none: hwgen's boards name its family ``"ice40"``, Amaranth's SiliconBlue platforms
+    ``"iCE40"`` (or ``"iCE5"``). Without a platform, as the families that have it."""
+    family = getattr(platform, "family", None)
+    return not (isinstance(family, str) and family.lower() in ("ice40", "ice5"))
 
 
 def default_credits(latency, pipeline):
