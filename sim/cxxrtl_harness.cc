@@ -1364,6 +1364,29 @@ size_t hw_settle(Simulation *sim) {
 	return deltas;
 }
 
+// Run up to `cycles` cycles of the clock item `clock` (it rises and the design settles, it falls
+// and the design settles), stopping before a rising edge at which any of the items `stops` (of
+// up to 64 bits each) is not zero; the cycles run.
+uint64_t hw_clock_cycles(Simulation *sim, long clock, uint64_t cycles, const long *stops,
+                         size_t stop_count) {
+	const cxxrtl::debug_item *clk = sim->items_by_index[clock];
+	chunk_t *level = clk->next ? clk->next : clk->curr;
+	for (uint64_t n = 0; n < cycles; n++) {
+		for (size_t i = 0; i < stop_count; i++) {
+			const cxxrtl::debug_item *item = sim->items_by_index[stops[i]];
+			if (item->type == cxxrtl::debug_item::OUTLINE)
+				item->outline->eval();
+			if (item->curr[0] || (item->width > 32 && item->curr[1]))
+				return n;
+		}
+		*level = 1;
+		hw_settle(sim);
+		*level = 0;
+		hw_settle(sim);
+	}
+	return cycles;
+}
+
 // Sample every signal of the waveform at `time_ps`.
 void hw_sample_vcd(Simulation *sim, uint64_t time_ps) {
 	if (sim->vcd_file)
