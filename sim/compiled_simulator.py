@@ -61,6 +61,12 @@ class CompiledSimulator(Simulator):
         """Seconds spent compiling the model now (``0.0`` when it came from the cache)."""
         return self._engine.build.compile_seconds
 
+    @property
+    def batched_cycles(self):
+        """Clock cycles ``run`` and ``run_until`` stepped in C++, with no process or testbench
+        to resume at their edges."""
+        return self._engine.batched_cycles
+
     def run(self):
         # Within run() and run_until() the clock may be stepped in C++ up to the deadline;
         # advance() takes one time step, as Amaranth's.
@@ -107,6 +113,9 @@ class _Item:
 
     def set(self, value, row=0):
         value &= (1 << self.width) - 1
+        if self.width <= 64 and self.depth == 1:
+            self._sim.lib.hw_item_set64(self._sim.handle, self.index, value)
+            return
         for i in range(len(self._buffer)):
             self._buffer[i] = (value >> (32 * i)) & 0xFFFFFFFF
         self._sim.lib.hw_item_set(self._sim.handle, self.index, row, self._buffer)
@@ -444,6 +453,9 @@ class _TestbenchContext(SimulatorContext):
         self._scheduler.step_design()
 
     def _assign(self, expr, value):
+        if type(value) is int and type(expr) is Signal:
+            self._scheduler.set_value(expr, value)
+            return
         if isinstance(expr, ValueCastable):
             shape = expr.shape()
             if isinstance(shape, ShapeCastable):
@@ -537,6 +549,7 @@ class _CompiledEngine(PySimEngine):
         self._state = _MirrorState(self)
         self.model_dirty = True
         self.deadline = None      # set by run() and run_until(): the clock may run in C++
+        self.batched_cycles = 0
         self.activated = []       # waits to fire in the next delta cycle
         self._clocks, self._processes, self._testbenches = [], [], []
         self._waits = {}          # every wait still registered -> None
@@ -645,15 +658,15 @@ class _CompiledEngine(PySimEngine):
 
     def settle(self):
         """Let the model settle and queue the values that changed."""
-        lib, handle = self._sim.lib, self._sim.handle
-        lib.hw_settle(handle)
         self.model_dirty = False
         pending, pulled = self._state.pending, self._state.pulled
-        changed = [(state, _signed(value, shape))
-                   for state, value, shape in self._narrow.changed(lib, handle)]
-        changed += [(state, _signed(item.get(), state.signal.shape()))
-                    for state, item in self._wide.items()]
-        for state, value in changed:
+        for state, value in self._narrow.settle(self._sim.lib, self._sim.handle):
+            if value != state.curr:
+                state.next = value
+                pending.add(state)
+                pulled.add(state)
+        for state, item in self._wide.items():
+            value = _signed(item.get(), state.signal.shape())
             if value != state.curr:
                 state.next = value
                 pending.add(state)
@@ -836,6 +849,7 @@ class _CompiledEngine(PySimEngine):
                                              cycles, indices, len(stops))
         if not done:
             return
+        self.batched_cycles += done
         for wait in self._waits:
             if wait.count is not None and wait.runner.waits_on is wait:
                 wait.count -= done
@@ -861,7 +875,7 @@ class _Pulled:
     """Signals of up to 64 bits whose values one call brings back, the changed ones only."""
 
     def __init__(self):
-        self._states, self._shapes = [], []
+        self._states, self._signed = [], []
         self._capacity = 0
 
     def add(self, state, item):
@@ -877,14 +891,22 @@ class _Pulled:
         self._indices[count] = item.index
         self._values[count] = item.get()
         self._states.append(state)
-        self._shapes.append(state.signal.shape())
+        shape = state.signal.shape()
+        self._signed.append(shape.width if shape.signed else 0)
 
-    def changed(self, lib, handle):
-        """``(state, raw value, shape)`` of every signal whose value changed since the last
-        call."""
+    def settle(self, lib, handle):
+        """Let the model settle; ``(state, value)`` of every signal whose value changed since the
+        last call."""
         if not self._states:
+            lib.hw_settle(handle)
             return []
-        count = lib.hw_pull(handle, self._indices, len(self._states), self._values,
-                            self._changed)
-        states, shapes, values, changed = self._states, self._shapes, self._values, self._changed
-        return [(states[i], values[i], shapes[i]) for i in changed[:count]]
+        count = lib.hw_settle_pull(handle, self._indices, len(self._states), self._values,
+                                   self._changed)
+        states, signed, values = self._states, self._signed, self._values
+        changed = []
+        for i in self._changed[:count]:
+            value, width = values[i], signed[i]
+            if width and value >> (width - 1):
+                value -= 1 << width
+            changed.append((states[i], value))
+        return changed

@@ -1351,6 +1351,12 @@ size_t hw_pull(Simulation *sim, const long *indices, size_t count, uint64_t *val
 	return n;
 }
 
+// Write signal `index` (of up to 64 bits): as hw_item_set(), from one word.
+void hw_item_set64(Simulation *sim, long index, uint64_t value) {
+	uint32_t chunks[2] = {uint32_t(value), uint32_t(value >> 32)};
+	hw_item_set(sim, index, 0, chunks);
+}
+
 // Evaluate and commit until a commit changes nothing, so that the last evaluation saw the
 // committed state and every combinational value is current (step() stops after one evaluation
 // where the design has no feedback, leaving values computed before the commit); the number of
@@ -1362,6 +1368,13 @@ size_t hw_settle(Simulation *sim) {
 		deltas++;
 	} while (sim->top.commit());
 	return deltas;
+}
+
+// hw_settle(), then hw_pull() of the signals `indices`: one call where a testbench waits.
+size_t hw_settle_pull(Simulation *sim, const long *indices, size_t count, uint64_t *values,
+                      size_t *changed) {
+	hw_settle(sim);
+	return hw_pull(sim, indices, count, values, changed);
 }
 
 // Run up to `cycles` cycles of the clock item `clock` (it rises and the design settles, it falls
