@@ -544,6 +544,7 @@ class _CompiledEngine(PySimEngine):
         self._model, self.build = CompiledModel.build(None, source=Source.from_rtlil(text))
         self._sim = self._model.simulation()
         self._items = {}          # signal state -> _Item
+        self._signal_states = {}  # id(signal or value) -> (it, its signal state)
         self._narrow = _Pulled()  # the signals of up to 64 bits, pulled at once
         self._wide = {}           # the wider ones
         self._state = _MirrorState(self)
@@ -615,8 +616,14 @@ class _CompiledEngine(PySimEngine):
         return item
 
     def signal_state(self, signal):
-        state = self._state
-        return state.slots[state.get_signal(Value.cast(signal))]
+        try:
+            return self._signal_states[id(signal)][1]
+        except KeyError:
+            state = self._state
+            found = state.slots[state.get_signal(Value.cast(signal))]
+            # Keyed by identity, the signal kept alive beside its state.
+            self._signal_states[id(signal)] = (signal, found)
+            return found
 
     def sampler(self, expr, shape):
         """A function that gives ``expr``'s value now (``shape.from_bits`` of it where the shape
@@ -779,7 +786,14 @@ class _CompiledEngine(PySimEngine):
                     testbench.run()
                     ran = True
         self._advance_time()
-        return any(runner.critical for runner in (*self._processes, *self._testbenches))
+        return self._critical()
+
+    def _critical(self):
+        for runners in (self._processes, self._testbenches):
+            for runner in runners:
+                if runner.critical:
+                    return True
+        return False
 
     def _advance_time(self):
         timeline = self._timeline
@@ -811,11 +825,10 @@ class _CompiledEngine(PySimEngine):
         timer = self._timeline[0][1]
         if timer is not clock.timer or clock.state.curr != 0:
             return
-        if self.deadline == float("inf") and not any(
-                runner.critical for runner in (*self._processes, *self._testbenches)):
-            return
         cycles, stops, unheard = _BATCH_CYCLES, [], []
         for wait in self._waits:
+            if wait.runner.waits_on is wait and wait.count is None and wait.until is None:
+                return      # resumes at the next edge, or is no tick wait
             if wait.runner.waits_on is not wait:
                 # Not awaited: the next edge of this clock breaks it, anything else cannot run.
                 if wait.watched and not wait.delays and all(
@@ -826,7 +839,7 @@ class _CompiledEngine(PySimEngine):
                     continue        # nothing can activate it
                 return
             domain = wait.tick
-            if (domain is None or wait.delays or domain.clk_edge != "pos" or domain.async_reset
+            if (wait.delays or domain.clk_edge != "pos" or domain.async_reset
                     or wait.watched[0][0] is not clock.state):
                 return
             if wait.count is not None:
@@ -837,7 +850,7 @@ class _CompiledEngine(PySimEngine):
                 return
             if domain.rst is not None:
                 stops.append(self._stop_item(domain.rst))
-        if None in stops:
+        if None in stops or self.deadline == float("inf") and not self._critical():
             return
         if self.deadline != float("inf"):
             period = 2 * clock.half
