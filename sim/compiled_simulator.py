@@ -336,7 +336,7 @@ class _Wait:
             if kind in ("sample", "changed"):
                 self.parts.append(engine.sampler(trigger[1], _shape_of(trigger[1])))
             else:
-                self.parts.append(index)
+                self.parts.append(lambda index=index, hits=self.hits: index in hits)
             if kind == "changed":
                 self.watched.append((engine.signal_state(trigger[1]), None))
             elif kind == "edge":
@@ -378,7 +378,7 @@ class _Wait:
         """Sample, and wake the waiting process or testbench unless a tick wait goes on."""
         self.queued = False
         hits = self.hits
-        result = tuple(index in hits if type(index) is int else index() for index in self.parts)
+        result = tuple([part() for part in self.parts])
         hits.clear()
         if self.tick is not None and not (result[1] or result[2]):
             if self.until is not None and not result[-1]:
@@ -519,7 +519,7 @@ class _Runner:
             self.waits_on = wait
             # A process looping over `changed()` sees the initial values at time 0.
             if self.first_await and wait.initially_eligible():
-                wait.result = tuple(i in wait.hits if type(i) is int else i() for i in wait.parts)
+                wait.result = tuple([part() for part in wait.parts])
                 self.waits_on = self.coroutine.send(None)
             self.first_await = False
         except StopIteration:
@@ -688,7 +688,7 @@ class _CompiledEngine(PySimEngine):
         pulled, writers, changed = self._state.pulled, self._vcd_writers, False
         now = self._state.timeline.now
         for state in pending:
-            if isinstance(state, _MirroredMemory):
+            if type(state) is _MirroredMemory:
                 addresses = list(state.write_queue)
                 if state.commit():
                     changed = True
