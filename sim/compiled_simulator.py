@@ -30,8 +30,8 @@ from amaranth.hdl import (ClockDomain, Const, Shape, ShapeCastable, Signal, Valu
                           ValueLike)
 from amaranth.sim import BrokenTrigger, DomainReset, Simulator, SimulatorContext
 
-from ..instrument._amaranth import (PyEngineState, PyMemoryState, PySignalState, PySimEngine,
-                                    SignalDict, memory_names)
+from ..instrument._amaranth import (PyEngineState, PyMemoryState, PySimEngine, SignalDict,
+                                    memory_names)
 from .compiled import CompiledModel, Source
 
 __all__ = ["CompiledSimulator"]
