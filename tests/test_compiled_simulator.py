@@ -560,3 +560,32 @@ def test_a_process_that_waits_every_tick_keeps_python_in_the_loop():
         logs.append(log)
     assert logs[1] == logs[0] == [(51, 0)]
     assert sim.batched_cycles == 0
+
+
+def test_run_until_stops_where_pysim_does_with_the_clock_in_cpp():
+    """Deadlines on and between edges, with the clock running in C++ between them: the same
+    time, count and wait as Amaranth's simulator after each."""
+    deadlines = [0.5e-6, 0.75e-6, 3e-6, 10.5e-6, 10.6e-6, 50.25e-6, 120e-6, 120.5e-6, 400.999e-6]
+    results = []
+    for kind in (Simulator, CompiledSimulator):
+        dut, seen = ResettableCounter(target=90), []
+
+        async def bench(ctx):
+            ctx.set(dut.en, 1)
+            await ctx.tick().until(dut.at_target)
+            seen.append(("target", ctx.get(dut.count)))
+            await ctx.tick().repeat(200)
+            seen.append(("repeated", ctx.get(dut.count)))
+
+        sim = kind(dut)
+        sim.add_clock(1e-6)
+        sim.add_testbench(bench)
+        log = []
+        for deadline in deadlines:
+            sim.run_until(deadline)
+            log.append((sim._engine.now, sim._engine.get_value(dut.count), list(seen)))
+        results.append(log)
+    assert results[1] == results[0]
+    assert sim.batched_cycles > 300
+    # `until` wakes after the edge at which the flag (count 90) was sampled.
+    assert results[0][-1][2] == [("target", 91), ("repeated", 291)]
