@@ -1,31 +1,43 @@
 """Amaranth's simulator with the design compiled: :class:`CompiledSimulator`, a drop-in for
 ``amaranth.sim.Simulator`` whose design runs as C++ from Yosys's CXXRTL back-end.
 
-Everything a testbench sees is Amaranth's own: ``add_clock``, ``add_testbench`` and
-``add_process`` with their context (``ctx.get``, ``ctx.set``, ``ctx.tick()`` with ``.sample``,
-``.until`` and ``.repeat``, ``ctx.delay``, ``ctx.changed``, ``ctx.edge``), ``run``,
-``run_until``, ``advance``, ``reset`` and ``write_vcd`` come from ``amaranth.sim.Simulator``. Only
-the design's evaluation differs: where Amaranth's simulator runs the design compiled to Python,
-this engine hands every value a testbench or a clock drives to the compiled model, lets the model
-settle, and brings back the values of every signal anything observes. Any number of clock
-domains, synchronous and asynchronous resets and memories work as CXXRTL simulates them.
+A testbench sees Amaranth's interface: ``add_clock``, ``add_testbench`` and ``add_process``
+with their context (``ctx.get``, ``ctx.set``, ``ctx.tick()`` with ``.sample``, ``.until`` and
+``.repeat``, ``ctx.delay``, ``ctx.changed``, ``ctx.edge``, ``ctx.critical``), ``run``,
+``run_until``, ``advance``, ``reset`` and ``write_vcd``. The scheduler is this module's own: it
+keeps Amaranth's order of events (delta cycles: triggers sample, processes and the design run,
+values commit; testbenches once the design has settled) with the design's evaluation done by the
+compiled model, and without Amaranth's per-trigger machinery:
 
-What cannot be mirrored is refused with an error naming it: driving a signal the design itself
-drives (Amaranth's simulator lets a testbench override it), and a signal the compiled model has
-no counterpart for.
+* ``ctx.tick().repeat(n)`` and ``ctx.tick().until(signal)`` wait inside the scheduler, without
+  resuming the testbench at every edge;
+* when every process and testbench waits like that on the one clock (or nothing waits), ``run``
+  and ``run_until`` step the clock in C++ (``hw_clock_cycles``), back in Python only for the edge
+  that wakes someone.
+
+Any number of clock domains, synchronous and asynchronous resets and memories work as CXXRTL
+simulates them. What cannot be mirrored is refused with an error naming it: driving a signal the
+design itself drives (Amaranth's simulator lets a testbench override it), and a signal the
+compiled model has no counterpart for.
 """
 
 import ctypes
+import heapq
+import operator
 
 from amaranth.back.rtlil import convert_fragment
-from amaranth.hdl import Signal
-from amaranth.sim import Simulator
+from amaranth.hdl import (ClockDomain, Const, Shape, ShapeCastable, Signal, Value, ValueCastable,
+                          ValueLike)
+from amaranth.sim import BrokenTrigger, DomainReset, Simulator, SimulatorContext
 
-from ..instrument._amaranth import (PyEngineState, PyMemoryState, PySignalState, PySimEngine,
-                                    SignalDict, memory_names)
+from ..instrument._amaranth import (PyEngineState, PyMemoryState, PySimEngine, SignalDict,
+                                    memory_names)
 from .compiled import CompiledModel, Source
 
 __all__ = ["CompiledSimulator"]
+
+# The most cycles one call steps the clock in C++: a few milliseconds of a small design.
+_BATCH_CYCLES = 1 << 16
 
 
 class CompiledSimulator(Simulator):
@@ -48,6 +60,28 @@ class CompiledSimulator(Simulator):
     def compile_seconds(self):
         """Seconds spent compiling the model now (``0.0`` when it came from the cache)."""
         return self._engine.build.compile_seconds
+
+    @property
+    def batched_cycles(self):
+        """Clock cycles ``run`` and ``run_until`` stepped in C++, with no process or testbench
+        to resume at their edges."""
+        return self._engine.batched_cycles
+
+    def run(self):
+        # Within run() and run_until() the clock may be stepped in C++ up to the deadline;
+        # advance() takes one time step, as Amaranth's.
+        self._engine.deadline = float("inf")
+        try:
+            super().run()
+        finally:
+            self._engine.deadline = None
+
+    def run_until(self, deadline, *, run_passive=None):
+        self._engine.deadline = int(deadline * 1e15)
+        try:
+            super().run_until(deadline, run_passive=run_passive)
+        finally:
+            self._engine.deadline = None
 
 
 def _chunks(width):
@@ -79,6 +113,9 @@ class _Item:
 
     def set(self, value, row=0):
         value &= (1 << self.width) - 1
+        if self.width <= 64 and self.depth == 1:
+            self._sim.lib.hw_item_set64(self._sim.handle, self.index, value)
+            return
         for i in range(len(self._buffer)):
             self._buffer[i] = (value >> (32 * i)) & 0xFFFFFFFF
         self._sim.lib.hw_item_set(self._sim.handle, self.index, row, self._buffer)
@@ -113,8 +150,6 @@ class _MirroredMemory(PyMemoryState):
         super().write(addr, value, mask)
 
     def commit(self):
-        for waker in list(self.wakers):
-            waker()
         changed = False
         for addr, value in self.write_queue.items():
             if self.read(addr) != value:
@@ -122,14 +157,13 @@ class _MirroredMemory(PyMemoryState):
                 changed = True
         self.write_queue.clear()
         if changed:
-            self.engine.model_process.runnable = True
+            self.engine.model_dirty = True
         return changed
 
 
 class _MirrorState(PyEngineState):
-    """Amaranth's simulator state, every signal of it mirroring the compiled model: a value a
-    testbench or a clock commits goes to the model, and the model's values come back after it
-    settles."""
+    """Amaranth's simulator state (the values an expression is evaluated over), every signal of
+    it mirroring the compiled model."""
 
     def __init__(self, engine):
         super().__init__()
@@ -153,34 +187,350 @@ class _MirrorState(PyEngineState):
             self.memories[memory] = index
         return index
 
-    def commit(self, changed=None):
-        for state in self.pending:
-            if isinstance(state, PySignalState) and state not in self.pulled:
-                self._engine.push(state)
-        self.pulled.clear()
-        return super().commit(changed)
+
+def _shape_of(expr):
+    return expr.shape() if isinstance(expr, ValueCastable) else Value.cast(expr).shape()
 
 
-class _ModelProcess:
-    """The compiled design as a process of Amaranth's simulator: when a value it reads was
-    driven, it settles and brings back what changed."""
+def _edge_trigger(signal, polarity):
+    value = Value.cast(signal)
+    if isinstance(value, Signal) and len(value) == 1:
+        trigger = ("edge", value, 0, polarity)
+    elif (len(value) == 1 and isinstance(getattr(value, "value", None), Signal)
+          and hasattr(value, "start")):
+        trigger = ("edge", value.value, value.start, polarity)     # a one-bit slice
+    else:
+        raise TypeError(f"Edge trigger can only be used with a single-bit signal or a "
+                        f"single-bit slice of a signal, not {signal!r}")
+    if polarity not in (0, 1):
+        raise ValueError(f"Edge trigger polarity must be 0 or 1, not {polarity!r}")
+    return trigger
 
-    critical = False
 
-    def __init__(self, engine):
-        self._engine = engine
-        self.runnable = True
+class _Triggers:
+    """A combination of triggers, as ``amaranth.sim.TriggerCombination``: awaiting it wakes the
+    caller when any of them activates, with the values it samples."""
+
+    def __init__(self, engine, runner, triggers=()):
+        self._engine, self._runner, self._triggers = engine, runner, triggers
+
+    def _with(self, *triggers):
+        return _Triggers(self._engine, self._runner, (*self._triggers, *triggers))
+
+    def sample(self, *exprs):
+        return self._with(*(("sample", expr) for expr in exprs))
+
+    def delay(self, interval):
+        if interval < 0:
+            raise ValueError("Delay cannot be negative")
+        return self._with(("delay", round(float(interval) * 1e15)))
+
+    def changed(self, *signals):
+        for signal in signals:
+            if not isinstance(Value.cast(signal), Signal):
+                raise TypeError(f"Change trigger can only be used with a signal, not {signal!r}")
+        return self._with(*(("changed", signal) for signal in signals))
+
+    def edge(self, signal, polarity):
+        return self._with(_edge_trigger(signal, polarity))
+
+    def posedge(self, signal):
+        return self.edge(signal, 1)
+
+    def negedge(self, signal):
+        return self.edge(signal, 0)
+
+    def __await__(self):
+        wait = _Wait(self._engine, self._runner, self._triggers, oneshot=True)
+        return wait.__await__()
+
+    async def __aiter__(self):
+        wait = _Wait(self._engine, self._runner, self._triggers, oneshot=False)
+        try:
+            while True:
+                yield await wait
+        finally:
+            self._engine.forget(wait)
+
+
+class _Tick:
+    """A clock domain's active edge (or its asynchronous reset), as ``amaranth.sim.TickTrigger``;
+    ``repeat`` and ``until`` wait in the scheduler, without resuming the caller at every edge."""
+
+    def __init__(self, engine, runner, domain, sampled=()):
+        self._engine, self._runner, self._domain, self._sampled = engine, runner, domain, sampled
+
+    def sample(self, *exprs):
+        return _Tick(self._engine, self._runner, self._domain, (*self._sampled, *exprs))
+
+    def _triggers(self, *extra):
+        domain = self._domain
+        triggers = [("edge", domain.clk, 0, 1 if domain.clk_edge == "pos" else 0)]
+        if domain.async_reset and domain.rst is not None:
+            triggers += [("edge", domain.rst, 0, 1), ("sample", domain.rst)]
+        else:
+            triggers += [("sample", Const(0)),
+                         ("sample", Const(0) if domain.rst is None else domain.rst)]
+        return (*triggers, *(("sample", expr) for expr in (*self._sampled, *extra)))
+
+    def __await__(self):
+        wait = _Wait(self._engine, self._runner, self._triggers(), oneshot=True, tick=self._domain)
+        clk, rst_edge, rst, *values = yield from wait.__await__()
+        return (clk, bool(rst_edge or rst), *values)
+
+    async def __aiter__(self):
+        wait = _Wait(self._engine, self._runner, self._triggers(), oneshot=False,
+                     tick=self._domain)
+        try:
+            while True:
+                clk, rst_edge, rst, *values = await wait
+                yield (clk, bool(rst_edge or rst), *values)
+        finally:
+            self._engine.forget(wait)
+
+    async def _wait(self, triggers, **mode):
+        wait = _Wait(self._engine, self._runner, triggers, oneshot=False, tick=self._domain,
+                     **mode)
+        try:
+            clk, rst_edge, rst, *values = await wait
+        finally:
+            self._engine.forget(wait)
+        if rst_edge or rst:
+            raise DomainReset
+        return values
+
+    async def until(self, condition):
+        if not isinstance(condition, ValueLike):
+            raise TypeError(f"Condition must be a value-like object, not {condition!r}")
+        if isinstance(condition, ValueCastable):
+            shape = condition.shape()
+            if not isinstance(shape, Shape):
+                raise TypeError(f"The shape of a condition may only be `signed` or `unsigned`, "
+                                f"not {shape!r}")
+        *values, _ = await self._wait(self._triggers(condition), until=condition)
+        return tuple(values)
+
+    async def repeat(self, count):
+        count = operator.index(count)
+        if count <= 0:
+            raise ValueError(f"Repeat count must be a positive integer, not {count!r}")
+        return tuple(await self._wait(self._triggers(), count=count))
+
+
+class _Wait:
+    """One wait of a process or testbench on a combination of triggers: what activates it, what
+    it samples when it fires. A tick wait with ``count`` fires after that many edges, one with
+    ``until`` at the first edge where the condition (sampled at the edge) holds, either at once
+    on a reset."""
+
+    __slots__ = ("engine", "runner", "oneshot", "parts", "watched", "delays", "timers", "hits",
+                 "result", "broken", "queued", "tick", "count", "until")
+
+    def __init__(self, engine, runner, triggers, *, oneshot, tick=None, count=None, until=None):
+        self.engine, self.runner, self.oneshot = engine, runner, oneshot
+        self.tick, self.count, self.until = tick, count, until
+        self.parts, self.watched, self.delays, self.timers = [], [], {}, {}
+        self.hits, self.result, self.broken, self.queued = set(), None, False, False
+        for index, trigger in enumerate(triggers):
+            kind = trigger[0]
+            if kind in ("sample", "changed"):
+                self.parts.append(engine.sampler(trigger[1], _shape_of(trigger[1])))
+            else:
+                self.parts.append(lambda index=index, hits=self.hits: index in hits)
+            if kind == "changed":
+                self.watched.append((engine.signal_state(trigger[1]), None))
+            elif kind == "edge":
+                _, signal, bit, polarity = trigger
+                self.watched.append((engine.signal_state(signal), (index, bit, polarity)))
+            elif kind == "delay":
+                self.delays[index] = trigger[1]
+        engine.register(self)
+
+    def arm(self):
+        for index, interval in self.delays.items():
+            if index in self.timers:
+                self.timers[index].live = False
+            self.timers[index] = self.engine.schedule(interval, lambda i=index: self.delay_hit(i))
+
+    def notice(self, edge, old, new):
+        """A watched signal changed from ``old`` to ``new``."""
+        if edge is not None:
+            index, bit, polarity = edge
+            if (new >> bit) & 1 == (old >> bit) & 1 or (new >> bit) & 1 != polarity:
+                return
+            self.hits.add(index)
+        self.activate()
+
+    def delay_hit(self, index):
+        self.hits.add(index)
+        self.activate()
+
+    def activate(self):
+        if self.runner.waits_on is self:
+            if not self.queued:
+                self.queued = True
+                self.engine.activated.append(self)
+        else:
+            self.broken = True
+            self.engine.forget(self)
+
+    def fire(self):
+        """Sample, and wake the waiting process or testbench unless a tick wait goes on."""
+        self.queued = False
+        hits = self.hits
+        result = tuple([part() for part in self.parts])
+        hits.clear()
+        if self.tick is not None and not (result[1] or result[2]):
+            if self.until is not None and not result[-1]:
+                return
+            if self.count is not None:
+                self.count -= 1
+                if self.count:
+                    return
+        self.result = result
+        self.runner.runnable = True
+        self.runner.waits_on = None
+        if self.oneshot:
+            self.engine.forget(self)
+        else:
+            self.arm()
+
+    def initially_eligible(self):
+        return not self.oneshot and any(edge is None for _, edge in self.watched)
+
+    def __await__(self):
+        self.result = None
+        if self.broken:
+            raise BrokenTrigger
+        yield self
+        if self.broken:
+            raise BrokenTrigger
+        return self.result
+
+
+class _Timer:
+    __slots__ = ("time", "action", "live")
+
+    def __init__(self, time, action):
+        self.time, self.action, self.live = time, action, True
+
+    def __lt__(self, other):
+        return False
+
+
+class _Clock:
+    """A clock that toggles its signal every half period from ``phase`` on."""
+
+    def __init__(self, engine, state, phase, period):
+        self.engine, self.state, self.phase, self.half = engine, state, phase, period // 2
+        self.timer = None
+
+    def start(self):
+        self.timer = self.engine.schedule(self.phase, self.toggle)
+
+    def toggle(self):
+        self.state.update(0 if self.state.curr else 1)
+        self.timer = self.engine.schedule(self.half, self.toggle)
+
+
+class _TestbenchContext(SimulatorContext):
+    """The context of a testbench: ``set`` settles the design before it returns."""
+
+    def __init__(self, engine, runner):
+        super().__init__(None, engine, runner)
+        self._scheduler, self._runner = engine, runner
+
+    def get(self, expr):
+        value = self._scheduler.get_value(expr)
+        if isinstance(expr, ValueCastable):
+            shape = expr.shape()
+            if isinstance(shape, ShapeCastable):
+                return shape.from_bits(value)
+        return value
+
+    def set(self, expr, value):
+        self._assign(expr, value)
+        self._scheduler.step_design()
+
+    def _assign(self, expr, value):
+        if type(value) is int and type(expr) is Signal:
+            self._scheduler.set_value(expr, value)
+            return
+        if isinstance(expr, ValueCastable):
+            shape = expr.shape()
+            if isinstance(shape, ShapeCastable):
+                value = shape.const(value)
+        self._scheduler.set_value(expr, Const.cast(value).value)
+
+    def tick(self, domain="sync", *, context=None):
+        if domain == "comb":
+            raise ValueError("Combinational domain does not have a clock")
+        if isinstance(domain, ClockDomain):
+            if context is not None:
+                raise ValueError("Context cannot be provided if a clock domain is specified "
+                                 "directly")
+        else:
+            domain = self._scheduler.lookup_domain(domain, context)
+        return _Tick(self._scheduler, self._runner, domain)
+
+    def delay(self, interval):
+        return _Triggers(self._scheduler, self._runner).delay(interval)
+
+    def changed(self, *signals):
+        return _Triggers(self._scheduler, self._runner).changed(*signals)
+
+    def edge(self, signal, polarity):
+        return _Triggers(self._scheduler, self._runner).edge(signal, polarity)
+
+
+class _ProcessContext(_TestbenchContext):
+    """The context of a process: it samples through triggers, and its ``set`` takes effect with
+    the design's next delta cycle."""
+
+    def get(self, expr):
+        raise TypeError("`.get()` cannot be used to sample values in simulator processes; use "
+                        "`.sample()` on a trigger object instead")
+
+    def set(self, expr, value):
+        self._assign(expr, value)
+
+
+class _Runner:
+    """A process or testbench: its coroutine and what it waits on."""
+
+    def __init__(self, engine, constructor, *, testbench, background):
+        self.constructor, self.background = constructor, background
+        self.context = (_TestbenchContext if testbench else _ProcessContext)(engine, self)
+        self.reset()
 
     def reset(self):
         self.runnable = True
+        self.critical = not self.background
+        self.waits_on = None
+        self.coroutine = self.constructor(self.context)
+        self.first_await = True
 
     def run(self):
-        self.runnable = False
-        self._engine.settle()
+        try:
+            wait = self.coroutine.send(None)
+            if type(wait) is not _Wait:
+                raise TypeError(f"Testbenches and processes may only await simulation triggers, "
+                                f"not {wait!r}")
+            self.waits_on = wait
+            # A process looping over `changed()` sees the initial values at time 0.
+            if self.first_await and wait.initially_eligible():
+                wait.result = tuple([part() for part in wait.parts])
+                self.waits_on = self.coroutine.send(None)
+            self.first_await = False
+        except StopIteration:
+            self.critical = False
+            self.waits_on = None
+            self.coroutine = None
 
 
 class _CompiledEngine(PySimEngine):
-    """Amaranth's simulation engine with the design's evaluation done by a compiled model."""
+    """A simulation engine for Amaranth's ``Simulator``: the design evaluated by a compiled
+    model, the processes and testbenches scheduled here."""
 
     def __init__(self, design):
         self._design = design
@@ -192,17 +542,24 @@ class _CompiledEngine(PySimEngine):
                                  if isinstance(signal, Signal))
         self._memory_names = memory_names(design)
         self._model, self.build = CompiledModel.build(None, source=Source.from_rtlil(text))
-        self._testbenches = []
-        self._delta_cycles = 0
-        self._vcd_writers = []
-        self._active_triggers = set()
         self._sim = self._model.simulation()
         self._items = {}          # signal state -> _Item
+        self._signal_states = {}  # id(signal or value) -> (it, its signal state)
         self._narrow = _Pulled()  # the signals of up to 64 bits, pulled at once
         self._wide = {}           # the wider ones
         self._state = _MirrorState(self)
-        self.model_process = _ModelProcess(self)
-        self._processes = {self.model_process}
+        self.model_dirty = True
+        self.deadline = None      # set by run() and run_until(): the clock may run in C++
+        self.batched_cycles = 0
+        self.activated = []       # waits to fire in the next delta cycle
+        self._clocks, self._processes, self._testbenches = [], [], []
+        self._waits = {}          # every wait still registered -> None
+        self._watchers = {}       # signal state -> {wait: edge or None}
+        self._timeline = []       # (time, timer)
+        self._delta_cycles = 0
+        self._vcd_writers = []
+
+    # -- the model's values ----------------------------------------------------------------
 
     def reset(self):
         self._sim = self._model.simulation()
@@ -213,9 +570,15 @@ class _CompiledEngine(PySimEngine):
         for state in self._state.slots:
             if isinstance(state, _MirroredMemory):
                 state.item = _Item(self._sim, state.item.name)
-        super().reset()
+        self._state.reset()
         for state in self._items:
             state.curr = state.next = _signed(self._items[state].get(), state.signal.shape())
+        self.model_dirty = True
+        self.activated, self._waits, self._watchers, self._timeline = [], {}, {}, []
+        for runner in (*self._processes, *self._testbenches):
+            runner.reset()
+        for clock in self._clocks:
+            clock.start()
 
     def _item_name(self, signal):
         if signal in self._ports:
@@ -252,36 +615,280 @@ class _CompiledEngine(PySimEngine):
                              f"memory {getattr(memory, 'name', memory)!r}")
         return item
 
+    def signal_state(self, signal):
+        try:
+            return self._signal_states[id(signal)][1]
+        except KeyError:
+            state = self._state
+            found = state.slots[state.get_signal(Value.cast(signal))]
+            # Keyed by identity, the signal kept alive beside its state.
+            self._signal_states[id(signal)] = (signal, found)
+            return found
+
+    def sampler(self, expr, shape):
+        """A function that gives ``expr``'s value now (``shape.from_bits`` of it where the shape
+        is a ``ShapeCastable``)."""
+        value = Value.cast(expr)
+        if isinstance(value, Signal):
+            state = self.signal_state(value)
+            get = lambda: state.curr
+        elif isinstance(value, Const):
+            get = lambda: value.value
+        else:
+            get = lambda: self.get_value(value)
+        if isinstance(shape, ShapeCastable):
+            return lambda: shape.from_bits(get())
+        return get
+
+    def get_value(self, expr):
+        if type(expr) is Signal:
+            return self.signal_state(expr).curr
+        return super().get_value(expr)
+
+    def set_value(self, expr, value):
+        if type(expr) is Signal:
+            shape = expr.shape()
+            value &= (1 << shape.width) - 1
+            self.signal_state(expr).update(_signed(value, shape))
+        else:
+            super().set_value(expr, value)
+
     def push(self, state):
-        """Hand the value a testbench or a clock committed to ``state`` to the model."""
+        """Hand the value a testbench, process or clock committed to ``state`` to the model."""
         item = self._items[state]
         if not item.writable:
             raise ValueError(f"CompiledSimulator: signal {state.signal.name!r} is driven by the "
                              f"design; the compiled engine cannot override it from a testbench "
                              f"(Amaranth's simulator can)")
         item.set(state.next)
-        self.model_process.runnable = True
+        self.model_dirty = True
 
     def settle(self):
-        lib, handle = self._sim.lib, self._sim.handle
-        lib.hw_settle(handle)
+        """Let the model settle and queue the values that changed."""
+        self.model_dirty = False
         pending, pulled = self._state.pending, self._state.pulled
-        changed = [(state, _signed(value, shape))
-                   for state, value, shape in self._narrow.changed(lib, handle)]
-        changed += [(state, _signed(item.get(), state.signal.shape()))
-                    for state, item in self._wide.items()]
-        for state, value in changed:
+        for state, value in self._narrow.settle(self._sim.lib, self._sim.handle):
             if value != state.curr:
                 state.next = value
                 pending.add(state)
                 pulled.add(state)
+        for state, item in self._wide.items():
+            value = _signed(item.get(), state.signal.shape())
+            if value != state.curr:
+                state.next = value
+                pending.add(state)
+                pulled.add(state)
+
+    def _commit(self):
+        """Commit every queued value (to the model too, unless it came from there), noticing
+        the waits on the signals that changed; whether anything changed."""
+        pending = self._state.pending
+        if not pending:
+            return False
+        pulled, writers, changed = self._state.pulled, self._vcd_writers, False
+        now = self._state.timeline.now
+        for state in pending:
+            if type(state) is _MirroredMemory:
+                addresses = list(state.write_queue)
+                if state.commit():
+                    changed = True
+                    for writer in writers:
+                        for address in addresses:
+                            writer.update_memory(now + self._delta_cycles * writer.fs_per_delta,
+                                                 state.memory, address)
+                continue
+            if state not in pulled:
+                self.push(state)
+            old, new = state.curr, state.next
+            if new == old:
+                continue
+            state.curr = new
+            changed = True
+            watchers = self._watchers.get(state)
+            if watchers:
+                for wait, edge in list(watchers.items()):
+                    wait.notice(edge, old, new)
+            for writer in writers:
+                writer.update_signal(now + self._delta_cycles * writer.fs_per_delta,
+                                     state.signal)
+        pending.clear()
+        pulled.clear()
+        return changed
+
+    # -- scheduling -------------------------------------------------------------------------
+
+    @property
+    def now(self):
+        return self._state.timeline.now
+
+    def lookup_domain(self, name, context):
+        try:
+            return self._design.lookup_domain(name, context)
+        except KeyError:
+            raise NameError(f"Clock domain named {name!r} does not exist") from None
+
+    def add_clock_process(self, clock, *, phase, period):
+        clock = _Clock(self, self.signal_state(clock), phase, period)
+        self._clocks.append(clock)
+        clock.start()
+
+    def add_async_process(self, simulator, process):
+        self._processes.append(_Runner(self, process, testbench=False, background=True))
+
+    def add_async_testbench(self, simulator, process, *, background):
+        self._testbenches.append(_Runner(self, process, testbench=True, background=background))
+
+    def register(self, wait):
+        self._waits[wait] = None
+        for state, edge in wait.watched:
+            self._watchers.setdefault(state, {})[wait] = edge
+        wait.arm()
+
+    def forget(self, wait):
+        if self._waits.pop(wait, 0) is None:
+            for state, _ in wait.watched:
+                self._watchers[state].pop(wait, None)
+            for timer in wait.timers.values():
+                timer.live = False
+
+    def schedule(self, interval, action):
+        timer = _Timer(self._state.timeline.now + interval, action)
+        heapq.heappush(self._timeline, (timer.time, timer))
+        return timer
+
+    def step_design(self):
+        # Delta cycles, as Amaranth's: the activated waits sample and wake their processes,
+        # processes run and the design settles, the values commit; until nothing changes.
+        while True:
+            activated, self.activated = self.activated, []
+            for wait in activated:
+                wait.fire()
+            for runner in self._processes:
+                if runner.runnable:
+                    runner.runnable = False
+                    runner.run()
+            if self.model_dirty:
+                self.settle()
+            changed = self._commit()
+            self._delta_cycles += 1
+            if not changed:
+                return
+
+    def advance(self):
+        self.step_design()
+        # Testbenches run once the design has settled, in the order they were added.
+        ran = True
+        while ran:
+            ran = False
+            for testbench in self._testbenches:
+                if testbench.runnable:
+                    testbench.runnable = False
+                    testbench.run()
+                    ran = True
+        self._advance_time()
+        return self._critical()
+
+    def _critical(self):
+        for runners in (self._processes, self._testbenches):
+            for runner in runners:
+                if runner.critical:
+                    return True
+        return False
+
+    def _advance_time(self):
+        timeline = self._timeline
+        while timeline and not timeline[0][1].live:
+            heapq.heappop(timeline)
+        if not timeline:
+            return
+        if self.deadline is not None:
+            self._run_clock()
+        time = timeline[0][0]
+        due = []
+        while timeline and (timeline[0][0] == time or not timeline[0][1].live):
+            _, timer = heapq.heappop(timeline)
+            if timer.live:
+                due.append(timer)
+        self._state.timeline.now = time
+        for timer in due:
+            timer.live = False
+            timer.action()
+
+    def _run_clock(self):
+        """Step the one clock in C++ while nothing but tick waits of its domain would see it:
+        up to the edge a ``repeat`` ends at, an ``until`` condition or a reset holds at, or the
+        deadline."""
+        if (len(self._clocks) != 1 or self._vcd_writers or self.activated or self._state.pending
+                or self.model_dirty):
+            return
+        clock = self._clocks[0]
+        timer = self._timeline[0][1]
+        if timer is not clock.timer or clock.state.curr != 0:
+            return
+        cycles, stops, unheard = _BATCH_CYCLES, [], []
+        for wait in self._waits:
+            if wait.runner.waits_on is wait and wait.count is None and wait.until is None:
+                return      # resumes at the next edge, or is no tick wait
+            if wait.runner.waits_on is not wait:
+                # Not awaited: the next edge of this clock breaks it, anything else cannot run.
+                if wait.watched and not wait.delays and all(
+                        state is clock.state for state, _ in wait.watched):
+                    unheard.append(wait)
+                    continue
+                if not wait.watched and not wait.delays:
+                    continue        # nothing can activate it
+                return
+            domain = wait.tick
+            if (wait.delays or domain.clk_edge != "pos" or domain.async_reset
+                    or wait.watched[0][0] is not clock.state):
+                return
+            if wait.count is not None:
+                cycles = min(cycles, wait.count - 1)
+            elif wait.until is not None:
+                stops.append(self._stop_item(wait.until))
+            else:
+                return
+            if domain.rst is not None:
+                stops.append(self._stop_item(domain.rst))
+        if None in stops or self.deadline == float("inf") and not self._critical():
+            return
+        if self.deadline != float("inf"):
+            period = 2 * clock.half
+            cycles = min(cycles, -(-(self.deadline - timer.time - clock.half) // period))
+        if cycles <= 0:
+            return
+        indices = (ctypes.c_long * max(1, len(stops)))(*stops)
+        done = self._sim.lib.hw_clock_cycles(self._sim.handle, self._items[clock.state].index,
+                                             cycles, indices, len(stops))
+        if not done:
+            return
+        self.batched_cycles += done
+        for wait in self._waits:
+            if wait.count is not None and wait.runner.waits_on is wait:
+                wait.count -= done
+        for wait in unheard:
+            wait.broken = True
+            self.forget(wait)
+        timer.live = False
+        self._state.timeline.now = timer.time + (2 * done - 1) * clock.half
+        clock.timer = self.schedule(clock.half, clock.toggle)
+        self.settle()
+        self._commit()
+
+    def _stop_item(self, expr):
+        """The model's item of ``expr`` if it is a signal of up to 64 bits, else ``None``."""
+        value = Value.cast(expr)
+        if not isinstance(value, Signal):
+            return None
+        item = self._items[self.signal_state(value)]
+        return item.index if item.width <= 64 else None
 
 
 class _Pulled:
     """Signals of up to 64 bits whose values one call brings back, the changed ones only."""
 
     def __init__(self):
-        self._states, self._shapes = [], []
+        self._states, self._signed = [], []
         self._capacity = 0
 
     def add(self, state, item):
@@ -297,14 +904,22 @@ class _Pulled:
         self._indices[count] = item.index
         self._values[count] = item.get()
         self._states.append(state)
-        self._shapes.append(state.signal.shape())
+        shape = state.signal.shape()
+        self._signed.append(shape.width if shape.signed else 0)
 
-    def changed(self, lib, handle):
-        """``(state, raw value, shape)`` of every signal whose value changed since the last
-        call."""
+    def settle(self, lib, handle):
+        """Let the model settle; ``(state, value)`` of every signal whose value changed since the
+        last call."""
         if not self._states:
+            lib.hw_settle(handle)
             return []
-        count = lib.hw_pull(handle, self._indices, len(self._states), self._values,
-                            self._changed)
-        states, shapes, values, changed = self._states, self._shapes, self._values, self._changed
-        return [(states[i], values[i], shapes[i]) for i in changed[:count]]
+        count = lib.hw_settle_pull(handle, self._indices, len(self._states), self._values,
+                                   self._changed)
+        states, signed, values = self._states, self._signed, self._values
+        changed = []
+        for i in self._changed[:count]:
+            value, width = values[i], signed[i]
+            if width and value >> (width - 1):
+                value -= 1 << width
+            changed.append((states[i], value))
+        return changed

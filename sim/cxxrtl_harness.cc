@@ -1351,6 +1351,12 @@ size_t hw_pull(Simulation *sim, const long *indices, size_t count, uint64_t *val
 	return n;
 }
 
+// Write signal `index` (of up to 64 bits): as hw_item_set(), from one word.
+void hw_item_set64(Simulation *sim, long index, uint64_t value) {
+	uint32_t chunks[2] = {uint32_t(value), uint32_t(value >> 32)};
+	hw_item_set(sim, index, 0, chunks);
+}
+
 // Evaluate and commit until a commit changes nothing, so that the last evaluation saw the
 // committed state and every combinational value is current (step() stops after one evaluation
 // where the design has no feedback, leaving values computed before the commit); the number of
@@ -1362,6 +1368,36 @@ size_t hw_settle(Simulation *sim) {
 		deltas++;
 	} while (sim->top.commit());
 	return deltas;
+}
+
+// hw_settle(), then hw_pull() of the signals `indices`: one call where a testbench waits.
+size_t hw_settle_pull(Simulation *sim, const long *indices, size_t count, uint64_t *values,
+                      size_t *changed) {
+	hw_settle(sim);
+	return hw_pull(sim, indices, count, values, changed);
+}
+
+// Run up to `cycles` cycles of the clock item `clock` (it rises and the design settles, it falls
+// and the design settles), stopping before a rising edge at which any of the items `stops` (of
+// up to 64 bits each) is not zero; the cycles run.
+uint64_t hw_clock_cycles(Simulation *sim, long clock, uint64_t cycles, const long *stops,
+                         size_t stop_count) {
+	const cxxrtl::debug_item *clk = sim->items_by_index[clock];
+	chunk_t *level = clk->next ? clk->next : clk->curr;
+	for (uint64_t n = 0; n < cycles; n++) {
+		for (size_t i = 0; i < stop_count; i++) {
+			const cxxrtl::debug_item *item = sim->items_by_index[stops[i]];
+			if (item->type == cxxrtl::debug_item::OUTLINE)
+				item->outline->eval();
+			if (item->curr[0] || (item->width > 32 && item->curr[1]))
+				return n;
+		}
+		*level = 1;
+		hw_settle(sim);
+		*level = 0;
+		hw_settle(sim);
+	}
+	return cycles;
 }
 
 // Sample every signal of the waveform at `time_ps`.
