@@ -80,7 +80,10 @@ class Instrumented(wiring.Component):
     def __init__(self, design, probes=(), *, platform=None, fsms=True, streams=True,
                  timeline_depth=None, counter_bits=32, word_bits=32, snapshot="all", bank=None):
         if bank is None:
-            bank = getattr(platform, "family", None) != "ice40"
+            # The iCE40 has no LUT RAM: hwgen's boards name its family "ice40", Amaranth's
+            # SiliconBlue platforms "iCE40" (or "iCE5").
+            family = getattr(platform, "family", None)
+            bank = not (isinstance(family, str) and family.lower() in ("ice40", "ice5"))
         signature = getattr(design, "signature", None)
         members = dict(signature.members) if isinstance(signature, wiring.Signature) else {}
         if "hmm" in members:

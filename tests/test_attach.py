@@ -196,3 +196,23 @@ def test_attach_refuses_a_design_with_an_hmm_member():
 
     with pytest.raises(ValueError, match="already has a member named 'hmm'"):
         attach(Clash())
+
+
+def test_attach_keeps_counts_in_registers_on_an_ice40_however_its_platform_names_the_family():
+    """The iCE40 has no LUT RAM, so ``bank=None`` keeps counts in registers there: for hwgen's
+    board ("ice40") and Amaranth's SiliconBlue platform ("iCE40") alike; ECP5 banks them."""
+    from amaranth_boards.icebreaker import ICEBreakerPlatform
+    from amaranth_boards.ulx3s import ULX3S_85F_Platform
+
+    from hwgen.catalog import make_window_filter, resolve_board
+
+    def layout_on(platform):
+        pe = make_window_filter("dilation", width=32, height=16, unroll=1, buffer="line")
+        return attach(pe, platform=platform).layout
+
+    ours = layout_on(resolve_board("icebreaker").elaboration_platform())
+    amaranths = layout_on(ICEBreakerPlatform())
+    banked = layout_on(ULX3S_85F_Platform())
+    assert ours.layout_id == amaranths.layout_id != banked.layout_id
+    assert ours.fields[0].name == banked.fields[0].name == "cycles"
+    assert ours.fields[0].offset < banked.fields[0].offset     # the bank's counts follow its tables
