@@ -163,7 +163,7 @@ def count_netlist(emitted):
     # Constants Yosys folds (opt_expr after opt_dff) can make more register bits stuck and more
     # logic dead: fold, merge and look again until nothing folds.
     for _round in range(_FOLD_ROUNDS):
-        replacement = _folded(cells, live, stuck, assigned)
+        replacement = _folded(cells, live, emitted.outputs, stuck, assigned)
         if not replacement:
             break
         substitute(emitted, replacement)
@@ -554,8 +554,8 @@ def _stuck_bits(cells, live, assigned):
 _FOLD_DEPTH = 200
 
 
-def _folded(cells, live, stuck, assigned):
-    """``{net: what it folds into}`` for the nets live cells read: a constant (0 or 1) or
+def _folded(cells, live, outputs, stuck, assigned):
+    """``{net: what it folds into}`` for the nets live cells and ``outputs`` read: a constant (0 or 1) or
     another net, as Yosys's ``opt_expr`` folds them once ``opt_dff`` has made the stuck
     register bits (``stuck``) constants. Gates, multiplexers, assignments, switches and
     unsigned comparisons whose constant inputs decide them: a loop's test ``k < 8`` of a ``k``
@@ -643,12 +643,11 @@ def _folded(cells, live, stuck, assigned):
         return found
 
     replacement = {}
-    for index in live:
-        for net in input_nets(cells[index]):
-            if net >= 2 and net not in replacement:
-                folded = fold(net, 0)
-                if folded != net:
-                    replacement[net] = folded
+    for net in [net for index in live for net in input_nets(cells[index])] + list(outputs):
+        if net >= 2 and net not in replacement:
+            folded = fold(net, 0)
+            if folded != net:
+                replacement[net] = folded
     return replacement
 
 
@@ -967,19 +966,18 @@ def _bits_read(read, width):
     return width if read < 0 else bin(read & ((1 << width) - 1)).count("1")
 
 
-def _select(kinds, previous, chosen, mux="mux", read=-1, derived=()):
+def _select(kinds, previous, chosen, mux="mux", read=-1):
     """Count a bitwise 2:1 choice between nets, on the bits ``read`` (a mask of the choice's
     bits; those no one reads, Yosys removes): constant against constant is a wire of the
     condition, a constant against a signal an and/or gate, two signals a multiplexer (of kind
-    ``mux``). In a register's next state (``mux`` is ``mux_ff``) a constant against a value
-    is a ``mux_ff`` too (a slot loaded from a source whose field is constant, or from
-    another); against a function of earlier conditions (``derived``: a state machine's next
-    state) it stays a gate."""
+    ``mux``). In a register's next state (``mux`` is ``mux_ff``) a constant against a signal
+    is a ``mux_ff`` too: a slot loaded from a source whose field is constant or from another,
+    a state register's next state."""
     gates = muxes = 0
     for bit, (old, new) in enumerate(zip(previous, chosen)):
         if old < 2 and new < 2 or not read >> bit & 1:
             continue
-        if old >= 2 and new >= 2 or mux == "mux_ff" and not (new < 2 and derived[bit]):
+        if old >= 2 and new >= 2 or mux == "mux_ff":
             muxes += 1
         else:
             gates += 1
@@ -1006,7 +1004,6 @@ def _assignments(cells, cell, ff_index, kinds, read):
     if holds and assignments:
         _cond, start, value = assignments.pop(0)   # clock enable (the first condition)
         current[start:start + len(value)] = value
-    derived = [False] * width   # a function of the conditions so far, not a value
     for k, (cond, start, value) in enumerate(assignments):
         bits = slice(start, start + len(value))
         # Bits a later assignment under the same condition sets are not chosen here.
@@ -1014,18 +1011,11 @@ def _assignments(cells, cell, ff_index, kinds, read):
         for later, later_start, later_value in assignments[k + 1:]:
             if later == cond:
                 shadowed |= (1 << len(later_value)) - 1 << later_start
-        # A bit still holding (its register's own value) takes its first value by its own
-        # clock enable, as the first assignment does.
-        held = [holds and old >= 2 and old == default[bit]
-                for bit, old in enumerate(current[bits], start)]
-        enabled = sum(1 << bit for bit, h in enumerate(held) if h)
         _select(kinds, current[bits], value, "mux" if ff_index is None else "mux_ff",
-                (read & ~shadowed) >> start & ~enabled, derived[bits])
+                (read & ~shadowed) >> start)
         # After the choice a bit is a function of the condition: no longer a constant.
-        derived[bits] = [was or old != new and (old < 2 or new < 2) and not h
-                         for was, old, new, h in zip(derived[bits], current[bits], value, held)]
-        current[bits] = [new if old == new or h else first if first >= 2 else cond
-                         for old, new, h in zip(current[bits], value, held)]
+        current[bits] = [new if old == new else first if first >= 2 else cond
+                         for old, new in zip(current[bits], value)]
 
 
 #: Yosys's DSP mapping per cost family (``mul2dsp``'s parameters in the family's ``synth_*``):
