@@ -44,6 +44,10 @@ What the counting folds the way Yosys does:
   context of the thread its scheduler grants) is one ``select`` of its ways, priced per bit
   read as the family's tree of LUTs over grants and values; a register's choice between two
   values beside its enable (a slot loaded from one of two sources) is a ``mux_ff``;
+- constants are folded as ``opt_expr`` folds them once the stuck register bits are constants:
+  gates, multiplexers, reductions, unsigned comparisons, equalities and switch cases their
+  constant inputs decide, and assignments under a condition never true (a loop's exit that a
+  thread id cannot take: the parking stage it enters loads its slots from one source less);
 - a one-bit reduction of an arithmetic word (a counter's saturation test) is a ``reduce_word``
   at its own cost; the other reductions gather flags and stand for a program's control logic
   in the calibration.
