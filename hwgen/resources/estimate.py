@@ -165,7 +165,7 @@ def count_netlist(emitted):
     stuck = _stuck_bits(cells, live, assigned)
     taken = _taken(cells, live)
     # Constants Yosys folds (opt_expr after opt_dff) can make more register bits stuck and more
-    # logic dead: fold, merge and look again until nothing folds.
+    # logic dead: fold, merge and look again until no new register bit is stuck.
     for _round in range(_FOLD_ROUNDS):
         replacement = _folded(cells, live, emitted.outputs, stuck, assigned)
         if not replacement:
@@ -559,8 +559,8 @@ _FOLD_DEPTH = 200
 
 
 def _folded(cells, live, outputs, stuck, assigned):
-    """``{net: what it folds into}`` for the nets live cells and ``outputs`` read: a constant (0 or 1) or
-    another net, as Yosys's ``opt_expr`` folds them once ``opt_dff`` has made the stuck
+    """``{net: what it folds into}`` for the nets live cells and ``outputs`` read: a constant
+    (0 or 1) or another net, as Yosys's ``opt_expr`` folds them once ``opt_dff`` has made the stuck
     register bits (``stuck``) constants. Gates, multiplexers, assignments, switches and
     unsigned comparisons whose constant inputs decide them: a loop's test ``k < 8`` of a ``k``
     set to a 3-bit thread id (its top bits stuck at 0) is 1, so the edge taken when it fails is
