@@ -2,7 +2,7 @@
 (``scheduler``) and a restoring divider's conditional subtraction (``csub``)."""
 
 import pytest
-from amaranth.hdl import Fragment, Module, Mux
+from amaranth.hdl import Fragment, Module, Mux, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -65,9 +65,9 @@ def schedulers_in(design):
 def test_a_round_robin_whose_grants_are_all_taken_is_one_scheduler_of_its_threads(threads):
     kinds, _, _, _ = count_primitives(TakenRoundRobin(threads))
     assert kinds["scheduler", threads] == 1
-    # Its search, update and any-request are in the scheduler: left are its register and
-    # that register's enable (valid and a constant accept).
-    assert {key for key in kinds if key[0] != "ff"} == {("scheduler", threads), ("and", 1)}
+    # Its search, update and any-request are in the scheduler: left is its register, whose
+    # enable is its valid (anded with a constant accept: a wire).
+    assert {key for key in kinds if key[0] != "ff"} == {("scheduler", threads)}
 
 
 @pytest.mark.parametrize("hold", [False, True])
@@ -118,3 +118,59 @@ def test_a_scheduler_is_priced_at_its_characterised_cost_without_its_register(fa
         cost = price(table, {("scheduler", threads): 1}, [])
         assert cost["lut"] == pytest.approx(luts)
         assert cost["ff"] == 0      # the last thread served is counted as ff
+
+
+class LoopTest(wiring.Component):
+    """A counter set to a ``tid_bits``-bit thread id in a 5-bit register, then the test
+    ``k < 8`` choosing ``a`` or ``b``: a loop's entry test, which Yosys folds when the thread
+    id cannot reach 8."""
+
+    def __init__(self, tid_bits):
+        super().__init__({"tid": In(tid_bits), "a": In(8), "b": In(8), "y": Out(8)})
+
+    def elaborate(self, platform):
+        m = Module()
+        k = Signal(5)
+        m.d.sync += k.eq(self.tid)
+        m.d.comb += self.y.eq(Mux(k < 8, self.a, self.b))
+        return m
+
+
+def test_a_comparison_its_constant_bits_decide_is_folded_with_what_it_chooses():
+    # k's top bits are stuck at 0 with a 3-bit id: k < 8 always holds, y is a wire of a, and
+    # neither the register nor the comparison nor the multiplexer is left.
+    kinds, _, _, _ = count_primitives(LoopTest(3))
+    assert dict(kinds) == {}
+    kinds, _, _, _ = count_primitives(LoopTest(4))
+    assert dict(kinds) == {("ff", 4): 1, ("cmp_const", 5): 1, ("mux", 8): 1}
+
+
+class DeadSource(wiring.Component):
+    """A parking stage of ``sources`` sources whose first is never valid when ``dead``."""
+
+    def __init__(self, threads, sources, dead):
+        self._stage = ParkingStage(data.StructLayout({"tid": range(threads), "x": 16}),
+                                   threads=threads, sources=sources)
+        self._dead = dead
+        super().__init__({"valid": In(sources), "ctx": In(self._stage.arrive_ctx.shape()),
+                          "issue": In(threads), "complete": In(threads),
+                          "out": Out(self._stage.out_ctx.shape()), "out_valid": Out(1)})
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.stage = stage = self._stage
+        valid = self.valid & ~1 if self._dead else self.valid
+        m.d.comb += [stage.arrive_valid.eq(valid), stage.arrive_ctx.eq(self.ctx),
+                     stage.issue.eq(self.issue), stage.complete.eq(self.complete),
+                     self.out.eq(stage.out_ctx), self.out_valid.eq(stage.out_valid)]
+        return m
+
+
+def test_a_parking_stage_loads_its_slots_only_from_sources_that_can_be_valid():
+    # Two sources, the first never valid: each slot is loaded from the second alone, as from a
+    # single source (no slot multiplexer), where two live sources need one per context bit.
+    def slot_mux_bits(dead):
+        kinds = count_primitives(DeadSource(4, 2, dead=dead))[0]
+        return sum(w * n for (k, w), n in kinds.items() if k == "mux_ff")
+    # 4 slots of 18 context bits (a 2-bit tid and x).
+    assert slot_mux_bits(dead=False) - slot_mux_bits(dead=True) == 4 * 18

@@ -44,6 +44,10 @@ What the counting folds the way Yosys does:
   context of the thread its scheduler grants) is one ``select`` of its ways, priced per bit
   read as the family's tree of LUTs over grants and values; a register's choice between two
   values beside its enable (a slot loaded from one of two sources) is a ``mux_ff``;
+- constants are folded as ``opt_expr`` folds them once the stuck register bits are constants:
+  gates, multiplexers, reductions, unsigned comparisons, equalities and switch cases their
+  constant inputs decide, and assignments under a condition never true (a loop's exit that a
+  thread id cannot take: the parking stage it enters loads its slots from one source less);
 - a one-bit reduction of an arithmetic word (a counter's saturation test) is a ``reduce_word``
   at its own cost; the other reductions gather flags and stand for a program's control logic
   in the calibration.
@@ -63,7 +67,7 @@ from ..boards import BoardError, cost_table
 
 from ..errors import HwgenError
 from .netlist import (BitAssignments, input_nets, live_bits, live_cells, merge_duplicates,
-                      netlist)
+                      netlist, substitute)
 from ..catalog import resolve_board
 
 __all__ = ["KINDS", "RESOURCES", "LUT_GROUPS", "UNCALIBRATED", "DSP_MAPPING", "Estimate",
@@ -134,6 +138,9 @@ _UNSIGNED = {"u<", "u>", "u<=", "u>="}
 _FREE = {"~", "u", "s"}   # inversion and sign/zero extension
 _SHIFTS = {"<<", "u>>", "s>>"}
 
+#: At most this many rounds of folding constants (:func:`_folded`) per design.
+_FOLD_ROUNDS = 4
+
 
 def count_primitives(design, ports=None, platform=None):
     """Count the primitives of ``design``, elaborated for ``platform``, as Yosys would keep them.
@@ -154,6 +161,22 @@ def count_netlist(emitted):
     merge_duplicates(emitted)
     cells = emitted.cells
     live = live_cells(emitted)
+    assigned = BitAssignments(cells)
+    stuck = _stuck_bits(cells, live, assigned)
+    taken = _taken(cells, live)
+    # Constants Yosys folds (opt_expr after opt_dff) can make more register bits stuck and more
+    # logic dead: fold, merge and look again until no new register bit is stuck.
+    for _round in range(_FOLD_ROUNDS):
+        replacement = _folded(cells, live, emitted.outputs, stuck, assigned)
+        if not replacement:
+            break
+        substitute(emitted, replacement)
+        merge_duplicates(emitted)
+        live = live_cells(emitted)
+        assigned = BitAssignments(cells)
+        known, stuck = stuck, _stuck_bits(cells, live, assigned)
+        if stuck.keys() <= known.keys():    # nothing new to fold
+            break
     kinds = Counter()
     unmodelled = Counter()
     instances = Counter()
@@ -172,12 +195,10 @@ def count_netlist(emitted):
                       for source in {net >> 16 for net in input_nets(cells[index]) if net >= 2})
     enables = _feedback_muxes(cells, live, readers)
     selects, in_selects = _and_or_selects(cells, live, readers)
-    assigned = BitAssignments(cells)
-    stuck = _stuck_bits(cells, live, assigned)
     used = live_bits(emitted, live, stuck, assigned)
     kept_ff = _kept_ff_bits(cells, live, used, stuck, assigned)
     alu = _alu_comparisons(cells, live)   # comparisons folded into a subtraction
-    schedulers, in_schedulers = _schedulers(cells, live)
+    schedulers, in_schedulers = _schedulers(cells, live, taken)
     outputs = {net >> 16 for net in emitted.outputs if net >= 2}
     subtractions, in_subtractions = _conditional_subtractions(cells, live, alu, readers, outputs)
     word_tests = _word_tests(cells, live)
@@ -333,7 +354,17 @@ def _multiplier(kinds, inputs, used):
     kinds["mul", (len(a), len(b), y, signed)] += 1
 
 
-def _schedulers(cells, live):
+def _taken(cells, live):
+    """Bits anded with a constant 1, before constants are folded (:func:`_folded` makes the
+    and a wire): a round robin's any-request whose grant is always taken (``accept`` tied
+    to 1)."""
+    return {value[0] for index in live for cell in [cells[index]]
+            if cell[0] == "op" and cell[1] == "&" and len(cell[2]) == 2
+            and len(cell[2][0]) == 1 and (1,) in cell[2]
+            for value in cell[2] if value != (1,)}
+
+
+def _schedulers(cells, live, taken):
     """Round-robin schedulers (:class:`~hwgen.kernels.pipeline.arbiter.RoundRobin` with every
     grant taken, as a parking stage uses it; an arbiter whose grant waits for its consumer,
     as the interconnect's, is counted cell by cell), found by their lowest-set-bit search
@@ -341,19 +372,17 @@ def _schedulers(cells, live):
     requests ``r``, with the update of the last served, ``grant | (grant - 1)``, and
     ``any(r)``.
 
+    ``taken`` is :func:`_taken`, found before constants are folded.
+
     Returns ``({the search's and: threads}, the scheduler's other cells)``: Yosys builds the
     whole as one small carry-chain circuit that its cells' isolated costs misprice (a LUT or
     two per thread under at 16 threads on Xilinx 7-series), so it is priced whole.
     """
     by_operand = {}     # (op, first operand): the cells that may be a scheduler's update
-    taken = set()       # bits anded with a constant 1: a grant that is always taken
     for index in live:
         cell = cells[index]
         if cell[0] == "op" and cell[1] in ("-", "|", "r|"):
             by_operand.setdefault((cell[1], tuple(_shorten(cell[2][0], False))), []).append(index)
-        elif cell[0] == "op" and cell[1] == "&" and len(cell[2]) == 2 \
-                and len(cell[2][0]) == 1 and (1,) in cell[2]:
-            taken.update(value[0] for value in cell[2] if value != (1,))
     roots, inside = {}, set()
     for index in live:
         cell = cells[index]
@@ -525,6 +554,149 @@ def _stuck_bits(cells, live, assigned):
     return stuck
 
 
+#: How deep :func:`_folded` follows a net through the cells that compute it.
+_FOLD_DEPTH = 200
+
+
+def _folded(cells, live, outputs, stuck, assigned):
+    """``{net: what it folds into}`` for the nets live cells and ``outputs`` read: a constant
+    (0 or 1) or another net, as Yosys's ``opt_expr`` folds them once ``opt_dff`` has made the stuck
+    register bits (``stuck``) constants. Gates, multiplexers, assignments, switches and
+    unsigned comparisons whose constant inputs decide them: a loop's test ``k < 8`` of a ``k``
+    set to a 3-bit thread id (its top bits stuck at 0) is 1, so the edge taken when it fails is
+    never valid, and a parking stage it enters has one source less to load its slots from."""
+    memo = {}
+
+    def bits(value, depth):
+        return [fold(n, depth) for n in value]
+
+    def fold(net, depth):
+        if net < 2:
+            return net
+        if net in stuck:
+            return stuck[net]
+        found = memo.get(net)
+        if found is not None:
+            return found
+        if depth > _FOLD_DEPTH:
+            return net
+        depth += 1
+        cell, bit = cells[net >> 16], net & 0xffff
+        kind = cell[0]
+        op = cell[1] if kind == "op" else None
+        found = net
+        if op == "~":
+            a = fold(cell[2][0][bit], depth)
+            found = 1 - a if a < 2 else net
+        elif op in ("&", "|"):
+            decides = 0 if op == "&" else 1
+            inputs = bits([value[bit] for value in cell[2]], depth)
+            if decides in inputs:
+                found = decides
+            else:
+                rest = {n for n in inputs if n != 1 - decides}
+                found = rest.pop() if len(rest) == 1 else 1 - decides if not rest else net
+        elif op == "^":
+            inputs = bits([value[bit] for value in cell[2]], depth)
+            if all(n < 2 for n in inputs):
+                found = sum(inputs) & 1
+        elif op == "m":
+            (sel,), a, b = cell[2]
+            sel = fold(sel, depth)
+            if sel < 2:
+                found = fold((a if sel else b)[bit], depth)
+            else:
+                a, b = fold(a[bit], depth), fold(b[bit], depth)
+                if a == b:
+                    found = a
+        elif op in ("r|", "b", "r&"):
+            decides = 0 if op == "r&" else 1
+            inputs = bits(cell[2][0], depth)
+            if decides in inputs:
+                found = decides
+            elif all(n == 1 - decides for n in inputs):
+                found = 1 - decides
+        elif op in _UNSIGNED or op in ("==", "!="):
+            found = _compare(op, bits(cell[2][0], depth), bits(cell[2][1], depth), net)
+        elif kind == "matches":
+            value = bits(cell[1], depth)
+            found = _matches(value, cell[2], net)
+        elif kind == "priority":
+            en = fold(cell[1], depth)
+            inputs = bits(cell[2][:bit + 1], depth)
+            if en == 0 or inputs[-1] == 0 or 1 in inputs[:-1]:
+                found = 0
+            elif en == 1 and all(n == 0 for n in inputs[:-1]) and inputs[-1] < 2:
+                found = inputs[-1]      # a constant only: a switch's cases stay its own
+        elif kind == "assign":
+            pairs, default = assigned[net]
+            candidates = []
+            for cond, value in pairs:
+                cond = fold(cond, depth)
+                if cond == 0:
+                    continue
+                candidates.append(fold(value, depth))
+                if cond == 1:
+                    break
+            else:
+                if default:
+                    candidates.append(fold(cell[1][bit], depth))
+            if candidates and all(n == candidates[0] for n in candidates):
+                found = candidates[0]
+        memo[net] = found
+        return found
+
+    replacement = {}
+    for net in [net for index in live for net in input_nets(cells[index])] + list(outputs):
+        if net >= 2 and net not in replacement:
+            folded = fold(net, 0)
+            if folded != net:
+                replacement[net] = folded
+    return replacement
+
+
+def _compare(op, a, b, net):
+    """An unsigned comparison or an equality of the bits ``a`` and ``b`` (0, 1 or a net): its
+    constant value when the constant bits decide it, else ``net``."""
+    if op in ("==", "!="):
+        if any(x < 2 and y < 2 and x != y for x, y in zip(a, b)):
+            return int(op == "!=")
+        if all(x == y for x, y in zip(a, b)):
+            return int(op == "==")
+        return net
+    # The smallest and largest value each operand can take, its unknown bits 0 or 1.
+    low_a = sum(1 << i for i, n in enumerate(a) if n == 1)
+    high_a = sum(1 << i for i, n in enumerate(a) if n != 0)
+    low_b = sum(1 << i for i, n in enumerate(b) if n == 1)
+    high_b = sum(1 << i for i, n in enumerate(b) if n != 0)
+    if op in ("u>", "u>="):
+        op = "u<" if op == "u>" else "u<="
+        low_a, high_a, low_b, high_b = low_b, high_b, low_a, high_a
+    if op == "u<":
+        return 1 if high_a < low_b else 0 if low_a >= high_b else net
+    return 1 if high_a <= low_b else 0 if low_a > high_b else net
+
+
+def _matches(value, patterns, net):
+    """Whether ``value`` (bits: 0, 1 or a net) matches one of ``patterns`` (most significant
+    bit first, ``-`` any): 1 or 0 where its constant bits decide it, else ``net``."""
+    undecided = False
+    for pattern in patterns:
+        verdict = 1
+        for char, n in zip(reversed(pattern), value):
+            if char == "-":
+                continue
+            if n >= 2:
+                verdict = None
+            elif n != int(char):
+                verdict = 0
+                break
+        if verdict == 1:
+            return 1
+        undecided |= verdict is None
+    return net if undecided else 0
+
+
 def _kept_ff_bits(cells, live, used, stuck, assigned):
     """``{register cell: bits Yosys keeps}``: register bits that are read, not ``stuck``
     (:func:`_stuck_bits`) and not equal to another (the same next state, enable and reset:
@@ -653,10 +825,18 @@ def _const(value):
     return all(net < 2 for net in value)
 
 
+def _outputs(value, source):
+    """Whether ``value`` is the output of cell ``source`` in order, but for bits folded into
+    constants (:func:`_folded`: a register's stuck bits, read as constants)."""
+    return not _const(value) and all(net < 2 or net == source << 16 | bit
+                                     for bit, net in enumerate(value))
+
+
 def _whole(cells, value):
-    """The operator cell whose whole output ``value`` is, or None."""
-    source = value[0] >> 16 if value and value[0] >= 2 else None
-    if source is None or value != tuple(range(source << 16, (source << 16) + len(value))):
+    """The operator cell whose whole output ``value`` is (but for bits folded into constants),
+    or None."""
+    source = next((net >> 16 for net in value if net >= 2), None)
+    if source is None or not _outputs(value, source):
         return None
     cell = cells[source]
     if cell[0] != "op" or len(cell[2][1 if cell[1] == "m" else 0]) != len(value):
@@ -712,12 +892,11 @@ def _feedback_muxes(cells, live, readers):
         cell = cells[index]
         if cell[0] != "ff":
             continue
-        own = tuple(range(index << 16, (index << 16) + len(cell[1])))
         stack = [cell[1]]
         while stack:
             value = stack.pop()
             sources = {net >> 16 for net in value if net >= 2}
-            if len(sources) != 1 or value == own:
+            if len(sources) != 1 or _outputs(value, index):
                 continue
             source = sources.pop()
             if readers[source] != 1:
@@ -726,9 +905,9 @@ def _feedback_muxes(cells, live, readers):
             if feeding[0] == "assign":
                 stack.append(feeding[1])
                 stack.extend(value for _cond, _start, value in feeding[2])
-            elif feeding[0] == "op" and feeding[1] == "m" and len(feeding[2][1]) == len(own):
+            elif feeding[0] == "op" and feeding[1] == "m" and len(feeding[2][1]) == len(cell[1]):
                 _, a, b = feeding[2]
-                if a == own or b == own:
+                if _outputs(a, index) or _outputs(b, index):
                     enables.add(source)
                 else:
                     stack.extend((a, b))
@@ -795,15 +974,17 @@ def _select(kinds, previous, chosen, mux="mux", read=-1):
     """Count a bitwise 2:1 choice between nets, on the bits ``read`` (a mask of the choice's
     bits; those no one reads, Yosys removes): constant against constant is a wire of the
     condition, a constant against a signal an and/or gate, two signals a multiplexer (of kind
-    ``mux``)."""
+    ``mux``). In a register's next state (``mux`` is ``mux_ff``) a constant against a signal
+    is a ``mux_ff`` too: a slot loaded from a source whose field is constant or from another,
+    a state register's next state."""
     gates = muxes = 0
     for bit, (old, new) in enumerate(zip(previous, chosen)):
         if old < 2 and new < 2 or not read >> bit & 1:
             continue
-        if old < 2 or new < 2:
-            gates += 1
-        else:
+        if old >= 2 and new >= 2 or mux == "mux_ff":
             muxes += 1
+        else:
+            gates += 1
     if gates:
         kinds["and", gates] += 1
     if muxes:
@@ -822,9 +1003,8 @@ def _assignments(cells, cell, ff_index, kinds, read):
     current = list(default)
     # A default that is a register's own output (directly, or through the comb logic that
     # computes its next state) is a hold: Yosys makes it the register's clock enable.
-    first = default[0]
-    holds = first >= 2 and cells[first >> 16][0] == "ff" \
-        and default == tuple(range(first, first + width))
+    first = next((net for net in default if net >= 2), 0)
+    holds = first >= 2 and cells[first >> 16][0] == "ff" and _outputs(default, first >> 16)
     if holds and assignments:
         _cond, start, value = assignments.pop(0)   # clock enable (the first condition)
         current[start:start + len(value)] = value

@@ -53,7 +53,8 @@ from ..instrument._amaranth import PortDirection, amaranth_netlist, elaborate
 from ..build import _ports
 
 __all__ = ["EmitterFallbackWarning", "Netlist", "emit", "from_amaranth", "netlist", "input_nets",
-           "merge_duplicates", "live_cells", "live_bits", "bit_assignments", "BitAssignments"]
+           "merge_duplicates", "live_cells", "live_bits", "bit_assignments", "BitAssignments",
+           "substitute"]
 
 _ONE_BIT = {"u<", "u>", "u<=", "u>=", "s<", "s>", "s<=", "s>=", "==", "!=", "b", "r|", "r&", "r^"}
 _MERGED = {"op", "ff", "assign", "matches", "priority", "part"}
@@ -777,3 +778,30 @@ def live_bits(netlist, cells_live, constant=(), assignments=None):
         index = n >> 16
         used[index] = used.get(index, 0) | 1 << (n & 0xffff)
     return used
+
+
+def substitute(netlist, replacement):
+    """Read every net through ``replacement`` (``{net: constant or net}``: what Yosys's
+    ``opt_expr`` folds a net into), in every cell and output; an assignment whose condition is
+    then 0 is dropped, and one whose condition is 1 and that sets every bit replaces the
+    default and the assignments before it."""
+    cells = netlist.cells
+
+    def net(n):
+        return replacement.get(n, n)
+    for index, cell in enumerate(cells):
+        if index == 0 or not any(n in replacement for n in input_nets(cell)):
+            continue
+        cell = _resolve(cell, net)
+        if cell[0] == "assign":
+            default, assignments = cell[1], []
+            for cond, start, value in cell[2]:
+                if cond == 0:
+                    continue
+                if cond == 1 and start == 0 and len(value) == len(default):
+                    default, assignments = value, []
+                    continue
+                assignments.append((cond, start, value))
+            cell = ("assign", default, tuple(assignments))
+        cells[index] = cell
+    netlist.outputs = [net(n) for n in netlist.outputs]
