@@ -8,8 +8,6 @@ import sys
 import threading
 import time
 
-from tqdm import tqdm
-
 from .sim.stage import listeners, stage
 
 __all__ = ["Progress", "note", "stage", "SLOW_SECONDS"]
@@ -28,6 +26,8 @@ def _duration(seconds):
 
 def note(text):
     """A line on stderr that does not tear a progress bar."""
+    from tqdm import tqdm   # with the bars (most runs, quiet or logged, show none)
+
     tqdm.write(text, file=sys.stderr)
 
 
@@ -72,6 +72,8 @@ class Progress:
             self._teller.start()
 
     def _open_bar(self, desc, unit):
+        from tqdm import tqdm
+
         if unit is None:
             self._bar = tqdm(desc=desc, leave=False, file=sys.stderr,
                              bar_format="{desc}: {elapsed}")

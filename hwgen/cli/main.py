@@ -80,7 +80,16 @@ def _unrecognized(parser, command, extras):
     return message
 
 
-def make_parser():
+def _command_of(argv):
+    """The command ``argv`` runs: its first argument that is not an option (hwgen's own
+    options, ``--help`` and ``--version``, take no value)."""
+    return next((token for token in argv if not token.startswith("-")), None)
+
+
+def make_parser(argv=None):
+    """hwgen's parser. With ``argv``, only the command it runs gets its options (and its module
+    imported); the others are known by name and help line, which is all ``hwgen --help`` and
+    a mistyped command's error show."""
     parser = _Parser(
         prog="hwgen",
         description="Generate instrumented FPGA accelerators and measure them.",
@@ -93,12 +102,17 @@ def make_parser():
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser,
                                        required=True, title="commands")
     parser.commands = {}
+    running = None if argv is None else _command_of(argv)
     for command in COMMANDS:
-        sub = subparsers.add_parser(command.NAME, help=command.HELP,
-                                    description=command.DESCRIPTION)
-        command.add_options(sub)
-        sub.set_defaults(func=command.run)
-        parser.commands[command.NAME] = sub
+        if argv is not None and command.name != running:
+            subparsers.add_parser(command.name, help=command.help)
+            continue
+        module = command.load()
+        sub = subparsers.add_parser(command.name, help=command.help,
+                                    description=module.DESCRIPTION)
+        module.add_options(sub)
+        sub.set_defaults(func=module.run)
+        parser.commands[command.name] = sub
     return parser
 
 
@@ -124,7 +138,7 @@ def _forget_interrupted_simulation():
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
     set_command_line(argv)    # a program named as file.py:Name brings its options
-    parser = make_parser()
+    parser = make_parser(argv)
     if not argv:
         # As git and pip do: the help, on standard output, and success.
         parser.print_help()

@@ -20,7 +20,6 @@ from ..errors import HwgenError, did_you_mean
 from ..kernels import BUFFERS, MASK_SHAPES
 from ..kernels.window import TREE_POLICIES
 from ..instrument import PROBE_PRESETS
-from ..roofline.model import board_scalability, system_bytes_per_cycle
 from ..sim import MemoryModel, instrument_pe, instrument_system
 from .imageio import read_mask
 
@@ -186,6 +185,8 @@ def pes_from_args(args, pe, board):
     if pes == "max":
         if board is None:
             raise HwgenError("--pes max takes the PEs that fit a board: give --board")
+        from ..roofline.model import board_scalability   # the roofline's flow, for --pes max
+
         return board_scalability(pe, board, bytes_per_cycle=system_link(args, board),
                                  probes=getattr(args, "probes", "default")
                                  if getattr(args, "instrument", False) else None)[0]
@@ -305,6 +306,8 @@ def system_link(args, board):
     """Bytes per cycle of the link a system's memory channels are sized for: ``board``'s
     tightest link (or ``--link``) at its clock (or ``--clock``); ``None`` (unlimited, a
     channel per PE) without a board."""
+    from ..roofline.model import system_bytes_per_cycle   # the roofline's flow, for systems
+
     if board is None:
         return None
     clock = getattr(args, "clock", None) or board.clock_mhz

@@ -3,7 +3,6 @@ performance against LUTs, the best point per area budget, and the front re-measu
 
 from dataclasses import dataclass, field
 
-from ..roofline.fast import Remeasured
 from ..sim import MemoryModel
 from ..versions import tool_versions
 from .schema import check_schema, stamp
@@ -80,6 +79,8 @@ class ExploreResult:
 
     @classmethod
     def from_json(cls, obj):
+        from ..roofline.fast import Remeasured   # the sweep's code, only to read its record
+
         check_schema(obj, cls.SCHEMA, cls.SCHEMA_VERSION)
         what = "program" if "program" in obj else "kernel"
         remeasured = None if obj["remeasured"] is None else tuple(

@@ -1,12 +1,17 @@
 """What ``hwgen synth`` and ``hwgen overhead`` found of a kernel's PE or a program's pipeline."""
 
-from dataclasses import dataclass, fields
+from __future__ import annotations
 
-from ..resources.overhead import Overhead
-from ..resources.synth import SynthResult
+from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING
+
 from .schema import check_schema, stamp
 
 __all__ = ["OverheadRecord", "SynthRecord"]
+
+if TYPE_CHECKING:   # the synthesis flow, imported where a record is read back
+    from ..resources.overhead import Overhead
+    from ..resources.synth import SynthResult
 
 
 def _subject(obj):
@@ -55,6 +60,8 @@ class SynthRecord:
     @classmethod
     def from_json(cls, obj):
         check_schema(obj, cls.SCHEMA, cls.SCHEMA_VERSION)
+        from ..resources.synth import SynthResult
+
         what, name = _subject(obj)
         synthesis = SynthResult.from_json({f.name: obj[f.name] for f in fields(SynthResult)
                                            if f.name != "cached"}, cached=obj["cached"])
@@ -99,6 +106,8 @@ class OverheadRecord:
     @classmethod
     def from_json(cls, obj):
         check_schema(obj, cls.SCHEMA, cls.SCHEMA_VERSION)
+        from ..resources.overhead import Overhead
+
         what, name = _subject(obj)
         return cls(what, name, obj["design"], obj["parameters"], obj["probes"],
                    Overhead.from_json(obj))

@@ -26,8 +26,6 @@ from .sim import hmm_summary, model_check
 
 __all__ = ["add_options", "job_report", "program_report", "run"]
 
-NAME = "board"
-HELP = "run a deployed kernel on a board (or its simulation) and read its HMM"
 DESCRIPTION = ("Work with what `hwgen deploy` wrote. `board run DIR` loads the input over the "
                "board's UART, runs the job, reads the output and every value of the HMM, checks "
                "the output against the numpy model and writes the JSON and report `sim` writes, "

@@ -38,8 +38,6 @@ SYSTEM_PROTOCOL = (
 #: as a namespace package ``hwgen`` on the path).
 BUILD_FOLDER = "hwgen-build"
 
-NAME = "build"
-HELP = "generate Verilog, RTLIL and a manifest for a kernel"
 DESCRIPTION = ("Generate a window-filter PE, or with --pes a system of PEs sharing one "
                "off-chip port, as Verilog (<top>.v), RTLIL (<top>.il) and manifest.json.")
 

@@ -21,8 +21,6 @@ from ..programs import add_program_options, job_from_args
 
 __all__ = ["add_options", "run"]
 
-NAME = "deploy"
-HELP = "build a bitstream with a UART bridge to run a kernel on a board"
 DESCRIPTION = ("Build a bitstream for a board through Amaranth's platform flow (amaranth-boards, "
                "YoWASP Yosys and nextpnr): the kernel's PE (or the program's pipeline, its "
                "threads started by a launcher as `run`'s host starts them) with its HMM, the "

@@ -18,8 +18,6 @@ from ..programs import job_from_args
 
 __all__ = ["add_options", "run"]
 
-NAME = "estimate"
-HELP = "estimate a kernel's or program's resources and cycles without synthesis or simulation"
 DESCRIPTION = ("Estimate LUT, FF, block RAM and DSP of a window-filter PE or a pipeline program "
                "as `build` and `run` build it (with its hardware measurement module unless "
                "--no-instrument) on a board by counting its primitives and pricing them with "

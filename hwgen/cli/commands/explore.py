@@ -30,8 +30,6 @@ from .roofline import (KERNEL_GRID, OUTPUTS, _parse, add_program_grid_options,
 
 __all__ = ["add_options", "run"]
 
-NAME = "explore"
-HELP = "sweep design points in parallel and rank them on the roofline"
 FAST_OUTPUTS = ("pareto.png", "pareto.csv", "explore.json")
 DESCRIPTION = ("Sweep a grid of design points: simulations and resource estimates run in "
                "worker processes (or on a Dask cluster, --scheduler), every finished point is "

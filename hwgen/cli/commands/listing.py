@@ -14,8 +14,6 @@ from ..options import add_option
 
 __all__ = ["add_options", "run"]
 
-NAME = "list"
-HELP = "list kernels, programs, their parameters and the boards"
 DESCRIPTION = ("List the kernels hwgen can build, the pipeline programs `hwgen run` runs, "
                "their parameters, and the built-in boards.")
 

@@ -14,8 +14,6 @@ from .synth import unknown_cells_note
 
 __all__ = ["add_options", "run"]
 
-NAME = "overhead"
-HELP = "synthesize a kernel or program bare and with its HMM and compare"
 DESCRIPTION = ("Synthesize a window-filter PE, with --pes a system of PEs, or a pipeline "
                "program's pipeline, bare and with "
                "its hardware measurement module of --probes (as `build` writes it), and print "

@@ -29,8 +29,6 @@ from .sim import model_check
 
 __all__ = ["add_options", "run"]
 
-NAME = "profile"
-HELP = "profile a kernel or a program: the cycles each source line and step is active in"
 DESCRIPTION = ("Simulate a window-filter kernel or a multithreaded-pipeline program and "
                "attribute every clock cycle of its job to the source lines active in it (a line "
                "is active when the If/Elif/Else arms, Switch cases and FSM state that control "

@@ -8,8 +8,6 @@ from ..outputs import check_file_option, write_files
 
 __all__ = ["add_options", "run"]
 
-NAME = "report"
-HELP = "make one self-contained HTML page of what the commands measured"
 DESCRIPTION = ("Turn the JSON that sim, run, synth and overhead write (--json), the "
                "roofline.json of roofline and explore and the explore.json of explore --fast "
                "into one HTML page: headline figures, a "

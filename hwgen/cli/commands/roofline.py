@@ -141,8 +141,6 @@ def add_sweep_options(parser, *, programs=(), fast_programs=True):
     add_quiet_option(run, "no progress, print only the best point")
 
 
-NAME = "roofline"
-HELP = "measure design points and draw the extended roofline"
 DESCRIPTION = ("Simulate every design point (one PE configuration) for its ops per cycle and "
                "computational intensity, find its resources per PE, and place it on the "
                "board's extended roofline: compute roof = PEs that fit x one PE's "

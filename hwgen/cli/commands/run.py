@@ -26,8 +26,6 @@ from ..traces import add_drain_option, add_trace_options, check_trace_options, t
 
 __all__ = ["add_options", "run"]
 
-NAME = "run"
-HELP = "run a multithreaded-pipeline program, profile its threads, export traces"
 DESCRIPTION = ("Simulate a program on the multithreaded stage-controlled pipeline against a "
                "memory model with the hardware measurement module attached, check its "
                "result against a numpy model, and report what the hardware recorded: "

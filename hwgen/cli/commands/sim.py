@@ -29,7 +29,6 @@ from ..outputs import check_file_option, staged_file, write_files
 from ..report import add_report_option, check_report_option, report_file
 from ...progress import Progress
 from ...records import SimResult
-from ...roofline.model import bounding_link, bytes_per_cycle
 from ...traces.timeline import Timeline
 from ..traces import add_drain_option, add_trace_options, check_trace_options, trace_files
 
@@ -50,8 +49,6 @@ def add_system_options(parser):
                help="clock that turns the link's GB/s into bytes per cycle", shown="the board's")
 
 
-NAME = "sim"
-HELP = "simulate a kernel on an image and report its figures"
 DESCRIPTION = ("Simulate a window-filter PE, or a system of PEs that share one memory, "
                "cycle by cycle against a memory model (compiled to C++ with CXXRTL, or in "
                "Amaranth's simulator: see --engine), and check the output image against a "
@@ -108,6 +105,8 @@ def _link_memory(args, memory):
     if args.clock is not None and not args.clock > 0:
         raise HwgenError(f"--clock must be a positive number of MHz, not {args.clock:g}")
     clock = board.clock_mhz if args.clock is None else args.clock
+    from ...roofline.model import bounding_link, bytes_per_cycle   # the roofline's flow, for --board
+
     link, gbps = bounding_link(board, args.devices, args.link)
     memory = replace(memory, bandwidth_bytes_per_cycle=bytes_per_cycle(gbps, clock))
     return memory, f"{link.name} of {board.name}, {gbps:g} GB/s at {clock:g} MHz"

@@ -11,8 +11,6 @@ from ...resources.synth import DEFAULT_TARGET_MHZ, synthesize
 
 __all__ = ["add_options", "run", "unknown_cells_note"]
 
-NAME = "synth"
-HELP = "synthesize a kernel or program and measure its resources and Fmax"
 DESCRIPTION = ("Synthesize a window-filter PE as `build` writes it, or a pipeline program's "
                "pipeline as `run` simulates it (with its hardware "
                "measurement module unless --no-instrument) with Yosys for a board's family "
