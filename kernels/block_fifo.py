@@ -9,10 +9,10 @@ pointer after this cycle's read) and is transparent to the write port, so an ent
 into an empty FIFO is at the head the cycle after, as in ``FlaggedFIFO``.
 """
 
-from amaranth.hdl import Module, Mux, Signal
+from amaranth.hdl import Mux, Signal
 from amaranth.lib.memory import Memory
 
-from .fifo_flags import FlaggedFIFO, _filled_after, _room_after
+from .fifo_flags import FlaggedFIFO, _advance
 
 __all__ = ["BlockFIFO"]
 
@@ -29,26 +29,15 @@ class BlockFIFO(FlaggedFIFO):
         Entries, at least 2.
     """
 
-    def elaborate(self, platform):
-        m = Module()
-        depth = self.depth
-        do_write = self.w_rdy & self.w_en
-        do_read = self.r_rdy & self.r_en
-        m.d.sync += [
-            self.level.eq(self.level + do_write - do_read),
-            self.w_rdy.eq(_room_after(self.level, depth, do_write, do_read)),
-            self.r_rdy.eq(_filled_after(self.level, do_write, do_read)),
-        ]
-
-        m.submodules.storage = storage = Memory(shape=self.width, depth=depth, init=[])
+    def _store(self, m, do_write, do_read):
+        m.submodules.storage = storage = Memory(shape=self.width, depth=self.depth, init=[])
         w_port = storage.write_port()
         r_port = storage.read_port(transparent_for=(w_port,))
-        produce = Signal(range(depth))
-        consume = Signal(range(depth))
-        consume_next = Signal(range(depth))
-        incr = lambda pointer: Mux(pointer == depth - 1, 0, pointer + 1)     # noqa: E731
+        produce = Signal(range(self.depth))
+        consume = Signal(range(self.depth))
+        consume_next = Signal(range(self.depth))
         m.d.comb += [
-            consume_next.eq(Mux(do_read, incr(consume), consume)),
+            consume_next.eq(Mux(do_read, _advance(consume, self.depth), consume)),
             w_port.addr.eq(produce),
             w_port.data.eq(self.w_data),
             w_port.en.eq(do_write),
@@ -56,6 +45,5 @@ class BlockFIFO(FlaggedFIFO):
             self.r_data.eq(r_port.data),
         ]
         with m.If(do_write):
-            m.d.sync += produce.eq(incr(produce))
+            m.d.sync += produce.eq(_advance(produce, self.depth))
         m.d.sync += consume.eq(consume_next)
-        return m

@@ -67,14 +67,17 @@ class FlaggedFIFO(Elaboratable):
             self.w_rdy.eq(_room_after(self.level, depth, do_write, do_read)),
             self.r_rdy.eq(_filled_after(self.level, do_write, do_read)),
         ]
+        self._store(m, do_write, do_read)
+        return m
 
-        # Distributed RAM where the family has it: a combinational read of the oldest entry.
-        m.submodules.storage = storage = Memory(shape=self.width, depth=depth, init=[])
+    def _store(self, m, do_write, do_read):
+        """Adds the entries' storage to ``m``: distributed RAM where the family has it, read
+        combinationally at the oldest entry."""
+        m.submodules.storage = storage = Memory(shape=self.width, depth=self.depth, init=[])
         w_port = storage.write_port()
         r_port = storage.read_port(domain="comb")
-        produce = Signal(range(depth))
-        consume = Signal(range(depth))
-        incr = lambda pointer: Mux(pointer == depth - 1, 0, pointer + 1)     # noqa: E731
+        produce = Signal(range(self.depth))
+        consume = Signal(range(self.depth))
         m.d.comb += [
             w_port.addr.eq(produce),
             w_port.data.eq(self.w_data),
@@ -83,7 +86,11 @@ class FlaggedFIFO(Elaboratable):
             self.r_data.eq(r_port.data),
         ]
         with m.If(do_write):
-            m.d.sync += produce.eq(incr(produce))
+            m.d.sync += produce.eq(_advance(produce, self.depth))
         with m.If(do_read):
-            m.d.sync += consume.eq(incr(consume))
-        return m
+            m.d.sync += consume.eq(_advance(consume, self.depth))
+
+
+def _advance(pointer, depth):
+    """The entry after ``pointer`` in a ring of ``depth`` entries."""
+    return Mux(pointer == depth - 1, 0, pointer + 1)
