@@ -34,13 +34,14 @@ its own request order while the system's are not in any global order.
 
 from dataclasses import dataclass
 
-from amaranth.hdl import Array, Cat, Const, Module, Signal
+from amaranth.hdl import Array, Cat, Const, Module
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from .fifo_flags import FlaggedFIFO
 from .pe import BeatFormat
 from .pipeline.arbiter import RoundRobin, select
+from .skid_buffer import SkidBuffer
 
 __all__ = ["FAN_IN", "ChannelPort", "Interconnect", "channel_groups", "channels_for",
            "memory_port_signature"]
@@ -203,30 +204,31 @@ class Interconnect(wiring.Component):
             route.w_data.eq(root.tag),
         ]
         # Responses with the index of their PE, in a buffer so the PEs see registered valids.
+        # The channel's ``ready`` is that buffer's room, a flip-flop: a response only ever
+        # follows its request, whose index is in the route by then.
         width = len(channel.rd_rsp.payload.as_value())
-        m.submodules[f"{name}_rsp"] = rsp = FlaggedFIFO(width=width + max(1, tag_bits), depth=2)
+        m.submodules[f"{name}_rsp"] = rsp = SkidBuffer(width=width + max(1, tag_bits))
         response = channel.rd_rsp
         m.d.comb += [
-            # An AND of two flip-flops: the buffer's "not full" and the route's "not empty".
-            response.ready.eq(rsp.w_rdy & route.r_rdy),
-            rsp.w_en.eq(response.valid & response.ready),
+            response.ready.eq(rsp.w_rdy),
+            rsp.w_en.eq(response.valid),
             rsp.w_data.eq(Cat(response.payload, route.r_data)),
-            route.r_en.eq(response.valid & response.ready),
+            route.r_en.eq(response.valid & rsp.w_rdy),
         ]
-        # A register per PE, so a PE sees flip-flops as it would a memory's port: the index's
-        # decoding and the fan-out to the group's PEs end at a register next to each PE.
+        # A buffer per PE, so a PE sees flip-flops as it would a memory's port: the index's
+        # decoding and the fan-out to the group's PEs end at registers next to each PE.
         index = rsp.r_data[width:]
         room = []
         for i, port in enumerate(ports):
-            valid = Signal(name=f"{name}_rsp{i}_valid")
-            data = Signal(width, name=f"{name}_rsp{i}_data")
-            free = ~valid | port.rd_rsp.ready
-            with m.If(rsp.r_rdy & (index == i) & free):
-                m.d.sync += [valid.eq(1), data.eq(rsp.r_data[:width])]
-            with m.Elif(port.rd_rsp.ready):
-                m.d.sync += valid.eq(0)
-            m.d.comb += [port.rd_rsp.valid.eq(valid), port.rd_rsp.payload.eq(data)]
-            room.append(free)
+            m.submodules[f"{name}_rsp{i}"] = out = SkidBuffer(width=width)
+            m.d.comb += [
+                out.w_en.eq(rsp.r_rdy & (index == i)),
+                out.w_data.eq(rsp.r_data[:width]),
+                port.rd_rsp.valid.eq(out.r_rdy),
+                port.rd_rsp.payload.eq(out.r_data),
+                out.r_en.eq(port.rd_rsp.ready),
+            ]
+            room.append(out.w_rdy)
         m.d.comb += rsp.r_en.eq(Array(room)[index])
 
     def _writes(self, m, name, ports, channel):
@@ -271,31 +273,20 @@ def _tree_buffers(count):
 
 
 def _slice(m, name, valid, payload, sink):
-    """A registered slice (a skid buffer) from a source offering ``valid`` and ``payload`` to
-    stream ``sink``: ``sink.valid`` and ``sink.payload`` are registers and the source sees a
-    registered ready, so no handshake of ``sink`` reaches the source in the same cycle; a beat
-    crosses it in one cycle, one beat per cycle. Returns the source's transfer (``valid`` and
-    the slice's ready)."""
-    width = len(payload)
-    full = Signal(name=f"{name}_valid")
-    data = Signal(width, name=f"{name}_data")
-    # The second entry takes the beat offered while the first stalls; ``room``: it is empty.
-    room = Signal(name=f"{name}_room", init=1)
-    spare = Signal(width, name=f"{name}_spare")
-    taken = Signal(name=f"{name}_taken")
+    """A registered slice (a :class:`~hwgen.kernels.skid_buffer.SkidBuffer`) from a source
+    offering ``valid`` and ``payload`` to stream ``sink``: ``sink.valid`` and ``sink.payload``
+    are registers and the source sees a registered ready, so no handshake of ``sink`` reaches
+    the source in the same cycle; a beat crosses it in one cycle, one beat per cycle. Returns
+    the source's transfer (``valid`` and the slice's ready)."""
+    m.submodules[name] = buffer = SkidBuffer(width=len(payload))
     m.d.comb += [
-        taken.eq(valid & room),
-        sink.valid.eq(full),
-        sink.payload.eq(data),
+        buffer.w_en.eq(valid),
+        buffer.w_data.eq(payload),
+        sink.valid.eq(buffer.r_rdy),
+        sink.payload.eq(buffer.r_data),
+        buffer.r_en.eq(sink.ready),
     ]
-    with m.If(~full | sink.ready):
-        with m.If(~room):
-            m.d.sync += [full.eq(1), data.eq(spare), room.eq(1)]
-        with m.Else():
-            m.d.sync += [full.eq(valid), data.eq(payload)]
-    with m.Elif(taken):
-        m.d.sync += [spare.eq(payload), room.eq(0)]
-    return taken
+    return valid & buffer.w_rdy
 
 
 def _forward(m, source, sink):
@@ -305,9 +296,10 @@ def _forward(m, source, sink):
 
 
 def _buffer(m, name, width, tag_bits):
-    """A two-entry first-in first-out buffer: full throughput, registered on both sides (its
-    head's ``valid`` a flip-flop, so an arbiter's requests are)."""
-    m.submodules[name] = fifo = FlaggedFIFO(width=width + tag_bits, depth=2)
+    """A two-entry first-in first-out buffer in flip-flops: full throughput, registered on both
+    sides (its head's ``valid`` and payload flip-flops, so an arbiter's requests and
+    multiplexer's inputs are)."""
+    m.submodules[name] = fifo = SkidBuffer(width=width + tag_bits)
     return fifo, _Head(fifo.r_rdy, fifo.r_en, fifo.r_data[:width], fifo.r_data[width:])
 
 
