@@ -8,28 +8,32 @@ carries per cycle, at most one per PE.
 
 PE ``i`` is served by one channel (PEs ``c * P // C`` up to ``(c + 1) * P // C`` by channel
 ``c``). A channel of one PE is a wire. A channel of several PEs is pipelined so that no path in
-it is longer than a PE's own (the PE only sees registered ``ready`` signals):
+it is longer than a PE's own, and every net between it and a PE, however long, runs from
+flip-flops to flip-flops:
 
-* each PE's read and write requests enter a two-entry buffer (a PE's ``ready`` is the buffer's
-  registered "not full");
+* every two-entry buffer is a :class:`~hwgen.kernels.skid_buffer.SkidBuffer`: its head's
+  ``valid`` and payload and its "not full" are flip-flops, and no LUT-RAM read is in the
+  payload's path;
+* each PE's read and write requests enter a buffer at the PE (the PE's ``ready`` is its
+  registered "not full") and from it a buffer at the tree;
 * a tree of round-robin arbiters, :data:`FAN_IN` inputs each, every one writing into a
-  two-entry buffer, brings the requests to the channel; read requests carry the index of their
-  PE through it; every buffer and queue is a :class:`~hwgen.kernels.fifo_flags.FlaggedFIFO`,
-  so every buffer's "not empty" (an arbiter's request), the PE's "not full" and the route
-  queue's two flags are flip-flops set without the level's adder;
-* a registered slice (a skid buffer) between each tree's root and the channel: the channel's
+  buffer, brings the requests to the channel; read requests carry the index of their PE
+  through it;
+* a registered slice (a buffer too) between each tree's root and the channel: the channel's
   ``valid`` and payload are registers and the root sees a registered ready, so the channel's
   handshake never reaches into the tree in the cycle it happens;
-* the channel's read responses enter a two-entry buffer with the index of their PE, taken from
-  a queue of the indices of the reads in flight (in request order, as deep as the reads the
-  group's PEs keep in flight together; an index enters it as its request enters the slice),
-  and from it a register next to their PE; a read request is only offered while that queue
-  has room, and the channel's ``rd_rsp.ready`` is the AND of two flip-flops (that buffer's
-  "not full", the queue's "not empty").
+* the channel's read responses enter a buffer with the index of their PE, taken from a queue
+  of the indices of the reads in flight (a :class:`~hwgen.kernels.fifo_flags.FlaggedFIFO`, in
+  request order, as deep as the reads the group's PEs keep in flight together; an index enters
+  it as its request enters the slice); from it a buffer per PE takes the PE's responses, and a
+  buffer at the PE hands them over. A read request is only offered while that queue has room,
+  and the channel's ``rd_rsp.ready`` is one flip-flop, the response buffer's "not full".
 
-Beats of one PE keep their order (every stage is first-in first-out); beats of different PEs of
-one channel interleave, and channels are independent of each other, so a PE's responses are in
-its own request order while the system's are not in any global order.
+A request spends ``3 + log4 G`` cycles in the interconnect and a response 3
+(:meth:`Interconnect.latency`). Beats of one PE keep their order (every stage is first-in
+first-out); beats of different PEs of one channel interleave, and channels are independent of
+each other, so a PE's responses are in its own request order while the system's are not in any
+global order.
 """
 
 from dataclasses import dataclass
@@ -166,11 +170,11 @@ class Interconnect(wiring.Component):
 
     def latency(self, group):
         """Cycles the interconnect adds to a read of a PE of ``group`` at least: its request's
-        ``2 + log4 G`` (its PE's buffer, the tree's levels, the slice) and its response's 2 (0
-        for a channel of one PE)."""
+        ``3 + log4 G`` (the buffers at its PE and at the tree, the tree's levels, the slice)
+        and its response's 3 (the channel's buffer, the PE's two; 0 for a channel of one PE)."""
         if len(group) == 1:
             return 0
-        return 2 + tree_levels(len(group), FAN_IN) + 2
+        return 3 + tree_levels(len(group), FAN_IN) + 3
 
     def elaborate(self, platform):
         m = Module()
@@ -215,18 +219,23 @@ class Interconnect(wiring.Component):
             rsp.w_data.eq(Cat(response.payload, route.r_data)),
             route.r_en.eq(response.valid & rsp.w_rdy),
         ]
-        # A buffer per PE, so a PE sees flip-flops as it would a memory's port: the index's
-        # decoding and the fan-out to the group's PEs end at registers next to each PE.
+        # Two buffers per PE, so a PE sees flip-flops as it would a memory's port: the index's
+        # decoding and the fan-out to the group's PEs end at the first, and the long net to
+        # the PE runs from it to the second, at the PE.
         index = rsp.r_data[width:]
         room = []
         for i, port in enumerate(ports):
             m.submodules[f"{name}_rsp{i}"] = out = SkidBuffer(width=width)
+            m.submodules[f"{name}_rsp{i}_pe"] = at_pe = SkidBuffer(width=width)
             m.d.comb += [
                 out.w_en.eq(rsp.r_rdy & (index == i)),
                 out.w_data.eq(rsp.r_data[:width]),
-                port.rd_rsp.valid.eq(out.r_rdy),
-                port.rd_rsp.payload.eq(out.r_data),
-                out.r_en.eq(port.rd_rsp.ready),
+                at_pe.w_en.eq(out.r_rdy),
+                at_pe.w_data.eq(out.r_data),
+                out.r_en.eq(at_pe.w_rdy),
+                port.rd_rsp.valid.eq(at_pe.r_rdy),
+                port.rd_rsp.payload.eq(at_pe.r_data),
+                at_pe.r_en.eq(port.rd_rsp.ready),
             ]
             room.append(out.w_rdy)
         m.d.comb += rsp.r_en.eq(Array(room)[index])
@@ -264,8 +273,9 @@ def tree_levels(count, arity):
 
 
 def _tree_buffers(count):
-    """Buffers of a tree over ``count`` inputs: one per input and one per arbiter."""
-    buffers = count
+    """Buffers of a tree over ``count`` inputs: two per input (at the PE and at the tree) and
+    one per arbiter."""
+    buffers = 2 * count
     while count > 1:
         count = -(-count // FAN_IN)
         buffers += count
@@ -312,9 +322,17 @@ def _tree(m, name, streams, tagged=True, buffers=None):
     width = len(streams[0].payload.as_value())
     heads = []
     for i, s in enumerate(streams):
+        # A buffer at the PE, then the input buffer at the tree: the long net between them
+        # runs from flip-flops to flip-flops, and the PE's ready is a flip-flop, as a memory's
+        # port may give it.
+        at_pe, arriving = _buffer(m, f"{name}_pe{i}", width, 0)
         fifo, head = _buffer(m, f"{name}_in{i}", width, 0)
-        # The PE's ready is a flip-flop, as a memory's port may give it.
-        m.d.comb += [fifo.w_en.eq(s.valid), fifo.w_data.eq(s.payload), s.ready.eq(fifo.w_rdy)]
+        m.d.comb += [
+            at_pe.w_en.eq(s.valid), at_pe.w_data.eq(s.payload), s.ready.eq(at_pe.w_rdy),
+            fifo.w_en.eq(arriving.valid), fifo.w_data.eq(arriving.payload),
+            arriving.ready.eq(fifo.w_rdy),
+        ]
+        buffers.append(arriving)
         heads.append(head)
     buffers += heads
     level = 0
