@@ -29,7 +29,7 @@ flip-flops to flip-flops:
   buffer at the PE hands them over. A read request is only offered while that queue has room,
   and the channel's ``rd_rsp.ready`` is one flip-flop, the response buffer's "not full".
 
-A request spends ``3 + log4 G`` cycles in the interconnect and a response 3
+A request spends ``3 + ceil(log2 G)`` cycles in the interconnect and a response 3
 (:meth:`Interconnect.latency`). Beats of one PE keep their order (every stage is first-in
 first-out); beats of different PEs of one channel interleave, and channels are independent of
 each other, so a PE's responses are in its own request order while the system's are not in any
@@ -51,8 +51,11 @@ __all__ = ["FAN_IN", "ChannelPort", "Interconnect", "channel_groups", "channels_
            "memory_port_signature"]
 
 #: Inputs of one arbiter of the request trees: a power of two (an index is then a field of bits
-#: per level) small enough that an arbiter and its multiplexer are a few logic levels.
-FAN_IN = 4
+#: per level), and two, so that an arbiter's grant and its multiplexer, from the children's
+#: flip-flops into its buffer's registers, are one or two LUTs (with four, the 8-PE system's
+#: critical path ran from a buffer's flag through the grant and the 4-input multiplexer into
+#: the next buffer, 7.77 ns over 7 nets).
+FAN_IN = 2
 
 
 def memory_port_signature(addr_width, rd_beat, wr_beat):
@@ -170,7 +173,7 @@ class Interconnect(wiring.Component):
 
     def latency(self, group):
         """Cycles the interconnect adds to a read of a PE of ``group`` at least: its request's
-        ``3 + log4 G`` (the buffers at its PE and at the tree, the tree's levels, the slice)
+        ``3 + ceil(log2 G)`` (the buffers at its PE and at the tree, the tree's levels, the slice)
         and its response's 3 (the channel's buffer, the PE's two; 0 for a channel of one PE)."""
         if len(group) == 1:
             return 0
