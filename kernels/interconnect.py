@@ -8,46 +8,54 @@ carries per cycle, at most one per PE.
 
 PE ``i`` is served by one channel (PEs ``c * P // C`` up to ``(c + 1) * P // C`` by channel
 ``c``). A channel of one PE is a wire. A channel of several PEs is pipelined so that no path in
-it is longer than a PE's own (the PE only sees registered ``ready`` signals):
+it is longer than a PE's own, and every net between it and a PE, however long, runs from
+flip-flops to flip-flops:
 
-* each PE's read and write requests enter a two-entry buffer (a PE's ``ready`` is the buffer's
-  registered "not full");
+* every two-entry buffer is a :class:`~hwgen.kernels.skid_buffer.SkidBuffer`: its head's
+  ``valid`` and payload and its "not full" are flip-flops, and no LUT-RAM read is in the
+  payload's path;
+* each PE's read and write requests enter a buffer at the PE (the PE's ``ready`` is its
+  registered "not full") and from it a buffer at the tree;
 * a tree of round-robin arbiters, :data:`FAN_IN` inputs each, every one writing into a
-  two-entry buffer, brings the requests to the channel; read requests carry the index of their
-  PE through it; every buffer and queue is a :class:`~hwgen.kernels.fifo_flags.FlaggedFIFO`,
-  so every buffer's "not empty" (an arbiter's request), the PE's "not full" and the route
-  queue's two flags are flip-flops set without the level's adder;
-* a registered slice (a skid buffer) between each tree's root and the channel: the channel's
+  buffer, brings the requests to the channel; read requests carry the index of their PE
+  through it;
+* a registered slice (a buffer too) between each tree's root and the channel: the channel's
   ``valid`` and payload are registers and the root sees a registered ready, so the channel's
   handshake never reaches into the tree in the cycle it happens;
-* the channel's read responses enter a two-entry buffer with the index of their PE, taken from
-  a queue of the indices of the reads in flight (in request order, as deep as the reads the
-  group's PEs keep in flight together; an index enters it as its request enters the slice),
-  and from it a register next to their PE; a read request is only offered while that queue
-  has room, and the channel's ``rd_rsp.ready`` is the AND of two flip-flops (that buffer's
-  "not full", the queue's "not empty").
+* the channel's read responses enter a buffer with the index of their PE, taken from a queue
+  of the indices of the reads in flight (a :class:`~hwgen.kernels.fifo_flags.FlaggedFIFO`, in
+  request order, as deep as the reads the group's PEs keep in flight together; an index enters
+  it as its request enters the slice); from it a buffer per PE takes the PE's responses, and a
+  buffer at the PE hands them over. A read request is only offered while that queue has room,
+  and the channel's ``rd_rsp.ready`` is one flip-flop, the response buffer's "not full".
 
-Beats of one PE keep their order (every stage is first-in first-out); beats of different PEs of
-one channel interleave, and channels are independent of each other, so a PE's responses are in
-its own request order while the system's are not in any global order.
+A request spends ``3 + ceil(log2 G)`` cycles in the interconnect and a response 3
+(:meth:`Interconnect.latency`). Beats of one PE keep their order (every stage is first-in
+first-out); beats of different PEs of one channel interleave, and channels are independent of
+each other, so a PE's responses are in its own request order while the system's are not in any
+global order.
 """
 
 from dataclasses import dataclass
 
-from amaranth.hdl import Array, Cat, Const, Module, Signal
+from amaranth.hdl import Array, Cat, Const, Module
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from .fifo_flags import FlaggedFIFO
 from .pe import BeatFormat
 from .pipeline.arbiter import RoundRobin, select
+from .skid_buffer import SkidBuffer
 
 __all__ = ["FAN_IN", "ChannelPort", "Interconnect", "channel_groups", "channels_for",
            "memory_port_signature"]
 
 #: Inputs of one arbiter of the request trees: a power of two (an index is then a field of bits
-#: per level) small enough that an arbiter and its multiplexer are a few logic levels.
-FAN_IN = 4
+#: per level), and two, so that an arbiter's grant and its multiplexer, from the children's
+#: flip-flops into its buffer's registers, are one or two LUTs (with four, the 8-PE system's
+#: critical path ran from a buffer's flag through the grant and the 4-input multiplexer into
+#: the next buffer, 7.77 ns over 7 nets).
+FAN_IN = 2
 
 
 def memory_port_signature(addr_width, rd_beat, wr_beat):
@@ -165,11 +173,11 @@ class Interconnect(wiring.Component):
 
     def latency(self, group):
         """Cycles the interconnect adds to a read of a PE of ``group`` at least: its request's
-        ``2 + log4 G`` (its PE's buffer, the tree's levels, the slice) and its response's 2 (0
-        for a channel of one PE)."""
+        ``3 + ceil(log2 G)`` (the buffers at its PE and at the tree, the tree's levels, the slice)
+        and its response's 3 (the channel's buffer, the PE's two; 0 for a channel of one PE)."""
         if len(group) == 1:
             return 0
-        return 2 + tree_levels(len(group), FAN_IN) + 2
+        return 3 + tree_levels(len(group), FAN_IN) + 3
 
     def elaborate(self, platform):
         m = Module()
@@ -203,30 +211,36 @@ class Interconnect(wiring.Component):
             route.w_data.eq(root.tag),
         ]
         # Responses with the index of their PE, in a buffer so the PEs see registered valids.
+        # The channel's ``ready`` is that buffer's room, a flip-flop: a response only ever
+        # follows its request, whose index is in the route by then.
         width = len(channel.rd_rsp.payload.as_value())
-        m.submodules[f"{name}_rsp"] = rsp = FlaggedFIFO(width=width + max(1, tag_bits), depth=2)
+        m.submodules[f"{name}_rsp"] = rsp = SkidBuffer(width=width + max(1, tag_bits))
         response = channel.rd_rsp
         m.d.comb += [
-            # An AND of two flip-flops: the buffer's "not full" and the route's "not empty".
-            response.ready.eq(rsp.w_rdy & route.r_rdy),
-            rsp.w_en.eq(response.valid & response.ready),
+            response.ready.eq(rsp.w_rdy),
+            rsp.w_en.eq(response.valid),
             rsp.w_data.eq(Cat(response.payload, route.r_data)),
-            route.r_en.eq(response.valid & response.ready),
+            route.r_en.eq(response.valid & rsp.w_rdy),
         ]
-        # A register per PE, so a PE sees flip-flops as it would a memory's port: the index's
-        # decoding and the fan-out to the group's PEs end at a register next to each PE.
+        # Two buffers per PE, so a PE sees flip-flops as it would a memory's port: the index's
+        # decoding and the fan-out to the group's PEs end at the first, and the long net to
+        # the PE runs from it to the second, at the PE.
         index = rsp.r_data[width:]
         room = []
         for i, port in enumerate(ports):
-            valid = Signal(name=f"{name}_rsp{i}_valid")
-            data = Signal(width, name=f"{name}_rsp{i}_data")
-            free = ~valid | port.rd_rsp.ready
-            with m.If(rsp.r_rdy & (index == i) & free):
-                m.d.sync += [valid.eq(1), data.eq(rsp.r_data[:width])]
-            with m.Elif(port.rd_rsp.ready):
-                m.d.sync += valid.eq(0)
-            m.d.comb += [port.rd_rsp.valid.eq(valid), port.rd_rsp.payload.eq(data)]
-            room.append(free)
+            m.submodules[f"{name}_rsp{i}"] = out = SkidBuffer(width=width)
+            m.submodules[f"{name}_rsp{i}_pe"] = at_pe = SkidBuffer(width=width)
+            m.d.comb += [
+                out.w_en.eq(rsp.r_rdy & (index == i)),
+                out.w_data.eq(rsp.r_data[:width]),
+                at_pe.w_en.eq(out.r_rdy),
+                at_pe.w_data.eq(out.r_data),
+                out.r_en.eq(at_pe.w_rdy),
+                port.rd_rsp.valid.eq(at_pe.r_rdy),
+                port.rd_rsp.payload.eq(at_pe.r_data),
+                at_pe.r_en.eq(port.rd_rsp.ready),
+            ]
+            room.append(out.w_rdy)
         m.d.comb += rsp.r_en.eq(Array(room)[index])
 
     def _writes(self, m, name, ports, channel):
@@ -262,8 +276,9 @@ def tree_levels(count, arity):
 
 
 def _tree_buffers(count):
-    """Buffers of a tree over ``count`` inputs: one per input and one per arbiter."""
-    buffers = count
+    """Buffers of a tree over ``count`` inputs: two per input (at the PE and at the tree) and
+    one per arbiter."""
+    buffers = 2 * count
     while count > 1:
         count = -(-count // FAN_IN)
         buffers += count
@@ -271,31 +286,20 @@ def _tree_buffers(count):
 
 
 def _slice(m, name, valid, payload, sink):
-    """A registered slice (a skid buffer) from a source offering ``valid`` and ``payload`` to
-    stream ``sink``: ``sink.valid`` and ``sink.payload`` are registers and the source sees a
-    registered ready, so no handshake of ``sink`` reaches the source in the same cycle; a beat
-    crosses it in one cycle, one beat per cycle. Returns the source's transfer (``valid`` and
-    the slice's ready)."""
-    width = len(payload)
-    full = Signal(name=f"{name}_valid")
-    data = Signal(width, name=f"{name}_data")
-    # The second entry takes the beat offered while the first stalls; ``room``: it is empty.
-    room = Signal(name=f"{name}_room", init=1)
-    spare = Signal(width, name=f"{name}_spare")
-    taken = Signal(name=f"{name}_taken")
+    """A registered slice (a :class:`~hwgen.kernels.skid_buffer.SkidBuffer`) from a source
+    offering ``valid`` and ``payload`` to stream ``sink``: ``sink.valid`` and ``sink.payload``
+    are registers and the source sees a registered ready, so no handshake of ``sink`` reaches
+    the source in the same cycle; a beat crosses it in one cycle, one beat per cycle. Returns
+    the source's transfer (``valid`` and the slice's ready)."""
+    m.submodules[name] = buffer = SkidBuffer(width=len(payload))
     m.d.comb += [
-        taken.eq(valid & room),
-        sink.valid.eq(full),
-        sink.payload.eq(data),
+        buffer.w_en.eq(valid),
+        buffer.w_data.eq(payload),
+        sink.valid.eq(buffer.r_rdy),
+        sink.payload.eq(buffer.r_data),
+        buffer.r_en.eq(sink.ready),
     ]
-    with m.If(~full | sink.ready):
-        with m.If(~room):
-            m.d.sync += [full.eq(1), data.eq(spare), room.eq(1)]
-        with m.Else():
-            m.d.sync += [full.eq(valid), data.eq(payload)]
-    with m.Elif(taken):
-        m.d.sync += [spare.eq(payload), room.eq(0)]
-    return taken
+    return valid & buffer.w_rdy
 
 
 def _forward(m, source, sink):
@@ -305,9 +309,10 @@ def _forward(m, source, sink):
 
 
 def _buffer(m, name, width, tag_bits):
-    """A two-entry first-in first-out buffer: full throughput, registered on both sides (its
-    head's ``valid`` a flip-flop, so an arbiter's requests are)."""
-    m.submodules[name] = fifo = FlaggedFIFO(width=width + tag_bits, depth=2)
+    """A two-entry first-in first-out buffer in flip-flops: full throughput, registered on both
+    sides (its head's ``valid`` and payload flip-flops, so an arbiter's requests and
+    multiplexer's inputs are)."""
+    m.submodules[name] = fifo = SkidBuffer(width=width + tag_bits)
     return fifo, _Head(fifo.r_rdy, fifo.r_en, fifo.r_data[:width], fifo.r_data[width:])
 
 
@@ -320,9 +325,17 @@ def _tree(m, name, streams, tagged=True, buffers=None):
     width = len(streams[0].payload.as_value())
     heads = []
     for i, s in enumerate(streams):
+        # A buffer at the PE, then the input buffer at the tree: the long net between them
+        # runs from flip-flops to flip-flops, and the PE's ready is a flip-flop, as a memory's
+        # port may give it.
+        at_pe, arriving = _buffer(m, f"{name}_pe{i}", width, 0)
         fifo, head = _buffer(m, f"{name}_in{i}", width, 0)
-        # The PE's ready is a flip-flop, as a memory's port may give it.
-        m.d.comb += [fifo.w_en.eq(s.valid), fifo.w_data.eq(s.payload), s.ready.eq(fifo.w_rdy)]
+        m.d.comb += [
+            at_pe.w_en.eq(s.valid), at_pe.w_data.eq(s.payload), s.ready.eq(at_pe.w_rdy),
+            fifo.w_en.eq(arriving.valid), fifo.w_data.eq(arriving.payload),
+            arriving.ready.eq(fifo.w_rdy),
+        ]
+        buffers.append(arriving)
         heads.append(head)
     buffers += heads
     level = 0

@@ -1,5 +1,6 @@
-"""A FIFO whose flags are flip-flops behaves as Amaranth's ``SyncFIFO`` in every cycle, whatever
-the writes and reads (a read may be asked of an empty FIFO, a write of a full one)."""
+"""A FIFO whose flags are flip-flops, and the two-entry buffer in flip-flops, behave as Amaranth's
+``SyncFIFO`` in every cycle, whatever the writes and reads (a read may be asked of an empty FIFO,
+a write of a full one)."""
 
 import random
 
@@ -8,6 +9,7 @@ from amaranth.hdl import Elaboratable, Module
 from amaranth.lib.fifo import SyncFIFO
 
 from hwgen.kernels.fifo_flags import FlaggedFIFO
+from hwgen.kernels.skid_buffer import SkidBuffer
 from hwgen.sim.stimulus import run_cycles
 
 
@@ -27,9 +29,9 @@ def _writes_and_reads(depth, rng, data=lambda rng: 5, when_full=False):
 
 
 class _Pair(Elaboratable):
-    """A FlaggedFIFO and Amaranth's SyncFIFO fed the same writes and reads."""
-    def __init__(self, depth):
-        self.flagged = FlaggedFIFO(width=4, depth=depth)
+    """A FIFO under test and Amaranth's SyncFIFO fed the same writes and reads."""
+    def __init__(self, depth, fifo=None):
+        self.flagged = FlaggedFIFO(width=4, depth=depth) if fifo is None else fifo
         self.reference = SyncFIFO(width=4, depth=depth)
 
     def elaborate(self, platform):
@@ -42,7 +44,16 @@ class _Pair(Elaboratable):
 @pytest.mark.parametrize("depth", [2, 3, 16])
 def test_the_flagged_fifo_behaves_as_amaranths_sync_fifo(depth, when_full):
     """Cycle for cycle, also when writes are offered to a full FIFO (both ignore them)."""
-    dut = _Pair(depth)
+    _check_against_sync_fifo(_Pair(depth), depth, when_full)
+
+
+@pytest.mark.parametrize("when_full", [False, True])
+def test_the_skid_buffer_behaves_as_a_two_entry_sync_fifo(when_full):
+    """Cycle for cycle: the same flags, level and head as ``SyncFIFO(depth=2)``."""
+    _check_against_sync_fifo(_Pair(2, SkidBuffer(width=4)), 2, when_full)
+
+
+def _check_against_sync_fifo(dut, depth, when_full):
     fifos = (dut.flagged, dut.reference)
     inputs = [[(fifo.w_en, int(write)) for fifo in fifos]
               + [(fifo.r_en, int(read)) for fifo in fifos]

@@ -2,7 +2,6 @@
 """The memory interconnect never drops, duplicates or reorders a PE's beats, and serves each
 PE's reads from its own channel in its own order, whatever the PEs and the memory do."""
 
-import math
 import random
 
 import pytest
@@ -16,6 +15,8 @@ from hwgen.kernels.interconnect import channel_groups
 
 BEAT = BeatFormat(lanes=1, stride=1, element_bits=16)
 ADDR_WIDTH = 16
+#: Levels of a tree of 2-input arbiters over G PEs, ceil(log2 G), counted by hand.
+TREE_LEVELS = {2: 1, 4: 2, 5: 3, 17: 5}
 
 
 def _run(pes, channels, beats, seed, p_offer, p_ready):
@@ -161,13 +162,56 @@ def _trace(pes, cycles, ready):
 
 
 @pytest.mark.parametrize("pes", [2, 4, 5, 17])
-def test_a_write_reaches_the_channel_after_its_buffer_the_tree_and_the_slice(pes):
-    """The first write PE 0 hands over is on the channel 2 + ceil(log4 G) cycles later: its
-    buffer, one buffer per level of the tree, the registered slice."""
+def test_a_write_reaches_the_channel_after_its_buffers_the_tree_and_the_slice(pes):
+    """The first write PE 0 hands over is on the channel 3 + ceil(log2 G) cycles later: the
+    buffers at the PE and at the tree, one buffer per level of the tree, the registered slice."""
     records = _trace(pes, 12, lambda cycle: 1)
     first = next(c for c, (taken, _, _) in enumerate(records) if taken[0])
     on_channel = next(c for c, (_, valid, _) in enumerate(records) if valid)
-    assert on_channel - first == 2 + math.ceil(math.log(pes, 4))
+    assert on_channel - first == 3 + TREE_LEVELS[pes]
+
+
+@pytest.mark.parametrize("delay", [1, 3])
+@pytest.mark.parametrize("pes", [1, 2, 4, 5, 17])
+def test_a_read_takes_the_interconnects_latency_on_top_of_the_memorys(pes, delay):
+    """The last PE's one read comes back ``delay`` cycles (the memory's, from accepting the
+    request to offering the response) plus 3 + ceil(log2 G) + 3 after the PE handed it over
+    (0 for a channel of one PE, which is wires): what ``Interconnect.latency`` says."""
+    dut = Interconnect(pes=pes, channels=1, addr_width=ADDR_WIDTH, rd_beat=BEAT, wr_beat=BEAT,
+                       reads_in_flight=4)
+    expected = 0 if pes == 1 else 3 + TREE_LEVELS[pes] + 3
+    assert dut.latency(list(range(pes))) == expected
+    port = getattr(dut, f"pe{pes - 1}")
+    events = {}
+
+    async def bench(ctx):
+        ctx.set(port.rd_req.valid, 1)
+        ctx.set(port.rd_req.payload.addr, 77)
+        ctx.set(port.rd_rsp.ready, 1)
+        ctx.set(dut.mem0.rd_req.ready, 1)
+        for cycle in range(40):
+            ctx.set(dut.mem0.rd_rsp.valid, events.get("accepted", -99) + delay == cycle)
+            ctx.set(dut.mem0.rd_rsp.payload.as_value(), 77)
+            await ctx.delay(1e-9)
+            if ctx.get(port.rd_req.valid) and ctx.get(port.rd_req.ready):
+                events["handed"] = cycle
+            if ctx.get(dut.mem0.rd_req.valid):
+                events["accepted"] = cycle
+            if ctx.get(port.rd_rsp.valid):
+                assert ctx.get(port.rd_rsp.payload.as_value()) == 77
+                events.setdefault("received", cycle)
+            await ctx.tick()
+            if "handed" in events:
+                ctx.set(port.rd_req.valid, 0)
+
+    top = Module()
+    top.domains.sync = ClockDomain()
+    top.submodules.dut = dut
+    sim = Simulator(top)
+    sim.add_clock(1e-6)
+    sim.add_testbench(bench)
+    sim.run()
+    assert events["received"] - events["handed"] == expected + delay
 
 
 @pytest.mark.parametrize("pattern", ["always", "every other", "random"])
@@ -178,7 +222,7 @@ def test_the_channel_moves_a_beat_in_every_cycle_it_is_ready(pattern):
     readies = [1 if pattern == "always" else cycle % 2 if pattern == "every other"
                else int(rng.random() < 0.6) for cycle in range(200)]
     records = _trace(5, 200, lambda cycle: readies[cycle])
-    warm = 2 + math.ceil(math.log(5, 4))
+    warm = 3 + TREE_LEVELS[5]
     assert all(valid for _, valid, _ in records[warm:])
     moved = sum(valid and ready for _, valid, ready in records)
     handed = sum(sum(taken) for taken, _, _ in records)
