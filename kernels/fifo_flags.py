@@ -63,10 +63,13 @@ class FlaggedFIFO(Elaboratable):
         # The flags of the level after this cycle's transfers, from the level register and the
         # transfers, not from the next level's adder: a handshake into a flag is one LUT deep.
         m.d.sync += [
-            self.level.eq(self.level + do_write - do_read),
             self.w_rdy.eq(_room_after(self.level, depth, do_write, do_read)),
             self.r_rdy.eq(_filled_after(self.level, do_write, do_read)),
         ]
+        # The level's next values are counted from the register alone; the transfers only choose
+        # among them, so no carry chain lies between a handshake and the level.
+        with m.If(do_write != do_read):
+            m.d.sync += self.level.eq(Mux(do_write, self.level + 1, self.level - 1))
         self._store(m, do_write, do_read)
         return m
 
