@@ -103,8 +103,11 @@ def test_sc_on_icebreaker_counts_the_interconnect_and_the_hmm():
     # Bare PEs alone would overflow the LUT once their interconnect is added; each HMM takes
     # room of its own, and a PE with the default one still fits (its result FIFO is block RAM
     # on the iCE40, not flip-flops).
-    assert 1 <= most["default"] <= most["minimal"] < sc < bare
+    assert 1 <= most["default"] <= most["minimal"] <= sc < bare
     available, cells = _room(board)
+    bare_system = _system(pe, sc, link, board)
+    minimal_system = _system(pe, sc, link, board, "minimal")
+    assert minimal_system["lut"] + minimal_system["ff"] > bare_system["lut"] + bare_system["ff"]
     for probes, pes in most.items():
         assert _fits(_system(pe, pes, link, board, probes), available, cells)
         assert not _fits(_system(pe, pes + 1, link, board, probes), available, cells)
