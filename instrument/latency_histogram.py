@@ -120,7 +120,11 @@ class LatencyHistogram(wiring.Component):
         now = Signal(self._latency_bits)
         ahead = Signal(self._latency_bits, init=1)    # now + 1, so an age is one subtraction
         age = Signal(self._latency_bits)      # cycles since the oldest tracked request was made
-        skipped = Signal(self._latency_bits)  # untracked requests, all newer than the queued ones
+        # Untracked requests (all newer than the queued ones), a cycle late: `skipped` plus what
+        # the last cycle skipped and lost. The cycle's request and response only reach one-bit
+        # registers, not the choice of a wide next value.
+        skipped = Signal(self._latency_bits)
+        skipped_last, lost_last = Signal(), Signal()
         skipping = Signal()                   # skipped != 0
         queued = Signal()                     # level != 0
         full = Signal()                       # level == depth
@@ -129,11 +133,13 @@ class LatencyHistogram(wiring.Component):
         pop = self.response & queued
         lost = self.response & ~queued & skipping
         skip = self.request & ~track
-        # Both neighbours of `skipped` come from its register; the choice follows the adders.
-        skipped_next = Mux(skip == lost, skipped, Mux(skip, skipped + 1, skipped - 1))
         # Whether any request is untracked after this cycle, from registers and without the
-        # adder: skipped moves by one at most.
-        skipped_one = Signal()                # skipped == 1
+        # adder: the count moves by one at most.
+        skipped_one = Signal()                # one request untracked
+        # Whether two are untracked now, from the late count and the last cycle's moves: none
+        # of it waits for this cycle's request.
+        skipped_two = Mux(skipped_last == lost_last, skipped == 2,
+                          Mux(skipped_last, skipped == 1, skipped == 3))
         skipping_next = Mux(skip, 1, skipping & ~(lost & skipped_one))
         level_next = Mux(track == pop, level, Mux(track, level + 1, level - 1))
         # The queue reads the request after the next cycle's head: head + 1, or head + 2 when
@@ -177,10 +183,14 @@ class LatencyHistogram(wiring.Component):
             level.eq(level_next),
             queued.eq(Mux(track == pop, queued, track | (level != 1))),
             full.eq(Mux(track == pop, full, track & (level == depth - 1))),
-            skipped.eq(skipped_next),
+            # Both neighbours of `skipped` come from its register; the choice follows the
+            # adders and is made by registers.
+            skipped.eq(Mux(skipped_last == lost_last, skipped,
+                           Mux(skipped_last, skipped + 1, skipped - 1))),
+            skipped_last.eq(skip),
+            lost_last.eq(lost),
             skipping.eq(skipping_next),
-            skipped_one.eq(Mux(skip == lost, skipped_one,
-                               Mux(skip, ~skipping, skipped == 2))),
+            skipped_one.eq(Mux(skip == lost, skipped_one, Mux(skip, ~skipping, skipped_two))),
         ]
         # The next head is the request just made when the queue is (or becomes) empty, else the
         # one the read port fetched. Its age is kept in a register, so the latency a response

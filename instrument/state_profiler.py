@@ -149,7 +149,10 @@ def build_count_table(m, *, index, count, clear, raddr, rdata, busy, depth, bits
         m.d.sync += [
             word_full.eq(Mux(from_last, last_full,
                              Mux(from_older, older_full, read_data[layout.size]))),
-            last_full.eq(source_full | (source.count == (1 << bits) - 2)),
+            # Whether the update is all ones: both words are compared from their registers and
+            # `newest` chooses between the results, so no multiplexer sits before the comparison.
+            last_full.eq(Mux(newest, last_full | (last_word.count == (1 << bits) - 2),
+                             word_full | (word.count == (1 << bits) - 2))),
             older_full.eq(last_full),
         ]
     else:
