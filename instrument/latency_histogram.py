@@ -125,7 +125,7 @@ class LatencyHistogram(wiring.Component):
         # registers, not the choice of a wide next value.
         skipped = Signal(self._latency_bits)
         skipped_last, lost_last = Signal(), Signal()
-        skipping = Signal()                   # skipped != 0
+        skipping = Signal()                   # any request untracked
         queued = Signal()                     # level != 0
         full = Signal()                       # level == depth
         slot = slice(0, (depth - 1).bit_length())
