@@ -136,10 +136,18 @@ class LatencyHistogram(wiring.Component):
         # Whether any request is untracked after this cycle, from registers and without the
         # adder: the count moves by one at most.
         skipped_one = Signal()                # one request untracked
-        # Whether two are untracked now, from the late count and the last cycle's moves: none
-        # of it waits for this cycle's request.
-        skipped_two = Mux(skipped_last == lost_last, skipped == 2,
-                          Mux(skipped_last, skipped == 1, skipped == 3))
+        # Whether the late count is 1, 2 or 3, decided a cycle ahead from its register and the
+        # moves that update it; with the last cycle's moves they say whether two are untracked
+        # now, from registers, and none of it waits for this cycle's request.
+        wrap = 1 << self._latency_bits
+        skipped_is = {k: Signal(name=f"skipped_is{k}") for k in range(1, min(4, wrap))}
+        for k, flag in skipped_is.items():
+            m.d.sync += flag.eq(Mux(skipped_last == lost_last, skipped == k,
+                                    Mux(skipped_last, skipped == k - 1,
+                                        skipped == (k + 1) % wrap)))
+        two = {k: skipped_is.get(k, 0) for k in (1, 2, 3)}
+        skipped_two = Mux(skipped_last == lost_last, two[2],
+                          Mux(skipped_last, two[1], two[3]))
         skipping_next = Mux(skip, 1, skipping & ~(lost & skipped_one))
         level_next = Mux(track == pop, level, Mux(track, level + 1, level - 1))
         # The queue reads the request after the next cycle's head: head + 1, or head + 2 when
