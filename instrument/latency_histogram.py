@@ -139,12 +139,22 @@ class LatencyHistogram(wiring.Component):
         # Whether the late count is 1, 2 or 3, decided a cycle ahead from its register and the
         # moves that update it; with the last cycle's moves they say whether two are untracked
         # now, from registers, and none of it waits for this cycle's request.
-        wrap = 1 << self._latency_bits
+        bits = self._latency_bits
+        wrap = 1 << bits
+
+        def skipped_equals(k):
+            # The bits above k's are all zero when adding all ones to them carries nothing out:
+            # a short carry chain instead of a wide comparison.
+            low = max(k.bit_length(), 2)
+            if low >= bits:
+                return skipped == k % wrap
+            return ~(skipped[low:] + ((1 << (bits - low)) - 1))[bits - low] & (skipped[:low] == k)
+
         skipped_is = {k: Signal(name=f"skipped_is{k}") for k in range(1, min(4, wrap))}
         for k, flag in skipped_is.items():
-            m.d.sync += flag.eq(Mux(skipped_last == lost_last, skipped == k,
-                                    Mux(skipped_last, skipped == k - 1,
-                                        skipped == (k + 1) % wrap)))
+            m.d.sync += flag.eq(Mux(skipped_last == lost_last, skipped_equals(k),
+                                    Mux(skipped_last, skipped_equals(k - 1),
+                                        skipped_equals(k + 1))))
         two = {k: skipped_is.get(k, 0) for k in (1, 2, 3)}
         skipped_two = Mux(skipped_last == lost_last, two[2],
                           Mux(skipped_last, two[1], two[3]))
