@@ -120,8 +120,12 @@ class LatencyHistogram(wiring.Component):
         now = Signal(self._latency_bits)
         ahead = Signal(self._latency_bits, init=1)    # now + 1, so an age is one subtraction
         age = Signal(self._latency_bits)      # cycles since the oldest tracked request was made
-        skipped = Signal(self._latency_bits)  # untracked requests, all newer than the queued ones
-        skipping = Signal()                   # skipped != 0
+        # Untracked requests (all newer than the queued ones), a cycle late: `skipped` plus what
+        # the last cycle skipped and lost. The cycle's request and response only reach one-bit
+        # registers, not the choice of a wide next value.
+        skipped = Signal(self._latency_bits)
+        skipped_last, lost_last = Signal(), Signal()
+        skipping = Signal()                   # any request untracked
         queued = Signal()                     # level != 0
         full = Signal()                       # level == depth
         slot = slice(0, (depth - 1).bit_length())
@@ -129,11 +133,31 @@ class LatencyHistogram(wiring.Component):
         pop = self.response & queued
         lost = self.response & ~queued & skipping
         skip = self.request & ~track
-        # Both neighbours of `skipped` come from its register; the choice follows the adders.
-        skipped_next = Mux(skip == lost, skipped, Mux(skip, skipped + 1, skipped - 1))
         # Whether any request is untracked after this cycle, from registers and without the
-        # adder: skipped moves by one at most.
-        skipped_one = Signal()                # skipped == 1
+        # adder: the count moves by one at most.
+        skipped_one = Signal()                # one request untracked
+        # Whether the late count is 1, 2 or 3, decided a cycle ahead from its register and the
+        # moves that update it; with the last cycle's moves they say whether two are untracked
+        # now, from registers, and none of it waits for this cycle's request.
+        bits = self._latency_bits
+        wrap = 1 << bits
+
+        def skipped_equals(k):
+            # The bits above k's are all zero when adding all ones to them carries nothing out:
+            # a short carry chain instead of a wide comparison.
+            low = max(k.bit_length(), 2)
+            if low >= bits:
+                return skipped == k % wrap
+            return ~(skipped[low:] + ((1 << (bits - low)) - 1))[bits - low] & (skipped[:low] == k)
+
+        skipped_is = {k: Signal(name=f"skipped_is{k}") for k in range(1, min(4, wrap))}
+        for k, flag in skipped_is.items():
+            m.d.sync += flag.eq(Mux(skipped_last == lost_last, skipped_equals(k),
+                                    Mux(skipped_last, skipped_equals(k - 1),
+                                        skipped_equals(k + 1))))
+        two = {k: skipped_is.get(k, 0) for k in (1, 2, 3)}
+        skipped_two = Mux(skipped_last == lost_last, two[2],
+                          Mux(skipped_last, two[1], two[3]))
         skipping_next = Mux(skip, 1, skipping & ~(lost & skipped_one))
         level_next = Mux(track == pop, level, Mux(track, level + 1, level - 1))
         # The queue reads the request after the next cycle's head: head + 1, or head + 2 when
@@ -177,10 +201,14 @@ class LatencyHistogram(wiring.Component):
             level.eq(level_next),
             queued.eq(Mux(track == pop, queued, track | (level != 1))),
             full.eq(Mux(track == pop, full, track & (level == depth - 1))),
-            skipped.eq(skipped_next),
+            # Both neighbours of `skipped` come from its register; the choice follows the
+            # adders and is made by registers.
+            skipped.eq(Mux(skipped_last == lost_last, skipped,
+                           Mux(skipped_last, skipped + 1, skipped - 1))),
+            skipped_last.eq(skip),
+            lost_last.eq(lost),
             skipping.eq(skipping_next),
-            skipped_one.eq(Mux(skip == lost, skipped_one,
-                               Mux(skip, ~skipping, skipped == 2))),
+            skipped_one.eq(Mux(skip == lost, skipped_one, Mux(skip, ~skipping, skipped_two))),
         ]
         # The next head is the request just made when the queue is (or becomes) empty, else the
         # one the read port fetched. Its age is kept in a register, so the latency a response

@@ -149,7 +149,11 @@ def build_count_table(m, *, index, count, clear, raddr, rdata, busy, depth, bits
         m.d.sync += [
             word_full.eq(Mux(from_last, last_full,
                              Mux(from_older, older_full, read_data[layout.size]))),
-            last_full.eq(source_full | (source.count == (1 << bits) - 2)),
+            # The update is all ones when its word is at least all ones but the lowest bit: the
+            # carry out of adding one to the bits above it, a carry chain from each word's
+            # register, `newest` choosing between them after, as for the increment itself.
+            last_full.eq(Mux(newest, (last_word.count[1:] + 1)[bits - 1],
+                             (word.count[1:] + 1)[bits - 1])),
             older_full.eq(last_full),
         ]
     else:

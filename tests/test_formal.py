@@ -345,18 +345,19 @@ def test_histogram_bins_sum_to_its_samples(tmp_path):
     prove(tmp_path, m, [value, valid, enable, clear, raddr], depth=12, mode="bmc")
 
 
-def test_latency_histogram_measures_or_counts_every_response(tmp_path):
-    """A latency histogram tracking 2 of up to 3 outstanding requests of an in-order channel
-    (4-bit counts and latencies, more than the bound's cycles): once counting stopped, every
-    response counted is either measured (in the histogram's sample count) or counted as
-    untracked, every measured latency is at least a cycle (1 <= min <= max), and when every
+@pytest.mark.parametrize("depth", [1, 2])
+def test_latency_histogram_measures_or_counts_every_response(tmp_path, depth):
+    """A latency histogram tracking 1 or 2 of up to 3 outstanding requests of an in-order channel
+    (so up to 2 untracked at once; 4-bit counts and latencies, more than the bound's cycles):
+    once counting stopped, every response counted is either measured (in the histogram's sample
+    count) or counted as untracked, every measured latency is at least a cycle (1 <= min <= max), and when every
     request was answered and measured, the latencies sum to the cycles each was outstanding."""
     from hwgen.instrument import EventCounter, LatencyHistogram
     from hwgen.instrument.hmm import MAX_LAG
 
     bits = 4
     m = Module()
-    m.submodules.part = part = LatencyHistogram(2, bins=2, latency_bits=4, bits=bits)
+    m.submodules.part = part = LatencyHistogram(depth, bins=2, latency_bits=4, bits=bits)
     # The part's counts, of its events, as an HMM without a counter bank keeps them.
     counts = {}
     for name, event in (("count", part.measured), ("untracked", part.missed)):
