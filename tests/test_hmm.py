@@ -8,6 +8,7 @@ from amaranth.hdl import Elaboratable, Module, Mux, Signal
 from amaranth.sim import Simulator
 
 from hwgen.instrument import HMM, THREAD_STATES, HMMLayout, probe
+from hwgen.instrument._amaranth import lhs_signals
 from hwgen.sim import HMMError, HMMHost
 
 
@@ -320,7 +321,7 @@ def _register_names(hmm, part):
     from amaranth.hdl import Fragment
     fragment = Fragment.get(hmm.parts[part], None)
     return {signal.name for domain, statements in fragment.statements.items()
-            for statement in statements for signal in statement._lhs_signals()}
+            for statement in statements for signal in lhs_signals(statement)}
 
 
 def test_a_narrower_port_reads_the_same_values():
