@@ -10,7 +10,6 @@ into an empty FIFO is at the head the cycle after, as in ``FlaggedFIFO``.
 """
 
 from amaranth.hdl import Mux, Signal
-from amaranth.lib.memory import Memory
 
 from .fifo_flags import FlaggedFIFO, _advance
 
@@ -29,21 +28,15 @@ class BlockFIFO(FlaggedFIFO):
         Entries, at least 2.
     """
 
-    def _store(self, m, do_write, do_read):
-        m.submodules.storage = storage = Memory(shape=self.width, depth=self.depth, init=[])
-        w_port = storage.write_port()
+    def _read_port(self, m, storage, w_port, do_read):
+        # Read a cycle ahead: the entry that is the oldest after this cycle's read, transparent
+        # to this cycle's write so that an entry written into an empty FIFO is at the head next.
         r_port = storage.read_port(transparent_for=(w_port,))
-        produce = Signal(range(self.depth))
         consume = Signal(range(self.depth))
         consume_next = Signal(range(self.depth))
         m.d.comb += [
             consume_next.eq(Mux(do_read, _advance(consume, self.depth), consume)),
-            w_port.addr.eq(produce),
-            w_port.data.eq(self.w_data),
-            w_port.en.eq(do_write),
             r_port.addr.eq(consume_next),
-            self.r_data.eq(r_port.data),
         ]
-        with m.If(do_write):
-            m.d.sync += produce.eq(_advance(produce, self.depth))
         m.d.sync += consume.eq(consume_next)
+        return r_port

@@ -74,24 +74,30 @@ class FlaggedFIFO(Elaboratable):
         return m
 
     def _store(self, m, do_write, do_read):
-        """Adds the entries' storage to ``m``: distributed RAM where the family has it, read
-        combinationally at the oldest entry."""
+        """Adds the entries' storage to ``m``: a ring of ``depth`` entries written at a pointer
+        and read through :meth:`_read_port`."""
         m.submodules.storage = storage = Memory(shape=self.width, depth=self.depth, init=[])
         w_port = storage.write_port()
-        r_port = storage.read_port(domain="comb")
         produce = Signal(range(self.depth))
-        consume = Signal(range(self.depth))
+        r_port = self._read_port(m, storage, w_port, do_read)
         m.d.comb += [
             w_port.addr.eq(produce),
             w_port.data.eq(self.w_data),
             w_port.en.eq(do_write),
-            r_port.addr.eq(consume),
             self.r_data.eq(r_port.data),
         ]
         with m.If(do_write):
             m.d.sync += produce.eq(_advance(produce, self.depth))
+
+    def _read_port(self, m, storage, w_port, do_read):
+        """The read port whose data is the oldest entry, and its read pointer: read
+        combinationally, distributed RAM where the family has it."""
+        r_port = storage.read_port(domain="comb")
+        consume = Signal(range(self.depth))
+        m.d.comb += r_port.addr.eq(consume)
         with m.If(do_read):
             m.d.sync += consume.eq(_advance(consume, self.depth))
+        return r_port
 
 
 def _advance(pointer, depth):
