@@ -274,7 +274,11 @@ class _Tick:
         return (*triggers, *(("sample", expr) for expr in (*self._sampled, *extra)))
 
     def __await__(self):
-        wait = _Wait(self._engine, self._runner, self._triggers(), oneshot=True, tick=self._domain)
+        if self._sampled:
+            wait = _Wait(self._engine, self._runner, self._triggers(), oneshot=True,
+                         tick=self._domain)
+        else:
+            wait = self._runner.tick_wait(self._domain, self._triggers)
         clk, rst_edge, rst, *values = yield from wait.__await__()
         return (clk, bool(rst_edge or rst), *values)
 
@@ -345,6 +349,12 @@ class _Wait:
             elif kind == "delay":
                 self.delays[index] = trigger[1]
         engine.register(self)
+
+    def renew(self):
+        """Make a oneshot wait that fired (or broke) wait again."""
+        self.hits.clear()
+        self.result, self.broken, self.queued = None, False, False
+        self.engine.register(self)
 
     def arm(self):
         for index, interval in self.delays.items():
@@ -439,6 +449,7 @@ class _TestbenchContext(SimulatorContext):
     def __init__(self, engine, runner):
         super().__init__(None, engine, runner)
         self._scheduler, self._runner = engine, runner
+        self._ticks = {}    # domain name -> its _Tick (immutable)
 
     def get(self, expr):
         value = self._scheduler.get_value(expr)
@@ -449,6 +460,9 @@ class _TestbenchContext(SimulatorContext):
         return value
 
     def set(self, expr, value):
+        if type(value) is int and type(expr) is Signal and self._scheduler.set_quietly(expr,
+                                                                                       value):
+            return
         self._assign(expr, value)
         self._scheduler.step_design()
 
@@ -463,6 +477,14 @@ class _TestbenchContext(SimulatorContext):
         self._scheduler.set_value(expr, Const.cast(value).value)
 
     def tick(self, domain="sync", *, context=None):
+        if context is None and type(domain) is str:
+            tick = self._ticks.get(domain)
+            if tick is None:
+                tick = self._ticks[domain] = self._tick(domain, context)
+            return tick
+        return self._tick(domain, context)
+
+    def _tick(self, domain, context):
         if domain == "comb":
             raise ValueError("Combinational domain does not have a clock")
         if isinstance(domain, ClockDomain):
@@ -509,6 +531,18 @@ class _Runner:
         self.waits_on = None
         self.coroutine = self.constructor(self.context)
         self.first_await = True
+        self._tick_waits = {}
+
+    def tick_wait(self, domain, triggers):
+        """The wait of a plain ``await ctx.tick()`` on ``domain``: made once, registered
+        again at every await (a testbench acting every cycle allocates nothing for it)."""
+        wait = self._tick_waits.get(domain)
+        if wait is None:
+            wait = self._tick_waits[domain] = _Wait(self.context._scheduler, self, triggers(),
+                                                    oneshot=True, tick=domain)
+        else:
+            wait.renew()
+        return wait
 
     def run(self):
         try:
@@ -545,6 +579,7 @@ class _CompiledEngine(PySimEngine):
         self._sim = self._model.simulation()
         self._items = {}          # signal state -> _Item
         self._signal_states = {}  # id(signal or value) -> (it, its signal state)
+        self._stop_items = {}     # id(expression) -> (it, its item's index or None)
         self._narrow = _Pulled()  # the signals of up to 64 bits, pulled at once
         self._wide = {}           # the wider ones
         self._state = _MirrorState(self)
@@ -553,6 +588,7 @@ class _CompiledEngine(PySimEngine):
         self.batched_cycles = 0
         self.activated = []       # waits to fire in the next delta cycle
         self._clocks, self._processes, self._testbenches = [], [], []
+        self._clock_states = set()
         self._waits = {}          # every wait still registered -> None
         self._watchers = {}       # signal state -> {wait: edge or None}
         self._timeline = []       # (time, timer)
@@ -730,6 +766,7 @@ class _CompiledEngine(PySimEngine):
     def add_clock_process(self, clock, *, phase, period):
         clock = _Clock(self, self.signal_state(clock), phase, period)
         self._clocks.append(clock)
+        self._clock_states.add(clock.state)
         clock.start()
 
     def add_async_process(self, simulator, process):
@@ -774,8 +811,75 @@ class _CompiledEngine(PySimEngine):
             if not changed:
                 return
 
+    def _quiet(self):
+        """Whether a change can wake nothing but what waits on a clock's edge: no process, no
+        waveform, no wait on a signal other than a clock (which only its timer drives). A
+        testbench's ``set`` and a clock's edge then take a short path."""
+        if self._processes or self._vcd_writers or self.activated:
+            return False
+        clocks = self._clock_states
+        for state, waits in self._watchers.items():
+            if waits and state not in clocks:
+                return False
+        return True
+
+    def _clock_edge(self):
+        """Take the step that starts with only a clock's edge to commit, as ``step_design``
+        would in its delta cycles, if the simulation is quiet; whether it did."""
+        pending = self._state.pending
+        if len(pending) != 1 or self.model_dirty or not self._quiet():
+            return False
+        state, = pending
+        if state not in self._clock_states or state in self._state.pulled:
+            return False
+        pending.clear()
+        old = state.curr
+        state.curr = new = state.next
+        self._items[state].set(new)
+        # The waits on the edge sample the values from before it, then the model settles.
+        watchers = self._watchers.get(state)
+        if watchers:
+            for wait, edge in list(watchers.items()):
+                wait.notice(edge, old, new)
+            activated, self.activated = self.activated, []
+            for wait in activated:
+                wait.fire()
+        self._pull()
+        self._delta_cycles += 3
+        return True
+
+    def set_quietly(self, signal, value):
+        """A testbench's ``set`` of a whole signal with nothing to wake but clock edges: the
+        value goes to the model, which settles; ``False`` where that is not the case."""
+        if self.model_dirty or self._state.pending or not self._quiet():
+            return False
+        state = self.signal_state(signal)
+        if state in self._clock_states:
+            return False
+        shape = signal.shape()
+        value = _signed(value & ((1 << shape.width) - 1), shape)
+        if value != state.curr:
+            item = self._items[state]
+            if not item.writable:
+                return False    # the general path names the error
+            state.curr = state.next = value
+            item.set(value)
+            self._pull()
+            self._delta_cycles += 3
+        return True
+
+    def _pull(self):
+        """Let the model settle and take the values that changed, in a quiet simulation (no
+        wait sees them change)."""
+        self.model_dirty = False
+        for state, value in self._narrow.settle(self._sim.lib, self._sim.handle):
+            state.curr = state.next = value
+        for state, item in self._wide.items():
+            state.curr = state.next = _signed(item.get(), state.signal.shape())
+
     def advance(self):
-        self.step_design()
+        if not self._clock_edge():
+            self.step_design()
         # Testbenches run once the design has settled, in the order they were added.
         ran = True
         while ran:
@@ -825,10 +929,11 @@ class _CompiledEngine(PySimEngine):
         timer = self._timeline[0][1]
         if timer is not clock.timer or clock.state.curr != 0:
             return
-        cycles, stops, unheard = _BATCH_CYCLES, [], []
         for wait in self._waits:
             if wait.runner.waits_on is wait and wait.count is None and wait.until is None:
                 return      # resumes at the next edge, or is no tick wait
+        cycles, stops, unheard = _BATCH_CYCLES, [], []
+        for wait in self._waits:
             if wait.runner.waits_on is not wait:
                 # Not awaited: the next edge of this clock breaks it, anything else cannot run.
                 if wait.watched and not wait.delays and all(
@@ -844,10 +949,8 @@ class _CompiledEngine(PySimEngine):
                 return
             if wait.count is not None:
                 cycles = min(cycles, wait.count - 1)
-            elif wait.until is not None:
-                stops.append(self._stop_item(wait.until))
             else:
-                return
+                stops.append(self._stop_item(wait.until))
             if domain.rst is not None:
                 stops.append(self._stop_item(domain.rst))
         if None in stops or self.deadline == float("inf") and not self._critical():
@@ -877,11 +980,17 @@ class _CompiledEngine(PySimEngine):
 
     def _stop_item(self, expr):
         """The model's item of ``expr`` if it is a signal of up to 64 bits, else ``None``."""
+        try:
+            return self._stop_items[id(expr)][1]
+        except KeyError:
+            pass
         value = Value.cast(expr)
-        if not isinstance(value, Signal):
-            return None
-        item = self._items[self.signal_state(value)]
-        return item.index if item.width <= 64 else None
+        index = None
+        if isinstance(value, Signal):
+            item = self._items[self.signal_state(value)]
+            index = item.index if item.width <= 64 else None
+        self._stop_items[id(expr)] = (expr, index)     # the expression kept alive beside it
+        return index
 
 
 class _Pulled:
