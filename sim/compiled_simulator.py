@@ -97,7 +97,8 @@ class _Item:
                                      ctypes.byref(depth), ctypes.byref(writable))
         self.name, self.width, self.depth = name, width.value, depth.value
         self.writable = bool(writable.value)
-        self._sim = sim
+        self._sim = sim     # kept alive while its handle is used
+        self._lib, self._handle = sim.lib, sim.handle
         self._buffer = _chunks(self.width)
 
     @property
@@ -105,7 +106,7 @@ class _Item:
         return self.index >= 0
 
     def get(self, row=0):
-        self._sim.lib.hw_item_get(self._sim.handle, self.index, row, self._buffer)
+        self._lib.hw_item_get(self._handle, self.index, row, self._buffer)
         value = 0
         for i, chunk in enumerate(self._buffer):
             value |= chunk << (32 * i)
@@ -114,11 +115,11 @@ class _Item:
     def set(self, value, row=0):
         value &= (1 << self.width) - 1
         if self.width <= 64 and self.depth == 1:
-            self._sim.lib.hw_item_set64(self._sim.handle, self.index, value)
+            self._lib.hw_item_set64(self._handle, self.index, value)
             return
         for i in range(len(self._buffer)):
             self._buffer[i] = (value >> (32 * i)) & 0xFFFFFFFF
-        self._sim.lib.hw_item_set(self._sim.handle, self.index, row, self._buffer)
+        self._lib.hw_item_set(self._handle, self.index, row, self._buffer)
 
 
 def _signed(value, shape):
@@ -872,7 +873,8 @@ class _CompiledEngine(PySimEngine):
         """Let the model settle and take the values that changed, in a quiet simulation (no
         wait sees them change)."""
         self.model_dirty = False
-        for state, value in self._narrow.settle(self._sim.lib, self._sim.handle):
+        sim = self._sim
+        for state, value in self._narrow.settle(sim._lib, sim._handle):
             state.curr = state.next = value
         for state, item in self._wide.items():
             state.curr = state.next = _signed(item.get(), state.signal.shape())
