@@ -388,17 +388,19 @@ class _Wait:
     def fire(self):
         """Sample, and wake the waiting process or testbench unless a tick wait goes on."""
         self.queued = False
-        hits = self.hits
-        result = tuple([part() for part in self.parts])
-        hits.clear()
-        if self.tick is not None and not (result[1] or result[2]):
-            if self.until is not None and not result[-1]:
+        hits, parts = self.hits, self.parts
+        # A tick wait that goes on (no reset, its condition or count not met) samples nothing.
+        if self.tick is not None and not (parts[1]() or parts[2]()):
+            if self.until is not None and not parts[-1]():
+                hits.clear()
                 return
             if self.count is not None:
                 self.count -= 1
                 if self.count:
+                    hits.clear()
                     return
-        self.result = result
+        self.result = tuple([part() for part in parts])
+        hits.clear()
         self.runner.runnable = True
         self.runner.waits_on = None
         if self.oneshot:
