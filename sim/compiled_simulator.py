@@ -455,6 +455,7 @@ class _TestbenchContext(SimulatorContext):
         self._ticks = {}    # domain name -> its _Tick (immutable)
 
     def get(self, expr):
+        self._scheduler.settle_sets()
         value = self._scheduler.get_value(expr)
         if isinstance(expr, ValueCastable):
             shape = expr.shape()
@@ -524,7 +525,7 @@ class _Runner:
     """A process or testbench: its coroutine and what it waits on."""
 
     def __init__(self, engine, constructor, *, testbench, background):
-        self.constructor, self.background = constructor, background
+        self.engine, self.constructor, self.background = engine, constructor, background
         self.context = (_TestbenchContext if testbench else _ProcessContext)(engine, self)
         self.reset()
 
@@ -550,6 +551,7 @@ class _Runner:
     def run(self):
         try:
             wait = self.coroutine.send(None)
+            self.engine.settle_sets()
             if type(wait) is not _Wait:
                 raise TypeError(f"Testbenches and processes may only await simulation triggers, "
                                 f"not {wait!r}")
@@ -563,6 +565,8 @@ class _Runner:
             self.critical = False
             self.waits_on = None
             self.coroutine = None
+        finally:
+            self.engine.settle_sets()
 
 
 class _CompiledEngine(PySimEngine):
@@ -587,6 +591,7 @@ class _CompiledEngine(PySimEngine):
         self._wide = {}           # the wider ones
         self._state = _MirrorState(self)
         self.model_dirty = True
+        self.unsettled = False    # a testbench set values quietly; the model has not settled
         self.deadline = None      # set by run() and run_until(): the clock may run in C++
         self.batched_cycles = 0
         self.activated = []       # waits to fire in the next delta cycle
@@ -613,6 +618,7 @@ class _CompiledEngine(PySimEngine):
         for state in self._items:
             state.curr = state.next = _signed(self._items[state].get(), state.signal.shape())
         self.model_dirty = True
+        self.unsettled = False
         self.activated, self._waits, self._watchers, self._timeline = [], {}, {}, []
         for runner in (*self._processes, *self._testbenches):
             runner.reset()
@@ -799,6 +805,7 @@ class _CompiledEngine(PySimEngine):
     def step_design(self):
         # Delta cycles, as Amaranth's: the activated waits sample and wake their processes,
         # processes run and the design settles, the values commit; until nothing changes.
+        self.settle_sets()
         while True:
             activated, self.activated = self.activated, []
             for wait in activated:
@@ -853,7 +860,8 @@ class _CompiledEngine(PySimEngine):
 
     def set_quietly(self, signal, value):
         """A testbench's ``set`` of a whole signal with nothing to wake but clock edges: the
-        value goes to the model, which settles; ``False`` where that is not the case."""
+        value goes to the model, which settles once the testbench reads a value or waits
+        (:meth:`settle_sets`); ``False`` where that is not the case."""
         if self.model_dirty or self._state.pending or not self._quiet():
             return False
         state = self.signal_state(signal)
@@ -867,9 +875,17 @@ class _CompiledEngine(PySimEngine):
                 return False    # the general path names the error
             state.curr = state.next = value
             item.set(value)
+            self.unsettled = True
+        return True
+
+    def settle_sets(self):
+        """Let the model settle after the values :meth:`set_quietly` gave it, if any: what a
+        testbench reads, and anything after it, sees every ``set`` before it settled, as
+        Amaranth's settling after each would leave it (nothing saw the values between)."""
+        if self.unsettled:
+            self.unsettled = False
             self._pull()
             self._delta_cycles += 3
-        return True
 
     def _pull(self):
         """Let the model settle and take the values that changed, in a quiet simulation (no

@@ -612,6 +612,7 @@ def test_testbenches_acting_every_cycle_with_waits_that_come_and_go():
                 await ctx.tick()
                 ctx.set(domain.rst, 0)
                 log.append(("count", ctx.get(dut.count), ctx.get(dut.wrapped)))
+            ctx.set(dut.en, 1 - ctx.get(dut.en))    # the last thing it does: seen after run()
 
         async def watcher(ctx):
             for step in range(120):
@@ -637,6 +638,25 @@ def test_testbenches_acting_every_cycle_with_waits_that_come_and_go():
         sim.add_testbench(watcher)
         sim.add_testbench(sampler, background=True)
         sim.run()
+        log.append(("after run", sim._engine.get_value(top.submodules.dut.next)))
         logs.append(log)
     assert logs[1] == logs[0]
     assert ("count", 0, 0) in logs[0] and any(e[0] == "changed" for e in logs[0])
+
+
+def test_what_a_testbench_sets_last_is_settled_after_run():
+    results = []
+    for kind in (Simulator, CompiledSimulator):
+        dut = Counter()
+
+        async def bench(ctx):
+            ctx.set(dut.en, 1)
+            await ctx.tick().repeat(3)
+            ctx.set(dut.en, 0)      # settled once the testbench has ended
+
+        sim = kind(dut)
+        sim.add_clock(1e-6)
+        sim.add_testbench(bench)
+        sim.run()
+        results.append((sim._engine.get_value(dut.count), sim._engine.get_value(dut.next)))
+    assert results[1] == results[0] == (3, 3)
