@@ -13,7 +13,12 @@ compiled model, and without Amaranth's per-trigger machinery:
   resuming the testbench at every edge;
 * when every process and testbench waits like that on the one clock (or nothing waits), ``run``
   and ``run_until`` step the clock in C++ (``hw_clock_cycles``), back in Python only for the edge
-  that wakes someone.
+  that wakes someone;
+* while nothing but clock edges can wake anyone (no process, no waveform, no wait on another
+  signal), a clock's edge is one step (the waits on it sample, the model settles once) and a
+  testbench's ``set`` of a whole signal goes to the model, which settles once when the
+  testbench reads a value or waits: a testbench that acts every cycle costs what its own
+  steps, the two edges and a few calls into the model cost.
 
 Any number of clock domains, synchronous and asynchronous resets and memories work as CXXRTL
 simulates them. What cannot be mirrored is refused with an error naming it: driving a signal the
