@@ -279,9 +279,12 @@ def end_to_end(sizes, repeats=3):
 def uart(divisor=10, count=100):
     """Amaranth's example UART, looped back, driven by async testbenches: the same testbenches in
     ``amaranth.sim.Simulator`` and in :class:`hwgen.sim.CompiledSimulator`. Looped back by a
-    testbench that copies ``tx_o`` to ``rx_i`` at every edge (Python runs every cycle), and by
-    the design (the testbenches only wait with ``tick().until``: the clock runs in C++ between
-    bytes)."""
+    testbench that acts every cycle (Python runs every cycle), in the two shapes such a
+    testbench takes: ``async for`` over ``ctx.tick().sample(tx_o)`` setting ``rx_i``, and
+    ``await ctx.tick()`` then ``ctx.set(rx_i, ctx.get(tx_o))``; and by the design (the
+    testbenches only wait with ``tick().until``: the clock runs in C++ between bytes).
+    Microseconds per cycle by the wall clock and by the CPU clock (which a loaded machine
+    changes less)."""
     sys.path.insert(0, str(HERE.parent / "tests"))
     from amaranth.hdl import Module
     from amaranth.sim import Simulator
@@ -289,12 +292,20 @@ def uart(divisor=10, count=100):
     from hwgen.sim import CompiledSimulator
     from uart_design import UART, uart_testbench
 
+    def tick_get_set(dut):
+        async def loop(ctx):
+            while True:
+                await ctx.tick()
+                ctx.set(dut.rx_i, ctx.get(dut.tx_o))
+        return loop
+
     data = [i * 37 % 256 for i in range(count)]
-    for looped_by in ("testbench", "design"):
+    for looped_by in ("testbench: async for tick().sample()",
+                      "testbench: await tick(), get, set", "design"):
         print(f"\nUART (divisor {divisor}) looped back by the {looped_by}, {count} bytes, "
               f"testbench-driven")
-        print(f"{'simulator':18} {'seconds':>8} {'cycles/s':>10} {'x pysim':>8} "
-              f"{'cycles in C++':>14}  same log")
+        print(f"{'simulator':18} {'seconds':>8} {'cycles/s':>10} {'us/cycle':>9} "
+              f"{'CPU us/cycle':>12} {'x pysim':>8} {'cycles in C++':>14}  same log")
         logs, base = {}, None
         for kind in (Simulator, CompiledSimulator):
             uart_, log = UART(divisor=divisor), []
@@ -305,20 +316,24 @@ def uart(divisor=10, count=100):
                 top.d.comb += uart_.rx_i.eq(uart_.tx_o)
             else:
                 top = uart_
+            if "await tick()" in looped_by:
+                loop = tick_get_set(uart_)
             sim = kind(top)
             sim.add_clock(1e-6)
-            if looped_by == "testbench":
+            if looped_by != "design":
                 sim.add_testbench(loop, background=True)
             sim.add_testbench(send)
             sim.add_testbench(receive)
-            started = time.perf_counter()
+            started, cpu = time.perf_counter(), time.process_time()
             sim.run()
             seconds = time.perf_counter() - started
+            cpu = time.process_time() - cpu
             cycles = round(sim._engine.now / 1e9)    # femtoseconds at 1 MHz
             base = base or seconds
             logs[kind] = log
             batched = getattr(sim, "batched_cycles", 0)
             print(f"{kind.__name__:18} {seconds:8.3f} {cycles / seconds:10,.0f} "
+                  f"{1e6 * seconds / cycles:9.2f} {1e6 * cpu / cycles:12.2f} "
                   f"{base / seconds:8.2f} {batched:14,}  "
                   f"{'yes' if log == logs[Simulator] else 'NO'}", flush=True)
 

@@ -19,6 +19,7 @@ identical results; the differential tests check it.
 
 import ctypes
 import hashlib
+import json
 import os
 import platform
 import re
@@ -42,8 +43,10 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import Out
 
 from ..instrument import Instrumented
+from ..instrument.layout import HMMLayout
 from ..instrument._amaranth import elaborate
 from ..kernels.interconnect import ChannelPort
+from .cached_instrumented import CachedInstrumented
 from .stage import stage
 
 from .cache import CacheUnwritable, cache_dir as cache_folder
@@ -51,7 +54,7 @@ from .hmm_host import (HMMError, assemble_readout, command_limit_cycles, decode_
                        decode_table, snapshot_words_of, table_addresses)
 from .memory import PortTraffic
 from .protocol import Engine, JobResult
-from .recipe import recipe_key
+from .recipe import key_of, recipe_key
 
 __all__ = ["EngineUnavailable", "CompiledModel", "Bundle", "Source", "compiler",
            "CompiledEngine", "runtime_headers", "cache_dir", "top_of"]
@@ -355,6 +358,7 @@ class Source:
         _check_clocks(text)
         if stored is not None:
             _write_atomically(stored, text)
+            _store_layout(design, stored)
         self._prepare(text, _WRITE_CXXRTL[waveforms], cycles)
 
     @classmethod
@@ -380,8 +384,11 @@ class Source:
 
     def _prepare_stored(self, design, stored, waveforms, cycles):
         # Elaborated all the same (a fifth of the conversion): Amaranth warns of a design that
-        # never is, and the design's own checks run.
-        elaborate(design, None)
+        # never is, and the design's own checks run. Not a design made from this cache
+        # (hwgen.sim.cached_instrumented), whose PE was elaborated when it was made.
+        if not (isinstance(design, CachedInstrumented) and design.from_cache):
+            elaborate(design, None)
+            _store_layout(design, stored)
         self._prepare(stored.read_text(), _WRITE_CXXRTL[waveforms], cycles)
 
     @classmethod
@@ -432,6 +439,32 @@ class Source:
         """Seconds compiling the model will take, estimated from the RTLIL's size."""
         rate = _COMPILE_BYTES_PER_SECOND[self.flags[1]]
         return _COMPILE_FIXED_SECONDS + len(self.text) / rate
+
+
+def _layout_path(stored):
+    """Where the HMM layout of an instrumented design whose RTLIL is ``stored`` is cached."""
+    return stored.with_suffix(".hmm.json")
+
+
+def _store_layout(design, stored):
+    """Cache the HMM layout of ``design`` beside its RTLIL ``stored``, if it has an HMM."""
+    if isinstance(design, Instrumented) and not _layout_path(stored).is_file():
+        _write_atomically(_layout_path(stored), json.dumps(design.layout.to_json()))
+
+
+def stored_layout(recipe):
+    """The HMM layout of the instrumented design :func:`~hwgen.sim.recipe.record_recipe` would
+    record with ``recipe``, when its RTLIL and its layout are both cached; else ``None``."""
+    try:
+        key = key_of(recipe, "top")
+        if key is None:
+            return None
+        stored = cache_dir() / f"{key}.il"
+        if not stored.is_file():
+            return None
+        return HMMLayout.from_json(json.loads(_layout_path(stored).read_text()))
+    except (CacheUnwritable, OSError, ValueError):
+        return None     # not cached, or unreadable: the design is attached as usual
 
 
 def _write_atomically(path, text):

@@ -13,7 +13,12 @@ compiled model, and without Amaranth's per-trigger machinery:
   resuming the testbench at every edge;
 * when every process and testbench waits like that on the one clock (or nothing waits), ``run``
   and ``run_until`` step the clock in C++ (``hw_clock_cycles``), back in Python only for the edge
-  that wakes someone.
+  that wakes someone;
+* while nothing but clock edges can wake anyone (no process, no waveform, no wait on another
+  signal), a clock's edge is one step (the waits on it sample, the model settles once) and a
+  testbench's ``set`` of a whole signal goes to the model, which settles once when the
+  testbench reads a value or waits: a testbench that acts every cycle costs what its own
+  steps, the two edges and a few calls into the model cost.
 
 Any number of clock domains, synchronous and asynchronous resets and memories work as CXXRTL
 simulates them. What cannot be mirrored is refused with an error naming it: driving a signal the
@@ -97,7 +102,8 @@ class _Item:
                                      ctypes.byref(depth), ctypes.byref(writable))
         self.name, self.width, self.depth = name, width.value, depth.value
         self.writable = bool(writable.value)
-        self._sim = sim
+        self._sim = sim     # kept alive while its handle is used
+        self._lib, self._handle = sim.lib, sim.handle
         self._buffer = _chunks(self.width)
 
     @property
@@ -105,7 +111,7 @@ class _Item:
         return self.index >= 0
 
     def get(self, row=0):
-        self._sim.lib.hw_item_get(self._sim.handle, self.index, row, self._buffer)
+        self._lib.hw_item_get(self._handle, self.index, row, self._buffer)
         value = 0
         for i, chunk in enumerate(self._buffer):
             value |= chunk << (32 * i)
@@ -114,11 +120,11 @@ class _Item:
     def set(self, value, row=0):
         value &= (1 << self.width) - 1
         if self.width <= 64 and self.depth == 1:
-            self._sim.lib.hw_item_set64(self._sim.handle, self.index, value)
+            self._lib.hw_item_set64(self._handle, self.index, value)
             return
         for i in range(len(self._buffer)):
             self._buffer[i] = (value >> (32 * i)) & 0xFFFFFFFF
-        self._sim.lib.hw_item_set(self._sim.handle, self.index, row, self._buffer)
+        self._lib.hw_item_set(self._handle, self.index, row, self._buffer)
 
 
 def _signed(value, shape):
@@ -274,7 +280,11 @@ class _Tick:
         return (*triggers, *(("sample", expr) for expr in (*self._sampled, *extra)))
 
     def __await__(self):
-        wait = _Wait(self._engine, self._runner, self._triggers(), oneshot=True, tick=self._domain)
+        if self._sampled:
+            wait = _Wait(self._engine, self._runner, self._triggers(), oneshot=True,
+                         tick=self._domain)
+        else:
+            wait = self._runner.tick_wait(self._domain, self._triggers)
         clk, rst_edge, rst, *values = yield from wait.__await__()
         return (clk, bool(rst_edge or rst), *values)
 
@@ -346,6 +356,12 @@ class _Wait:
                 self.delays[index] = trigger[1]
         engine.register(self)
 
+    def renew(self):
+        """Make a oneshot wait that fired (or broke) wait again."""
+        self.hits.clear()
+        self.result, self.broken, self.queued = None, False, False
+        self.engine.register(self)
+
     def arm(self):
         for index, interval in self.delays.items():
             if index in self.timers:
@@ -377,17 +393,19 @@ class _Wait:
     def fire(self):
         """Sample, and wake the waiting process or testbench unless a tick wait goes on."""
         self.queued = False
-        hits = self.hits
-        result = tuple([part() for part in self.parts])
-        hits.clear()
-        if self.tick is not None and not (result[1] or result[2]):
-            if self.until is not None and not result[-1]:
+        hits, parts = self.hits, self.parts
+        # A tick wait that goes on (no reset, its condition or count not met) samples nothing.
+        if self.tick is not None and not (parts[1]() or parts[2]()):
+            if self.until is not None and not parts[-1]():
+                hits.clear()
                 return
             if self.count is not None:
                 self.count -= 1
                 if self.count:
+                    hits.clear()
                     return
-        self.result = result
+        self.result = tuple([part() for part in parts])
+        hits.clear()
         self.runner.runnable = True
         self.runner.waits_on = None
         if self.oneshot:
@@ -439,8 +457,10 @@ class _TestbenchContext(SimulatorContext):
     def __init__(self, engine, runner):
         super().__init__(None, engine, runner)
         self._scheduler, self._runner = engine, runner
+        self._ticks = {}    # domain name -> its _Tick (immutable)
 
     def get(self, expr):
+        self._scheduler.settle_sets()
         value = self._scheduler.get_value(expr)
         if isinstance(expr, ValueCastable):
             shape = expr.shape()
@@ -449,6 +469,9 @@ class _TestbenchContext(SimulatorContext):
         return value
 
     def set(self, expr, value):
+        if type(value) is int and type(expr) is Signal and self._scheduler.set_quietly(expr,
+                                                                                       value):
+            return
         self._assign(expr, value)
         self._scheduler.step_design()
 
@@ -463,6 +486,14 @@ class _TestbenchContext(SimulatorContext):
         self._scheduler.set_value(expr, Const.cast(value).value)
 
     def tick(self, domain="sync", *, context=None):
+        if context is None and type(domain) is str:
+            tick = self._ticks.get(domain)
+            if tick is None:
+                tick = self._ticks[domain] = self._tick(domain, context)
+            return tick
+        return self._tick(domain, context)
+
+    def _tick(self, domain, context):
         if domain == "comb":
             raise ValueError("Combinational domain does not have a clock")
         if isinstance(domain, ClockDomain):
@@ -499,7 +530,7 @@ class _Runner:
     """A process or testbench: its coroutine and what it waits on."""
 
     def __init__(self, engine, constructor, *, testbench, background):
-        self.constructor, self.background = constructor, background
+        self.engine, self.constructor, self.background = engine, constructor, background
         self.context = (_TestbenchContext if testbench else _ProcessContext)(engine, self)
         self.reset()
 
@@ -509,10 +540,23 @@ class _Runner:
         self.waits_on = None
         self.coroutine = self.constructor(self.context)
         self.first_await = True
+        self._tick_waits = {}
+
+    def tick_wait(self, domain, triggers):
+        """The wait of a plain ``await ctx.tick()`` on ``domain``: made once, registered
+        again at every await (a testbench acting every cycle allocates nothing for it)."""
+        wait = self._tick_waits.get(domain)
+        if wait is None:
+            wait = self._tick_waits[domain] = _Wait(self.context._scheduler, self, triggers(),
+                                                    oneshot=True, tick=domain)
+        else:
+            wait.renew()
+        return wait
 
     def run(self):
         try:
             wait = self.coroutine.send(None)
+            self.engine.settle_sets()
             if type(wait) is not _Wait:
                 raise TypeError(f"Testbenches and processes may only await simulation triggers, "
                                 f"not {wait!r}")
@@ -526,6 +570,8 @@ class _Runner:
             self.critical = False
             self.waits_on = None
             self.coroutine = None
+        finally:
+            self.engine.settle_sets()
 
 
 class _CompiledEngine(PySimEngine):
@@ -545,14 +591,17 @@ class _CompiledEngine(PySimEngine):
         self._sim = self._model.simulation()
         self._items = {}          # signal state -> _Item
         self._signal_states = {}  # id(signal or value) -> (it, its signal state)
+        self._stop_items = {}     # id(expression) -> (it, its item's index or None)
         self._narrow = _Pulled()  # the signals of up to 64 bits, pulled at once
         self._wide = {}           # the wider ones
         self._state = _MirrorState(self)
         self.model_dirty = True
+        self.unsettled = False    # a testbench set values quietly; the model has not settled
         self.deadline = None      # set by run() and run_until(): the clock may run in C++
         self.batched_cycles = 0
         self.activated = []       # waits to fire in the next delta cycle
         self._clocks, self._processes, self._testbenches = [], [], []
+        self._clock_states = set()
         self._waits = {}          # every wait still registered -> None
         self._watchers = {}       # signal state -> {wait: edge or None}
         self._timeline = []       # (time, timer)
@@ -574,6 +623,7 @@ class _CompiledEngine(PySimEngine):
         for state in self._items:
             state.curr = state.next = _signed(self._items[state].get(), state.signal.shape())
         self.model_dirty = True
+        self.unsettled = False
         self.activated, self._waits, self._watchers, self._timeline = [], {}, {}, []
         for runner in (*self._processes, *self._testbenches):
             runner.reset()
@@ -730,6 +780,7 @@ class _CompiledEngine(PySimEngine):
     def add_clock_process(self, clock, *, phase, period):
         clock = _Clock(self, self.signal_state(clock), phase, period)
         self._clocks.append(clock)
+        self._clock_states.add(clock.state)
         clock.start()
 
     def add_async_process(self, simulator, process):
@@ -759,6 +810,7 @@ class _CompiledEngine(PySimEngine):
     def step_design(self):
         # Delta cycles, as Amaranth's: the activated waits sample and wake their processes,
         # processes run and the design settles, the values commit; until nothing changes.
+        self.settle_sets()
         while True:
             activated, self.activated = self.activated, []
             for wait in activated:
@@ -774,8 +826,85 @@ class _CompiledEngine(PySimEngine):
             if not changed:
                 return
 
+    def _quiet(self):
+        """Whether a change can wake nothing but what waits on a clock's edge: no process, no
+        waveform, no wait on a signal other than a clock (which only its timer drives). A
+        testbench's ``set`` and a clock's edge then take a short path."""
+        if self._processes or self._vcd_writers or self.activated:
+            return False
+        clocks = self._clock_states
+        for state, waits in self._watchers.items():
+            if waits and state not in clocks:
+                return False
+        return True
+
+    def _clock_edge(self):
+        """Take the step that starts with only a clock's edge to commit, as ``step_design``
+        would in its delta cycles, if the simulation is quiet; whether it did."""
+        pending = self._state.pending
+        if len(pending) != 1 or self.model_dirty or not self._quiet():
+            return False
+        state, = pending
+        if state not in self._clock_states or state in self._state.pulled:
+            return False
+        pending.clear()
+        old = state.curr
+        state.curr = new = state.next
+        self._items[state].set(new)
+        # The waits on the edge sample the values from before it, then the model settles.
+        watchers = self._watchers.get(state)
+        if watchers:
+            for wait, edge in list(watchers.items()):
+                wait.notice(edge, old, new)
+            activated, self.activated = self.activated, []
+            for wait in activated:
+                wait.fire()
+        self._pull()
+        self._delta_cycles += 3
+        return True
+
+    def set_quietly(self, signal, value):
+        """A testbench's ``set`` of a whole signal with nothing to wake but clock edges: the
+        value goes to the model, which settles once the testbench reads a value or waits
+        (:meth:`settle_sets`); ``False`` where that is not the case."""
+        if self.model_dirty or self._state.pending or not self._quiet():
+            return False
+        state = self.signal_state(signal)
+        if state in self._clock_states:
+            return False
+        shape = signal.shape()
+        value = _signed(value & ((1 << shape.width) - 1), shape)
+        if value != state.curr:
+            item = self._items[state]
+            if not item.writable:
+                return False    # the general path names the error
+            state.curr = state.next = value
+            item.set(value)
+            self.unsettled = True
+        return True
+
+    def settle_sets(self):
+        """Let the model settle after the values :meth:`set_quietly` gave it, if any: what a
+        testbench reads, and anything after it, sees every ``set`` before it settled, as
+        Amaranth's settling after each would leave it (nothing saw the values between)."""
+        if self.unsettled:
+            self.unsettled = False
+            self._pull()
+            self._delta_cycles += 3
+
+    def _pull(self):
+        """Let the model settle and take the values that changed, in a quiet simulation (no
+        wait sees them change)."""
+        self.model_dirty = False
+        sim = self._sim
+        for state, value in self._narrow.settle(sim._lib, sim._handle):
+            state.curr = state.next = value
+        for state, item in self._wide.items():
+            state.curr = state.next = _signed(item.get(), state.signal.shape())
+
     def advance(self):
-        self.step_design()
+        if not self._clock_edge():
+            self.step_design()
         # Testbenches run once the design has settled, in the order they were added.
         ran = True
         while ran:
@@ -825,10 +954,11 @@ class _CompiledEngine(PySimEngine):
         timer = self._timeline[0][1]
         if timer is not clock.timer or clock.state.curr != 0:
             return
-        cycles, stops, unheard = _BATCH_CYCLES, [], []
         for wait in self._waits:
             if wait.runner.waits_on is wait and wait.count is None and wait.until is None:
                 return      # resumes at the next edge, or is no tick wait
+        cycles, stops, unheard = _BATCH_CYCLES, [], []
+        for wait in self._waits:
             if wait.runner.waits_on is not wait:
                 # Not awaited: the next edge of this clock breaks it, anything else cannot run.
                 if wait.watched and not wait.delays and all(
@@ -844,10 +974,8 @@ class _CompiledEngine(PySimEngine):
                 return
             if wait.count is not None:
                 cycles = min(cycles, wait.count - 1)
-            elif wait.until is not None:
-                stops.append(self._stop_item(wait.until))
             else:
-                return
+                stops.append(self._stop_item(wait.until))
             if domain.rst is not None:
                 stops.append(self._stop_item(domain.rst))
         if None in stops or self.deadline == float("inf") and not self._critical():
@@ -877,11 +1005,17 @@ class _CompiledEngine(PySimEngine):
 
     def _stop_item(self, expr):
         """The model's item of ``expr`` if it is a signal of up to 64 bits, else ``None``."""
+        try:
+            return self._stop_items[id(expr)][1]
+        except KeyError:
+            pass
         value = Value.cast(expr)
-        if not isinstance(value, Signal):
-            return None
-        item = self._items[self.signal_state(value)]
-        return item.index if item.width <= 64 else None
+        index = None
+        if isinstance(value, Signal):
+            item = self._items[self.signal_state(value)]
+            index = item.index if item.width <= 64 else None
+        self._stop_items[id(expr)] = (expr, index)     # the expression kept alive beside it
+        return index
 
 
 class _Pulled:

@@ -18,6 +18,8 @@ from ..instrument import (PROBE_PRESETS, Instrumented, attach, job_probe, ops_pr
 
 from ..model.window import predict_window
 from ..kernels.pe import check_pe
+from .cached_instrumented import cached_attach
+from .compiled import stored_layout
 from .cycle_data import CycleData
 from .engine import choose_engine, pysim_only, resolve_engine
 from .memory import MemoryModel
@@ -62,6 +64,12 @@ def instrument_pe(pe, *, timeline_depth=None, probes="default", **options):
     (:func:`hwgen.instrument.job_probe`) that places the job on its timestamps. ``options`` go to
     :func:`hwgen.instrument.attach`.
     """
+    return _instrument(pe, timeline_depth, probes, options, from_cache=False)
+
+
+def _instrument(pe, timeline_depth, probes, options, *, from_cache):
+    """:func:`instrument_pe`; with ``from_cache``, made from the compiled engine's cache where
+    it holds the design's RTLIL and HMM layout (:mod:`hwgen.sim.cached_instrumented`)."""
     if probes not in PROBE_PRESETS:
         raise ValueError(f"probes must be one of {', '.join(PROBE_PRESETS)}, not {probes!r}")
     if probes == "minimal":
@@ -71,10 +79,16 @@ def instrument_pe(pe, *, timeline_depth=None, probes="default", **options):
         chosen = pe_probes(pe)
     if timeline_depth is not None:
         chosen.append(job_probe(pe))
-    design = attach(pe, chosen, timeline_depth=timeline_depth, **options)
     made_of = recipe_of(pe)
-    if made_of is not None:
-        record_recipe(design, ["instrument_pe", made_of, probes, timeline_depth, options])
+    recipe = (None if made_of is None
+              else ["instrument_pe", made_of, probes, timeline_depth, options])
+    layout = stored_layout(recipe) if from_cache and recipe is not None else None
+    if layout is None:
+        design = attach(pe, chosen, timeline_depth=timeline_depth, **options)
+    else:
+        design = cached_attach(pe, chosen, layout, timeline_depth=timeline_depth, **options)
+    if recipe is not None:
+        record_recipe(design, recipe)
     return design
 
 
@@ -192,7 +206,7 @@ def run_window_filter(pe, image, *, memory=MemoryModel(), vcd=None, record_addre
     -------
     WindowRun
     """
-    resolve_engine(engine)
+    may_compile = resolve_engine(engine) != "pysim"
     design = pe
     if isinstance(pe, Instrumented):
         pe = design.design
@@ -200,7 +214,8 @@ def run_window_filter(pe, image, *, memory=MemoryModel(), vcd=None, record_addre
     dtype = np.asarray(image).dtype
     image = check_image(image, pe)
     if design is pe and instrument:
-        design = instrument_pe(pe)
+        # Where the compiled engine may run it, its cache may hold all it needs of the design.
+        design = _instrument(pe, None, "default", {}, from_cache=may_compile)
     h, w = image.shape
     out_h, out_w = pe.out_height, pe.out_width
     dst_base = h * w

@@ -28,7 +28,8 @@ from functools import cache
 from importlib.metadata import version as package_version
 from pathlib import Path
 
-__all__ = ["recipe_of", "record_recipe", "recipe_key", "code_digest", "pipeline_of"]
+__all__ = ["recipe_of", "record_recipe", "recipe_key", "key_of", "code_digest",
+           "pipeline_of"]
 
 # design -> recipe, for the designs pipeline_of, instrument_pe and instrument_pipeline make
 _RECORDED = weakref.WeakKeyDictionary()
@@ -103,7 +104,16 @@ def code_digest():
 def recipe_key(design, *what):
     """A key for ``design`` converted as ``what`` says (plain strings), or ``None`` when it has
     no recipe."""
-    recipe = recipe_of(design)
-    if recipe is None:
+    return _key(recipe_of(design), what)
+
+
+def key_of(recipe, *what):
+    """The :func:`recipe_key` a design recorded with ``recipe`` (as :func:`record_recipe` takes
+    it) will have, before that design is made; ``None`` when the recipe is not plain data."""
+    return _key(_plain(recipe), what)
+
+
+def _key(text, what):
+    if text is None:
         return None
-    return hashlib.sha256("\0".join([code_digest(), recipe, *what]).encode()).hexdigest()[:32]
+    return hashlib.sha256("\0".join([code_digest(), text, *what]).encode()).hexdigest()[:32]

@@ -589,3 +589,74 @@ def test_run_until_stops_where_pysim_does_with_the_clock_in_cpp():
     assert sim.batched_cycles > 300
     # `until` wakes after the edge at which the flag (count 90) was sampled.
     assert results[0][-1][2] == [("target", 91), ("repeated", 291)]
+
+
+def test_testbenches_acting_every_cycle_with_waits_that_come_and_go():
+    """Testbenches that set and read every cycle (the short path of a quiet simulation, where
+    only clock edges wake anyone) next to one that sometimes waits on a change (the general
+    path): every value as Amaranth's simulator."""
+    def build():
+        dut, log = Counter(), []
+        top = Module()
+        top.domains.sync = domain = ClockDomain()
+        top.submodules.dut = dut
+
+        async def driver(ctx):
+            rng = random.Random(7)
+            for step in range(300):
+                ctx.set(dut.en, rng.random() < 0.8)
+                ctx.set(dut.en, rng.random() < 0.8)     # the second set wins
+                log.append(("next", ctx.get(dut.next), ctx.get(dut.count)))
+                if step % 50 == 49:
+                    ctx.set(domain.rst, 1)
+                await ctx.tick()
+                ctx.set(domain.rst, 0)
+                log.append(("count", ctx.get(dut.count), ctx.get(dut.wrapped)))
+            ctx.set(dut.en, 1 - ctx.get(dut.en))    # the last thing it does: seen after run()
+
+        async def watcher(ctx):
+            for step in range(120):
+                if step % 5 == 0:
+                    count, = await ctx.changed(dut.count)
+                    log.append(("changed", count, ctx.get(dut.next)))
+                else:
+                    _, reset, count = await ctx.tick().sample(dut.count)
+                    log.append(("tick", reset, count, ctx.get(dut.count)))
+
+        async def sampler(ctx):
+            async for _, _, nxt in ctx.tick().sample(dut.next):
+                log.append(("sampled", nxt))
+
+        return top, [driver, watcher, sampler], log
+
+    logs = []
+    for kind in (Simulator, CompiledSimulator):
+        top, (driver, watcher, sampler), log = build()
+        sim = kind(top)
+        sim.add_clock(1e-6)
+        sim.add_testbench(driver)
+        sim.add_testbench(watcher)
+        sim.add_testbench(sampler, background=True)
+        sim.run()
+        log.append(("after run", sim._engine.get_value(top.submodules.dut.next)))
+        logs.append(log)
+    assert logs[1] == logs[0]
+    assert ("count", 0, 0) in logs[0] and any(e[0] == "changed" for e in logs[0])
+
+
+def test_what_a_testbench_sets_last_is_settled_after_run():
+    results = []
+    for kind in (Simulator, CompiledSimulator):
+        dut = Counter()
+
+        async def bench(ctx):
+            ctx.set(dut.en, 1)
+            await ctx.tick().repeat(3)
+            ctx.set(dut.en, 0)      # settled once the testbench has ended
+
+        sim = kind(dut)
+        sim.add_clock(1e-6)
+        sim.add_testbench(bench)
+        sim.run()
+        results.append((sim._engine.get_value(dut.count), sim._engine.get_value(dut.next)))
+    assert results[1] == results[0] == (3, 3)
