@@ -173,6 +173,7 @@ class Primitive(Elaboratable):
             "reduce_xor": lambda: a.xor(),
             "reduce_word": lambda: a.all(),
             "csub": lambda: Mux(a >= b, a - b, a)[:w],
+            "add_gate": lambda: (Mux(s, 0, a) + b)[:w],
         }[self.kind]
         m.d.comb += y.eq(logic())
         return m
