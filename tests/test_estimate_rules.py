@@ -141,3 +141,43 @@ def test_a_selection_is_priced_at_its_characterised_cost_whatever_the_calibratio
     for ways, luts in zip(entry["widths"], entry["lut"]):
         cost = price(table, {("select", (ways, 3 * entry["bits"], 100)): 1}, [])
         assert cost["lut"] == pytest.approx(3 * luts)
+
+
+class ChainedSlot(wiring.Component):
+    """A slot of 16 bits loaded from one of two sources, or (``result``) with its low byte
+    then overwritten by an operation's result: the low byte is chosen twice beside the
+    enable."""
+
+    def __init__(self, result):
+        self._result = result
+        super().__init__({"a": In(16), "b": In(16), "r": In(8), "ea": In(1), "eb": In(1),
+                          "done": In(1), "y": Out(16)})
+
+    def elaborate(self, platform):
+        m = Module()
+        slot = Signal(16)
+        with m.If(self.ea | self.eb):
+            with m.If(self.ea):
+                m.d.sync += slot.eq(self.a)
+            with m.If(self.eb):
+                m.d.sync += slot.eq(self.b)
+        with m.Elif(self._result and self.done):
+            m.d.sync += slot[:8].eq(self.r)
+        m.d.comb += self.y.eq(slot)
+        return m
+
+
+def test_a_bit_chosen_twice_beside_its_enable_is_one_chain_of_two():
+    kinds = count_primitives(ChainedSlot(result=False))[0]
+    assert dict((k, v) for k, v in kinds.items() if k[0].startswith("mux")) == {("mux_ff", 16): 1}
+    kinds = count_primitives(ChainedSlot(result=True))[0]
+    assert kinds["mux_chain", (2, 8)] == 1 and kinds["mux_ff", 8] == 1
+
+
+@pytest.mark.parametrize("family, luts_per_bit", [("ecp5", 2), ("ice40", 2), ("xilinx-xc7", 1),
+                                                   ("xilinx-xcup", 1)])
+def test_a_chain_of_two_is_one_lut6_or_two_lut4s_per_bit(family, luts_per_bit):
+    # Five inputs (two conditions, three values): a LUT6 holds them, a LUT4 does not.
+    table = {**cost_table(family), "calibration": {}}
+    chain = price(table, {("mux_chain", (2, 8)): 1}, [])["lut"]
+    assert chain == pytest.approx(luts_per_bit * price(table, {("mux", 8): 1}, [])["lut"])

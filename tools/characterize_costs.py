@@ -280,7 +280,7 @@ def benches(kinds=None):
             name = f"op_scheduler_{threads}"
             found[name] = ({"kind": "scheduler", "width": threads}, SchedulerBench(name, threads))
     for kind in KINDS if kinds is None else kinds:
-        if kind in ("mul", "select", "scheduler", "mux_ff"):    # mux_ff is priced as a mux
+        if kind in ("mul", "select", "scheduler", "mux_ff", "mux_chain"):   # priced as a mux
             continue
         for width in WIDTHS:
             if kind in ("reduce", "reduce_xor", "reduce_word") and width == 1:
@@ -369,7 +369,7 @@ def characterize(family, kinds=None, table=None):
         netlist = json.loads((work / "netlist.json").read_text())
     per_bench = split_cells(netlist["modules"]["top"], found)
     operators = {kind: {"widths": [], **{r: [] for r in RESOURCES}} for kind in KINDS
-                 if kind not in ("mul", "mux_ff") and (kinds is None or kind in kinds)}
+                 if kind not in ("mul", "mux_ff", "mux_chain") and (kinds is None or kind in kinds)}
     if "select" in operators:     # its widths are ways, each of SELECT_BITS bits
         operators["select"]["bits"] = SELECT_BITS
     memories, multipliers = [], []
@@ -516,7 +516,7 @@ def main(argv=None):
     parser.add_argument("--calibrate-only", action="store_true",
                         help="keep the micro-benchmark costs of the existing tables and only "
                              "redo the calibration")
-    benched = [kind for kind in KINDS if kind != "mux_ff"]     # mux_ff is priced as mux
+    benched = [kind for kind in KINDS if kind not in ("mux_ff", "mux_chain")]   # as mux
     parser.add_argument("--kinds", nargs="+", metavar="KIND", default=None,
                         help=f"characterise only these kinds (of {', '.join(benched)}) into the "
                              f"existing tables, keeping the rest (default: everything)")

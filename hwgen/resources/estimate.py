@@ -86,6 +86,10 @@ KINDS = {
     "mux": "a 2:1 multiplexer per bit (width multiplexed)",
     "mux_ff": "a 2:1 multiplexer of a register's next state beside its enable: a pipeline slot "
               "loaded from one of two sources (width multiplexed; characterised as ``mux``)",
+    "mux_chain": "k 2:1 multiplexers in a row on a bit of a register's next state beside its "
+                 "enable (a slot loaded from one of two sources, or from its source and its "
+                 "operation's result): one function of 2 k + 1 inputs per bit, a tree of LUTs "
+                 "((k, bits); priced from ``mux``)",
     "and": "bitwise and / or of two operands (width)",
     "xor": "bitwise xor of two operands (width)",
     "reduce": "an and / or reduction of one operand to one bit (width of the operand)",
@@ -126,7 +130,7 @@ LUT_GROUPS = {
     "comparison": ("cmp", "cmp_const"),
     "minmax": ("minmax",),
     "mux": ("mux",),
-    "register_mux": ("mux_ff",),
+    "register_mux": ("mux_ff", "mux_chain"),
     "gate": ("and",),
     "control": ("reduce",),   # of flags: see _word_tests for the reductions of words
     "glue": ("xor", "eq", "eq_const", "reduce_xor", "ff"),
@@ -1040,6 +1044,7 @@ def _assignments(cells, cell, ff_index, kinds, read):
     # assignment to a held bit is its clock enable (an array of per-thread fields in one
     # register, each written under its own conditions, has one enable per field).
     held = (1 << width) - 1 if holds else 0
+    choices, levels = [], Counter()     # a register's: the bits of each choice; per bit, how many
     for k, (cond, start, value) in enumerate(assignments):
         bits = slice(start, start + len(value))
         written = (1 << len(value)) - 1 << start
@@ -1049,14 +1054,31 @@ def _assignments(cells, cell, ff_index, kinds, read):
         for later, later_start, later_value in assignments[k + 1:]:
             if later == cond:
                 shadowed |= (1 << len(later_value)) - 1 << later_start
-        _select(kinds, current[bits], value, "mux" if ff_index is None else "mux_ff",
-                (read & ~shadowed & ~enabled) >> start)
+        if ff_index is None:
+            _select(kinds, current[bits], value, "mux", (read & ~shadowed & ~enabled) >> start)
+        else:
+            # A register's choices are counted per bit once all are known (below).
+            mask = read & ~shadowed & ~enabled
+            chosen = [start + bit for bit, (old, new) in enumerate(zip(current[bits], value))
+                      if mask >> start + bit & 1 and not (old < 2 and new < 2)]
+            choices.append(chosen)
+            levels.update(chosen)
         # After the choice a bit is a function of the condition: no longer a constant; a bit
         # this assignment enables takes its value.
         current[bits] = [new if enabled >> bit & 1 or old == new
                          else first if first >= 2 else cond
                          for bit, old, new in zip(range(start, start + len(value)),
                                                   current[bits], value)]
+    # A bit chosen once is a 2:1 multiplexer beside its enable (``mux_ff``); a bit chosen k
+    # times is one function of its k conditions and k + 1 values (``mux_chain``), which the
+    # LUTs of a family take whole (a LUT6 holds two levels, where a LUT4 needs two LUTs).
+    for chosen in choices:
+        once = sum(levels[bit] == 1 for bit in chosen)
+        if once:
+            kinds["mux_ff", once] += 1
+    chains = Counter(k for k in levels.values() if k > 1)
+    for k, bits in chains.items():
+        kinds["mux_chain", (k, bits)] += 1
 
 
 #: Yosys's DSP mapping per cost family (``mul2dsp``'s parameters in the family's ``synth_*``):
@@ -1263,6 +1285,10 @@ def _kind_cost(table, kind, width):
     """``{resource: value}`` of one primitive at its isolated cost."""
     if kind == "mux_ff":    # alone, the multiplexer; it packs otherwise beside a register
         kind = "mux"
+    if kind == "mux_chain":     # per bit a tree of LUTs over its 2 k + 1 inputs
+        levels, bits = width
+        luts = -(-2 * levels // (table["lut_inputs"] - 1))
+        return {r: luts * v for r, v in _kind_cost(table, "mux", bits).items()}
     if kind == "mul":
         model = table.get("multiplier")
         if model is None:
@@ -1329,6 +1355,9 @@ def _as_calibrated(kinds, factors):
             found["and", whole] += (2 * ways - 1) * count
         elif kind == "mux_ff" and "register_mux" not in factors:
             found["mux", width] += count
+        elif kind == "mux_chain" and "register_mux" not in factors:
+            levels, bits = width
+            found["mux", bits] += levels * count
         else:
             found[kind, width] += count
     return found
