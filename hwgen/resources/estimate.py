@@ -1005,25 +1005,23 @@ def _bits_read(read, width):
     return width if read < 0 else bin(read & ((1 << width) - 1)).count("1")
 
 
-def _select(kinds, previous, chosen, mux="mux", read=-1, gate="and"):
+def _select(kinds, previous, chosen, read=-1, gate="and"):
     """Count a bitwise 2:1 choice between nets, on the bits ``read`` (a mask of the choice's
     bits; those no one reads, Yosys removes): constant against constant is a wire of the
     condition, a constant against a signal an and/or gate (of kind ``gate``), two signals a
-    multiplexer (of kind ``mux``). In a register's next state (``mux`` is ``mux_ff``) a constant against a signal
-    is a ``mux_ff`` too: a slot loaded from a source whose field is constant or from another,
-    a state register's next state."""
+    multiplexer (``mux``)."""
     gates = muxes = 0
     for bit, (old, new) in enumerate(zip(previous, chosen)):
         if old < 2 and new < 2 or not read >> bit & 1:
             continue
-        if old >= 2 and new >= 2 or mux == "mux_ff":
+        if old >= 2 and new >= 2:
             muxes += 1
         else:
             gates += 1
     if gates:
         kinds[gate, gates] += 1
     if muxes:
-        kinds[mux, muxes] += 1
+        kinds["mux", muxes] += 1
 
 
 def _assignments(cells, cell, ff_index, kinds, read):
@@ -1055,7 +1053,7 @@ def _assignments(cells, cell, ff_index, kinds, read):
             if later == cond:
                 shadowed |= (1 << len(later_value)) - 1 << later_start
         if ff_index is None:
-            _select(kinds, current[bits], value, "mux", (read & ~shadowed & ~enabled) >> start)
+            _select(kinds, current[bits], value, (read & ~shadowed & ~enabled) >> start)
         else:
             # A register's choices are counted per bit once all are known (below).
             mask = read & ~shadowed & ~enabled
