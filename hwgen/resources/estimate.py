@@ -16,7 +16,8 @@ What the counting folds the way Yosys does:
   registers included;
 - a multiplexer that selects between the two operands of a comparison is one ``minmax``;
 - the hold (enable) and the constant reset (synchronous reset) of a register's next-state logic
-  go into the flip-flop's clock enable and reset pins: they cost no logic; so does a
+  go into the flip-flop's clock enable and reset pins: they cost no logic, the enable of every
+  field of a register its own (``opt_dff``: the first assignment to a held bit); so does a
   multiplexer deeper in the next-state logic that chooses the register's own value
   (``acc <= max(acc, x)`` keeps its comparison only);
 - inversions fold into the LUTs that read them: ``~`` costs nothing;
@@ -43,7 +44,10 @@ What the counting folds the way Yosys does:
 - an and-or selection (an or of values each gated by one bit: a parking stage handing on the
   context of the thread its scheduler grants) is one ``select`` of its ways, priced per bit
   read as the family's tree of LUTs over grants and values; a register's choice between two
-  values beside its enable (a slot loaded from one of two sources) is a ``mux_ff``;
+  values beside its enable (a slot loaded from one of two sources) is a ``mux_ff``, several
+  choices on one bit one ``mux_chain`` (a function of all their inputs, a tree of LUTs);
+- a choice between a constant and a signal that an adder reads is an ``add_gate``, priced at
+  what it adds to the adder alone (a LUT per bit before an ECP5 or iCE40 carry chain);
 - constants are folded as ``opt_expr`` folds them once the stuck register bits are constants:
   gates, multiplexers, reductions, unsigned comparisons, equalities and switch cases their
   constant inputs decide, and assignments under a condition never true (a loop's exit that a
