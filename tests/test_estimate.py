@@ -375,10 +375,9 @@ def test_the_example_histograms_registers_are_estimated_as_yosys_keeps_them(hist
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason=(
-    "known miss: with the ECP5 table recalibrated on this round's PE and HMM, the held-out "
-    "histogram's LUT estimate is 1,856 against Yosys's 1,660 (+11.8%; +9.2% before the "
-    "recalibration)"))
-def test_the_example_histograms_luts_are_within_ten_percent_of_yosys(histogram_example):
+def test_the_example_histograms_luts_are_within_five_percent_of_yosys(histogram_example):
+    # Held out of the calibration. It was 11.8% over while its per-thread slot states (one
+    # register of every thread's field) took one clock enable for all fields, its counter
+    # bank's fitted gates set the gate factor, and its selections were scaled by a fit.
     synthesized, estimated = histogram_example
-    assert abs(estimated.lut - synthesized.lut) <= 0.10 * synthesized.lut
+    assert abs(estimated.lut - synthesized.lut) <= 0.05 * synthesized.lut

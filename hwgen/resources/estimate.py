@@ -16,7 +16,8 @@ What the counting folds the way Yosys does:
   registers included;
 - a multiplexer that selects between the two operands of a comparison is one ``minmax``;
 - the hold (enable) and the constant reset (synchronous reset) of a register's next-state logic
-  go into the flip-flop's clock enable and reset pins: they cost no logic; so does a
+  go into the flip-flop's clock enable and reset pins: they cost no logic, the enable of every
+  field of a register its own (``opt_dff``: the first assignment to a held bit); so does a
   multiplexer deeper in the next-state logic that chooses the register's own value
   (``acc <= max(acc, x)`` keeps its comparison only);
 - inversions fold into the LUTs that read them: ``~`` costs nothing;
@@ -43,7 +44,10 @@ What the counting folds the way Yosys does:
 - an and-or selection (an or of values each gated by one bit: a parking stage handing on the
   context of the thread its scheduler grants) is one ``select`` of its ways, priced per bit
   read as the family's tree of LUTs over grants and values; a register's choice between two
-  values beside its enable (a slot loaded from one of two sources) is a ``mux_ff``;
+  values beside its enable (a slot loaded from one of two sources) is a ``mux_ff``, several
+  choices on one bit one ``mux_chain`` (a function of all their inputs, a tree of LUTs);
+- a choice between a constant and a signal that an adder reads is an ``add_gate``, priced at
+  what it adds to the adder alone (a LUT per bit before an ECP5 or iCE40 carry chain);
 - constants are folded as ``opt_expr`` folds them once the stuck register bits are constants:
   gates, multiplexers, reductions, unsigned comparisons, equalities and switch cases their
   constant inputs decide, and assignments under a condition never true (a loop's exit that a
@@ -86,6 +90,10 @@ KINDS = {
     "mux": "a 2:1 multiplexer per bit (width multiplexed)",
     "mux_ff": "a 2:1 multiplexer of a register's next state beside its enable: a pipeline slot "
               "loaded from one of two sources (width multiplexed; characterised as ``mux``)",
+    "mux_chain": "k 2:1 multiplexers in a row on a bit of a register's next state beside its "
+                 "enable (a slot loaded from one of two sources, or from its source and its "
+                 "operation's result): one function of 2 k + 1 inputs per bit, a tree of LUTs "
+                 "((k, bits); priced from ``mux``)",
     "and": "bitwise and / or of two operands (width)",
     "xor": "bitwise xor of two operands (width)",
     "reduce": "an and / or reduction of one operand to one bit (width of the operand)",
@@ -102,15 +110,20 @@ KINDS = {
                  "search from the last thread served and its update (threads)",
     "csub": "a conditional subtraction Mux(a >= b, a - b, a): a restoring divider's step "
             "(bits read)",
+    "add_gate": "a choice between a constant and a signal that only adders read, Mux(s, 0, a) "
+                "+ b: a counter restarting from its amount (bits gated; characterised as the "
+                "gated adder, priced as what the gate adds to the adder)",
 }
 #: Kinds priced at their isolated cost, outside the calibrated groups (the calibration designs
 #: do not pin them down; a multiplier, a barrel shifter, a counter's saturation test, a
-#: scheduler and a divider's step are logic of their own, characterised whole).
-UNCALIBRATED = ("shift", "mul", "reduce_word", "scheduler", "csub")
+#: scheduler and a divider's step are logic of their own, characterised whole; a gate in front
+#: of an adder is what it adds to the adder; an and-or selection is the smallest tree of LUTs
+#: per bit, as Yosys builds it in a program too, where a fitted factor stood in for the
+#: programs' other logic and moved with it).
+UNCALIBRATED = ("shift", "mul", "reduce_word", "scheduler", "csub", "add_gate", "select")
 RESOURCES = ("lut", "ff", "carry", "bram", "dsp")
 #: Kinds whose LUTs the calibration scales together (``memory`` is every memory's LUTs).
-#: ``select`` (and-or selections: a parking stage's choice of the context of the thread its
-#: scheduler grants, per context bit one of ``threads`` slots), ``register_mux`` (a register's
+#: ``register_mux`` (a register's
 #: choice between two values: a slot loaded from one of two sources, which does not melt into
 #: other logic as a filter's multiplexers do), ``gate`` (the other and / or gates of choices
 #: between a constant and a signal) and ``control`` (one-bit reductions: in a program, the any /
@@ -121,9 +134,8 @@ LUT_GROUPS = {
     "comparison": ("cmp", "cmp_const"),
     "minmax": ("minmax",),
     "mux": ("mux",),
-    "register_mux": ("mux_ff",),
+    "register_mux": ("mux_ff", "mux_chain"),
     "gate": ("and",),
-    "select": ("select",),
     "control": ("reduce",),   # of flags: see _word_tests for the reductions of words
     "glue": ("xor", "eq", "eq_const", "reduce_xor", "ff"),
     "memory": (),
@@ -194,6 +206,7 @@ def count_netlist(emitted):
     readers = Counter(source for index in live
                       for source in {net >> 16 for net in input_nets(cells[index]) if net >= 2})
     enables = _feedback_muxes(cells, live, readers)
+    operand_gates = _adder_operands(cells, live)
     selects, in_selects = _and_or_selects(cells, live, readers)
     used = live_bits(emitted, live, stuck, assigned)
     kept_ff = _kept_ff_bits(cells, live, used, stuck, assigned)
@@ -244,7 +257,8 @@ def count_netlist(emitted):
                 elif minmax:
                     kinds["minmax", len(a)] += 1
                 else:
-                    _select(kinds, a, b, read=used.get(index, 0))
+                    _select(kinds, a, b, read=used.get(index, 0),
+                            gate="add_gate" if index in operand_gates else "and")
             elif op in ("+", "-"):
                 constant = len(inputs) == 1 or any(_const(v) for v in inputs)
                 kinds["add_const" if constant else "add", width] += 1
@@ -882,6 +896,31 @@ def _and_or_selects(cells, live, readers):
     return {root: ways for root, (ways, _cells) in trees.items() if root not in inside}, inside
 
 
+def _adder_operands(cells, live):
+    """Multiplexers that an adder (``+`` or ``-``) reads, directly or through a zero or sign
+    extension: their choices between a constant and a signal gate an adder's operand (a
+    counter bank's low part restarting from this cycle's amount, ``Mux(flush, 0, low) +
+    amount``). On ECP5 and iCE40 such a gate is a LUT4 per bit in front of the carry chain,
+    whose cells take no more inputs, whatever else reads it; on Xilinx it goes into the
+    adder's own LUT. So it is an ``add_gate``, priced per family at what it adds to an adder
+    alone, not by the factor fitted for the other gates (which melt into the LUTs that read
+    them)."""
+    operands, extensions = set(), {}    # extensions: cell -> the extensions that read it
+    for index in live:
+        cell = cells[index]
+        if cell[0] == "op" and cell[1] in ("+", "-", "u", "s"):
+            for source in {net >> 16 for net in input_nets(cell) if net >= 2}:
+                if cell[1] in ("+", "-"):
+                    operands.add(source)
+                else:
+                    extensions.setdefault(source, set()).add(index)
+    # What an extension that an adder reads extends is an operand too (extensions of
+    # extensions: a few levels at most).
+    for _level in range(4):
+        operands |= {source for source, extended in extensions.items() if extended & operands}
+    return {index for index in operands if cells[index][0] == "op" and cells[index][1] == "m"}
+
+
 def _feedback_muxes(cells, live, readers):
     """Multiplexers that choose a register's own output for its next state, read by nothing
     else (``readers``: how many live cells read each cell): Yosys turns each such choice into
@@ -970,25 +1009,23 @@ def _bits_read(read, width):
     return width if read < 0 else bin(read & ((1 << width) - 1)).count("1")
 
 
-def _select(kinds, previous, chosen, mux="mux", read=-1):
+def _select(kinds, previous, chosen, read=-1, gate="and"):
     """Count a bitwise 2:1 choice between nets, on the bits ``read`` (a mask of the choice's
     bits; those no one reads, Yosys removes): constant against constant is a wire of the
-    condition, a constant against a signal an and/or gate, two signals a multiplexer (of kind
-    ``mux``). In a register's next state (``mux`` is ``mux_ff``) a constant against a signal
-    is a ``mux_ff`` too: a slot loaded from a source whose field is constant or from another,
-    a state register's next state."""
+    condition, a constant against a signal an and/or gate (of kind ``gate``), two signals a
+    multiplexer (``mux``)."""
     gates = muxes = 0
     for bit, (old, new) in enumerate(zip(previous, chosen)):
         if old < 2 and new < 2 or not read >> bit & 1:
             continue
-        if old >= 2 and new >= 2 or mux == "mux_ff":
+        if old >= 2 and new >= 2:
             muxes += 1
         else:
             gates += 1
     if gates:
-        kinds["and", gates] += 1
+        kinds[gate, gates] += 1
     if muxes:
-        kinds[mux, muxes] += 1
+        kinds["mux", muxes] += 1
 
 
 def _assignments(cells, cell, ff_index, kinds, read):
@@ -1005,21 +1042,45 @@ def _assignments(cells, cell, ff_index, kinds, read):
     # computes its next state) is a hold: Yosys makes it the register's clock enable.
     first = next((net for net in default if net >= 2), 0)
     holds = first >= 2 and cells[first >> 16][0] == "ff" and _outputs(default, first >> 16)
-    if holds and assignments:
-        _cond, start, value = assignments.pop(0)   # clock enable (the first condition)
-        current[start:start + len(value)] = value
+    # Per bit: Yosys's opt_dff gives every group of bits its own enable, so the first
+    # assignment to a held bit is its clock enable (an array of per-thread fields in one
+    # register, each written under its own conditions, has one enable per field).
+    held = (1 << width) - 1 if holds else 0
+    choices, levels = [], Counter()     # a register's: the bits of each choice; per bit, how many
     for k, (cond, start, value) in enumerate(assignments):
         bits = slice(start, start + len(value))
+        written = (1 << len(value)) - 1 << start
+        enabled, held = held & written, held & ~written
         # Bits a later assignment under the same condition sets are not chosen here.
         shadowed = 0
         for later, later_start, later_value in assignments[k + 1:]:
             if later == cond:
                 shadowed |= (1 << len(later_value)) - 1 << later_start
-        _select(kinds, current[bits], value, "mux" if ff_index is None else "mux_ff",
-                (read & ~shadowed) >> start)
-        # After the choice a bit is a function of the condition: no longer a constant.
-        current[bits] = [new if old == new else first if first >= 2 else cond
-                         for old, new in zip(current[bits], value)]
+        if ff_index is None:
+            _select(kinds, current[bits], value, (read & ~shadowed & ~enabled) >> start)
+        else:
+            # A register's choices are counted per bit once all are known (below).
+            mask = read & ~shadowed & ~enabled
+            chosen = [start + bit for bit, (old, new) in enumerate(zip(current[bits], value))
+                      if mask >> start + bit & 1 and not (old < 2 and new < 2)]
+            choices.append(chosen)
+            levels.update(chosen)
+        # After the choice a bit is a function of the condition: no longer a constant; a bit
+        # this assignment enables takes its value.
+        current[bits] = [new if enabled >> bit & 1 or old == new
+                         else first if first >= 2 else cond
+                         for bit, old, new in zip(range(start, start + len(value)),
+                                                  current[bits], value)]
+    # A bit chosen once is a 2:1 multiplexer beside its enable (``mux_ff``); a bit chosen k
+    # times is one function of its k conditions and k + 1 values (``mux_chain``), which the
+    # LUTs of a family take whole (a LUT6 holds two levels, where a LUT4 needs two LUTs).
+    for chosen in choices:
+        once = sum(levels[bit] == 1 for bit in chosen)
+        if once:
+            kinds["mux_ff", once] += 1
+    chains = Counter(k for k in levels.values() if k > 1)
+    for k, bits in chains.items():
+        kinds["mux_chain", (k, bits)] += 1
 
 
 #: Yosys's DSP mapping per cost family (``mul2dsp``'s parameters in the family's ``synth_*``):
@@ -1226,6 +1287,10 @@ def _kind_cost(table, kind, width):
     """``{resource: value}`` of one primitive at its isolated cost."""
     if kind == "mux_ff":    # alone, the multiplexer; it packs otherwise beside a register
         kind = "mux"
+    if kind == "mux_chain":     # per bit a tree of LUTs over its 2 k + 1 inputs
+        levels, bits = width
+        luts = -(-2 * levels // (table["lut_inputs"] - 1))
+        return {r: luts * v for r, v in _kind_cost(table, "mux", bits).items()}
     if kind == "mul":
         model = table.get("multiplier")
         if model is None:
@@ -1247,6 +1312,11 @@ def _kind_cost(table, kind, width):
         # Characterised with the full amount (ceil(log2(bits)) levels); fewer levels, less.
         scale = levels / max(1, (bits - 1).bit_length())
         return {r: scale * _interp(entry["widths"], entry[r], bits) for r in RESOURCES}
+    if kind == "add_gate":
+        # Characterised as the gated adder: the gate costs what it adds to the adder alone.
+        adder = _operator(table, "add")
+        return {r: max(0.0, _interp(entry["widths"], entry[r], width)
+                       - _interp(adder["widths"], adder[r], width)) for r in RESOURCES}
     if kind == "select":
         ways, bits, _width = width
         # Characterised per number of ways at entry["bits"] bits; every bit is a tree of its own.
@@ -1282,11 +1352,14 @@ def _as_calibrated(kinds, factors):
     multiplexer."""
     found = Counter()
     for (kind, width), count in kinds.items():
-        if kind == "select" and "select" not in factors:
+        if kind == "select" and "register_mux" not in factors:
             ways, _bits, whole = width
             found["and", whole] += (2 * ways - 1) * count
         elif kind == "mux_ff" and "register_mux" not in factors:
             found["mux", width] += count
+        elif kind == "mux_chain" and "register_mux" not in factors:
+            levels, bits = width
+            found["mux", bits] += levels * count
         else:
             found[kind, width] += count
     return found

@@ -1,0 +1,183 @@
+"""Logic priced by rule, not by a fitted factor: a gate in front of an adder (``add_gate``), the
+clock enable of every field of a register, and the and-or selections (``select``)."""
+
+import pytest
+from amaranth.hdl import Module, Mux, Signal
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from hwgen.boards import cost_table
+from hwgen.resources.estimate import count_primitives, price
+
+FAMILIES = ["ecp5", "xilinx-xc7", "xilinx-xcup", "ice40"]
+
+
+class GatedCounters(wiring.Component):
+    """``counters`` registers of ``width`` bits, each restarting from a 1-bit amount when its
+    flush bit is set, ``low <= Mux(flush, 0, low) + amount``, as a counter bank's low parts;
+    with ``read_gate``, the gated values are outputs as well."""
+
+    def __init__(self, counters, width, read_gate=False):
+        self._counters, self._width, self._read_gate = counters, width, read_gate
+        super().__init__({"flush": In(counters), "amount": In(counters),
+                          "low": Out(counters * width), "kept": Out(counters * width)})
+
+    def elaborate(self, platform):
+        m = Module()
+        w = self._width
+        for i in range(self._counters):
+            low = Signal(w, name=f"low{i}")
+            kept = Mux(self.flush[i], 0, low)
+            m.d.sync += low.eq(kept + self.amount[i])
+            m.d.comb += self.low[i * w:(i + 1) * w].eq(low)
+            if self._read_gate:
+                m.d.comb += self.kept[i * w:(i + 1) * w].eq(kept)
+        return m
+
+
+class GatedOutputs(wiring.Component):
+    """The same gates, ``Mux(flush, 0, value)``, read by no adder."""
+
+    def __init__(self, counters, width):
+        self._counters, self._width = counters, width
+        super().__init__({"flush": In(counters), "value": In(counters * width),
+                          "kept": Out(counters * width)})
+
+    def elaborate(self, platform):
+        m = Module()
+        w = self._width
+        for i in range(self._counters):
+            value = self.value[i * w:(i + 1) * w]
+            m.d.comb += self.kept[i * w:(i + 1) * w].eq(Mux(self.flush[i], 0, value))
+        return m
+
+
+def test_a_gate_an_adder_reads_is_an_add_gate():
+    # The amount is one bit: the adder reads the gate through the extension to its width.
+    kinds = count_primitives(GatedCounters(4, 5))[0]
+    assert kinds["add_gate", 5] == 4
+    assert kinds["and", 5] == 0
+
+
+def test_a_gate_an_adder_and_an_output_read_is_an_add_gate():
+    # In front of a carry chain the gate takes a LUT whatever else reads it.
+    kinds = count_primitives(GatedCounters(4, 5, read_gate=True))[0]
+    assert kinds["add_gate", 5] == 4
+    assert kinds["and", 5] == 0
+
+
+def test_a_gate_no_adder_reads_stays_a_gate():
+    kinds = count_primitives(GatedOutputs(4, 5))[0]
+    assert kinds["and", 5] == 4
+    assert kinds["add_gate", 5] == 0
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_an_add_gate_costs_what_it_adds_to_the_adder_as_characterised(family):
+    table = cost_table(family)
+    gated, adder = table["operators"]["add_gate"], table["operators"]["add"]
+    assert gated["widths"] == adder["widths"]
+    for width, with_gate, alone in zip(gated["widths"], gated["lut"], adder["lut"]):
+        cost = price(table, {("add_gate", width): 1}, [])
+        assert cost["lut"] == pytest.approx(max(0, with_gate - alone))
+
+
+def test_yosys_builds_a_gate_per_bit_in_front_of_a_carry_chain_on_ecp5_and_none_on_xilinx():
+    # The characterised gated adders: ECP5's CCU2C and iCE40's SB_CARRY take no gate, a
+    # Xilinx adder's LUT6 does.
+    for family, per_bit in (("ecp5", 1), ("ice40", 1), ("xilinx-xc7", 0), ("xilinx-xcup", 0)):
+        table = cost_table(family)
+        gated, adder = table["operators"]["add_gate"], table["operators"]["add"]
+        for width, with_gate, alone in zip(gated["widths"], gated["lut"], adder["lut"]):
+            if width >= 8:
+                assert with_gate - alone == pytest.approx(per_bit * width, abs=1), (family, width)
+
+
+class Fields(wiring.Component):
+    """``fields`` two-bit state registers, each set to 1, 2 or 3 under its own three
+    conditions (in that priority): one register of ``fields`` fields, or (``apart``) a register
+    each."""
+
+    def __init__(self, fields, apart):
+        self._fields, self._apart = fields, apart
+        super().__init__({"a": In(fields), "b": In(fields), "c": In(fields),
+                          "state": Out(2 * fields)})
+
+    def elaborate(self, platform):
+        m = Module()
+        n = self._fields
+        if self._apart:
+            registers = [Signal(2, name=f"state{t}") for t in range(n)]
+        else:
+            whole = Signal(2 * n)
+            registers = [whole[2 * t:2 * t + 2] for t in range(n)]
+        for t, field in enumerate(registers):
+            with m.If(self.a[t]):
+                m.d.sync += field.eq(1)
+            with m.Elif(self.b[t]):
+                m.d.sync += field.eq(2)
+            with m.Elif(self.c[t]):
+                m.d.sync += field.eq(3)
+            m.d.comb += self.state[2 * t:2 * t + 2].eq(field)
+        return m
+
+
+def test_every_field_of_a_register_has_its_own_clock_enable():
+    # Yosys gives each field the enable of its own conditions: a register of four fields
+    # written apart costs what four registers cost, the first choice of each field free.
+    def choices(apart):
+        kinds = count_primitives(Fields(4, apart))[0]
+        return sum(w * n for (k, w), n in kinds.items() if k == "mux_ff")
+    assert choices(apart=False) == choices(apart=True)
+    # Per field: a's choice is the enable, b's a choice between constants (a wire of its
+    # condition), c's a choice between the field and a constant on both bits.
+    assert choices(apart=True) == 4 * 2
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_a_selection_is_priced_at_its_characterised_cost_whatever_the_calibration(family):
+    table = cost_table(family)
+    entry = table["operators"]["select"]
+    for ways, luts in zip(entry["widths"], entry["lut"]):
+        cost = price(table, {("select", (ways, 3 * entry["bits"], 100)): 1}, [])
+        assert cost["lut"] == pytest.approx(3 * luts)
+
+
+class ChainedSlot(wiring.Component):
+    """A slot of 16 bits loaded from one of two sources, or (``result``) with its low byte
+    then overwritten by an operation's result: the low byte is chosen twice beside the
+    enable."""
+
+    def __init__(self, result):
+        self._result = result
+        super().__init__({"a": In(16), "b": In(16), "r": In(8), "ea": In(1), "eb": In(1),
+                          "done": In(1), "y": Out(16)})
+
+    def elaborate(self, platform):
+        m = Module()
+        slot = Signal(16)
+        with m.If(self.ea | self.eb):
+            with m.If(self.ea):
+                m.d.sync += slot.eq(self.a)
+            with m.If(self.eb):
+                m.d.sync += slot.eq(self.b)
+        with m.Elif(self._result and self.done):
+            m.d.sync += slot[:8].eq(self.r)
+        m.d.comb += self.y.eq(slot)
+        return m
+
+
+def test_a_bit_chosen_twice_beside_its_enable_is_one_chain_of_two():
+    kinds = count_primitives(ChainedSlot(result=False))[0]
+    assert dict((k, v) for k, v in kinds.items() if k[0].startswith("mux")) == {("mux_ff", 16): 1}
+    kinds = count_primitives(ChainedSlot(result=True))[0]
+    assert kinds["mux_chain", (2, 8)] == 1 and kinds["mux_ff", 8] == 1
+
+
+@pytest.mark.parametrize("family, luts_per_bit", [("ecp5", 2), ("ice40", 2), ("xilinx-xc7", 1),
+                                                   ("xilinx-xcup", 1)])
+def test_a_chain_of_two_is_one_lut6_or_two_lut4s_per_bit(family, luts_per_bit):
+    # Five inputs (two conditions, three values): a LUT6 holds them, a LUT4 does not.
+    table = {**cost_table(family), "calibration": {}}
+    chain = price(table, {("mux_chain", (2, 8)): 1}, [])["lut"]
+    assert chain == pytest.approx(luts_per_bit * price(table, {("mux", 8): 1}, [])["lut"])
