@@ -26,6 +26,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In
 
 from ._amaranth import SignalDict, embed_parts, substitute
+from .carry_bank import CarryBank
 from .counter_bank import CounterBank
 from .cycle_counter import CycleCounter
 from .layout import (COMMANDS, REGISTERS, STATUS_BITS, Field, Group, HMMLayout, TableLayout,
@@ -43,6 +44,10 @@ MAX_LAG = 2
 #: registers, from this many on: fewer cost more in a table than in registers, as many about
 #: the same (docs/hmm.md).
 BANK_MIN_COUNTS = 6
+#: Counts that go into one :class:`~hwgen.instrument.carry_bank.CarryBank` instead of
+#: registers, from this many on up to ``BANK_MIN_COUNTS``, in an HMM that reads them only once
+#: frozen (``snapshot="traces"``; docs/hmm.md).
+CARRY_BANK_MIN_COUNTS = 2
 #: Counts a bank keeps at most (those of further probes stay in registers): after a ``clear |
 #: snapshot`` a bank is busy for its copy (its counts + 6 cycles), then its sweep (its counts),
 #: within the 64 cycles a host waits for a command of an HMM without tables.
@@ -207,14 +212,24 @@ class _Builder:
             if kept > BANK_MAX_COUNTS:
                 self.unbank(group)
         names = [name for group in self.banked for name in group[0]]
-        if sum(len(group[0]) for group in self.banked if not group[4]) < BANK_MIN_COUNTS:
+        amounts = [(amount, group[3]) for group in self.banked for amount in group[1]]
+        filling = sum(len(group[0]) for group in self.banked if not group[4])
+        # Counts read only once frozen that are too few for a counter bank share their high
+        # parts' table and adder in a carry bank, where it is narrower than the counts.
+        carried = (snapshot != "all" and filling >= CARRY_BANK_MIN_COUNTS
+                   and not any(lagging for _, lagging in amounts)
+                   and self.counter_bits > CarryBank.low_bits_for([len(a) for a, _ in amounts]))
+        if filling < BANK_MIN_COUNTS and not carried:
             for group in list(self.banked):
                 self.unbank(group)
             return
-        amounts = [(amount, group[3]) for group in self.banked for amount in group[1]]
-        self.bank_part = self.add("counts", CounterBank(
-            [len(a) for a, _ in amounts], self.counter_bits, snapshot=snapshot == "all",
-            lagging=[i for i, (_, lagging) in enumerate(amounts) if lagging]))
+        if filling < BANK_MIN_COUNTS:
+            bank = CarryBank([len(a) for a, _ in amounts], self.counter_bits)
+        else:
+            bank = CounterBank(
+                [len(a) for a, _ in amounts], self.counter_bits, snapshot=snapshot == "all",
+                lagging=[i for i, (_, lagging) in enumerate(amounts) if lagging])
+        self.bank_part = self.add("counts", bank)
         for i, (amount, lagging) in enumerate(amounts):
             (self.connect if lagging else self.sample)(self.bank_part.amount(i), amount)
         self.bank_names = tuple(names)

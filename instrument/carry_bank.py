@@ -1,0 +1,181 @@
+"""Carry banks: counts whose low parts add in registers and whose high parts share a RAM table.
+
+A count of the HMM spends most of its logic on the carry chain of its high part, which changes
+once every few hundred cycles at most, and on the readout's multiplexer in front of all its
+bits. A carry bank keeps each count's *low part* in a register with its adder, wide enough that
+it carries at most once a period, and a *pending* flag set by that carry; the high parts are
+the entries of one LUT-RAM table, visited in turn, one per cycle: a visited entry whose flag is
+set goes through one incrementer, a cycle later. So the counts share one high-part adder, and
+the host reads the high parts through the table's read port, which is the multiplexer.
+
+A count saturates when a carry reaches an all-ones high part (the incrementer's carry out):
+the entry stays all ones and the count's overflow flag is set, and a saturated count reads as
+all ones whatever its low part holds. The counts are exact once the bank is no longer
+``settling`` (every pending carry taken) while ``enable`` stays low; the HMM reads them only
+then, once frozen (a ``snapshot="traces"`` HMM: nothing copies them while they count).
+"""
+
+from amaranth.hdl import Array, Cat, Module, Mux, Signal
+from amaranth.lib import wiring
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+
+from .saturating import count_layout
+
+__all__ = ["CarryBank"]
+
+
+class CarryBank(wiring.Component):
+    """Saturating counts of amounts taken in every cycle, their high parts in one RAM table.
+
+    Parameters
+    ----------
+    amount_bits : sequence of int
+        The width of each count's amount (1 for an event), one per count.
+    bits : int
+        Width of each count (wider than :attr:`low_bits`); a count saturates and sets its
+        overflow flag, as a register count does
+        (:func:`~hwgen.instrument.saturating.count_layout`).
+
+    Members
+    -------
+    amount<i> : In(amount_bits[i])
+        What count ``i`` adds in this cycle.
+    enable : In(1)
+        Count this cycle.
+    clear : In(1)
+        Zero every count; the table is swept while ``busy`` is high (keep ``enable`` low).
+    busy : Out(1)
+        A clear is in progress.
+    settling : Out(1)
+        Carries are still on their way into the table (all are in once it falls and
+        ``enable`` stayed low).
+    raddr : In(range(len(amount_bits)))
+        The count the host reads, while the bank is neither counting nor settling.
+    rdata : Out(count_layout(bits))
+        Its value, one cycle later.
+    """
+
+    def __init__(self, amount_bits, bits=32):
+        amount_bits = tuple(amount_bits)
+        if not amount_bits or not all(isinstance(w, int) and not isinstance(w, bool) and w >= 1
+                                      for w in amount_bits):
+            raise ValueError(f"amount_bits must be a non-empty sequence of positive integers, "
+                             f"not {amount_bits!r}")
+        self._amount_bits = amount_bits
+        count_layout(bits)      # checks bits
+        if bits <= self.low_bits:
+            raise ValueError(f"bits must exceed the low parts' {self.low_bits} bits of these "
+                             f"amounts, not {bits!r}")
+        self._bits = bits
+        super().__init__({
+            **{f"amount{i}": In(w) for i, w in enumerate(amount_bits)},
+            "enable": In(1),
+            "clear": In(1),
+            "busy": Out(1),
+            "settling": Out(1),
+            "raddr": In(range(len(amount_bits))),
+            "rdata": Out(count_layout(bits)),
+        })
+
+    bits = property(lambda self: self._bits)
+    amount_bits = property(lambda self: self._amount_bits)
+
+    @property
+    def period(self):
+        """Cycles between two visits of an entry (at least two: an entry's increment is
+        written a cycle after its visit, before it is read again)."""
+        return max(len(self._amount_bits), 2)
+
+    @staticmethod
+    def low_bits_for(amount_bits):
+        """The width of the low parts of a bank of counts of ``amount_bits``."""
+        return CarryBank.__new__(CarryBank)._low_bits(tuple(amount_bits))
+
+    def _low_bits(self, amount_bits):
+        # A low part that carried holds less than the largest amount; it carries again only
+        # after gathering more than a period and a cycle of the largest amounts, by which time
+        # its pending carry has been taken.
+        period = max(len(amount_bits), 2)
+        return max(((period + 1) * ((1 << w) - 1)).bit_length() for w in amount_bits)
+
+    @property
+    def low_bits(self):
+        """The width of every count's low part (the same for all: the table's entries are
+        the counts' high parts, all as wide)."""
+        return self._low_bits(self._amount_bits)
+
+    @property
+    def table_bits(self):
+        """RAM bits of the table."""
+        return len(self._amount_bits) * (self._bits - self.low_bits)
+
+    def amount(self, i):
+        return getattr(self, f"amount{i}")
+
+    def elaborate(self, platform):
+        m = Module()
+        n, period, low_bits = len(self._amount_bits), self.period, self.low_bits
+        high_bits = self._bits - low_bits
+        m.submodules.table = table = Memory(shape=high_bits, depth=n, init=[],
+                                            attrs={"ram_style": "distributed"})
+        rd, wr = table.read_port(domain="comb"), table.write_port()
+
+        lows = [Signal(low_bits, name=f"low{i}") for i in range(n)]
+        pending = Signal(n)
+        saturated = Signal(n)
+
+        # `addr`, a register, is the entry read in this cycle: visited in turn while counting
+        # or settling, swept after a clear, else the host's.
+        addr = Signal(range(period))
+        sweeping = Signal()
+        visiting = Signal()
+        m.d.comb += [rd.addr.eq(addr), visiting.eq(self.enable | pending.any())]
+        with m.If(self.clear):
+            m.d.sync += [addr.eq(0), sweeping.eq(1)]
+        with m.Elif(sweeping):
+            m.d.sync += addr.eq(Mux(addr == n - 1, 0, addr + 1))
+            with m.If(addr == n - 1):
+                m.d.sync += sweeping.eq(0)
+        with m.Elif(visiting):
+            m.d.sync += addr.eq(Mux(addr == period - 1, 0, addr + 1))
+        with m.Else():
+            m.d.sync += addr.eq(self.raddr)
+
+        # The entry read, whether it takes a carry, and where it goes, a register each; the
+        # increment is written at the next edge, unless it would carry out of the table's
+        # word: the count then saturates (its entry already all ones).
+        word, take, written = Signal(high_bits), Signal(), Signal.like(addr)
+        swept = Signal()
+        taken = (pending >> addr)[0] & ~sweeping
+        m.d.sync += [word.eq(Mux(sweeping, 0, rd.data)), take.eq(taken & ~self.clear),
+                     written.eq(addr), swept.eq(sweeping & ~self.clear)]
+        total = word + take
+        overflows = take & total[high_bits]
+        m.d.comb += [wr.addr.eq(written), wr.data.eq(total[:high_bits]),
+                     wr.en.eq(swept | (take & ~total[high_bits]))]
+
+        for i, low in enumerate(lows):
+            sum_ = low + self.amount(i)
+            with m.If(self.clear):
+                m.d.sync += [low.eq(0), pending[i].eq(0), saturated[i].eq(0)]
+            with m.Else():
+                with m.If(self.enable):
+                    m.d.sync += low.eq(sum_[:low_bits])
+                # A carry of this cycle stays pending when the entry's visit takes the last.
+                m.d.sync += pending[i].eq((self.enable & sum_[low_bits])
+                                          | (pending[i] & ~(taken & (addr == i))))
+                with m.If(overflows & (written == i)):
+                    m.d.sync += saturated[i].eq(1)
+
+        # The host's count: its low part, or all ones once saturated, under the entry.
+        full = Array(saturated)[addr]
+        m.d.comb += [
+            self.rdata.count.eq(Cat(Array(lows)[addr] | full.replicate(low_bits), rd.data)),
+            self.rdata.overflow.eq(full),
+            # The sweep's last write lands at the edge after it; nothing counts or reads
+            # the table before the next.
+            self.busy.eq(sweeping),
+            self.settling.eq(pending.any() | take),
+        ]
+        return m
