@@ -15,12 +15,13 @@ all ones whatever its low part holds. The counts are exact once the bank is no l
 then, once frozen (a ``snapshot="traces"`` HMM: nothing copies them while they count).
 """
 
-from amaranth.hdl import Array, Cat, Module, Mux, Signal
+from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from .saturating import count_layout
+from .select import select
 
 __all__ = ["CarryBank"]
 
@@ -169,9 +170,9 @@ class CarryBank(wiring.Component):
                     m.d.sync += saturated[i].eq(1)
 
         # The host's count: its low part, or all ones once saturated, under the entry.
-        full = Array(saturated)[addr]
+        full = select(saturated, addr)
         m.d.comb += [
-            self.rdata.count.eq(Cat(Array(lows)[addr] | full.replicate(low_bits), rd.data)),
+            self.rdata.count.eq(Cat(select(lows, addr) | full.replicate(low_bits), rd.data)),
             self.rdata.overflow.eq(full),
             # The sweep's last write lands at the edge after it; nothing counts or reads
             # the table before the next.

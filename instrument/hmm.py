@@ -32,6 +32,7 @@ from .cycle_counter import CycleCounter
 from .layout import (COMMANDS, REGISTERS, STATUS_BITS, Field, Group, HMMLayout, TableLayout,
                      TraceLayout)
 from .port import PortSignature
+from .select import select as _select
 from .state_profiler import TABLE_LATENCY
 
 __all__ = ["HMM", "SNAPSHOT_CHOICES"]
@@ -602,8 +603,9 @@ def _readout(m, fan_out, port, sources):
             block = words[k * (word_bits << select):(k + 1) * (word_bits << select)]
             register = Signal(word_bits, name=f"read_block{len(blocks)}")
             with m.If(chosen):
-                m.d.sync += register.eq(block.word_select(read_addr[:select], word_bits)
-                                        if select else block[:word_bits])
+                m.d.sync += register.eq(
+                    _select([block[w * word_bits:(w + 1) * word_bits] for w in range(1 << select)],
+                            read_addr[:select]))
             with m.Else():
                 m.d.sync += register.eq(0)
             blocks.append(register)
