@@ -5,8 +5,11 @@ once every few hundred cycles at most, and on the readout's multiplexer in front
 bits. A carry bank keeps each count's *low part* in a register with its adder, wide enough that
 it carries at most once a period, and a *pending* flag set by that carry; the high parts are
 the entries of one LUT-RAM table, visited in turn, one per cycle: a visited entry whose flag is
-set goes through one incrementer, a cycle later. So the counts share one high-part adder, and
-the host reads the high parts through the table's read port, which is the multiplexer.
+set takes the carry through one adder, a cycle later. So the counts share one high-part adder,
+and the host reads the high parts through the table's read port, which is the multiplexer.
+Each low part is as wide as its amounts need (a count of events takes 3 bits in a bank of up
+to 5 counts); the entries hold the counts from the narrowest low part up, so one carry out of
+the adder says that any of them saturates.
 
 A count saturates when a carry reaches an all-ones high part (the incrementer's carry out):
 the entry stays all ones and the count's overflow flag is set, and a saturated count reads as
@@ -15,7 +18,7 @@ all ones whatever its low part holds. The counts are exact once the bank is no l
 then, once frozen (a ``snapshot="traces"`` HMM: nothing copies them while they count).
 """
 
-from amaranth.hdl import Cat, Module, Mux, Signal
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -27,7 +30,8 @@ __all__ = ["CarryBank"]
 
 
 class CarryBank(wiring.Component):
-    """Saturating counts of amounts taken in every cycle, their high parts in one RAM table.
+    """Saturating counts of amounts taken in every cycle, their high parts in one RAM table
+    (see the module).
 
     Parameters
     ----------
@@ -65,9 +69,9 @@ class CarryBank(wiring.Component):
                              f"not {amount_bits!r}")
         self._amount_bits = amount_bits
         count_layout(bits)      # checks bits
-        if bits <= self.low_bits:
-            raise ValueError(f"bits must exceed the low parts' {self.low_bits} bits of these "
-                             f"amounts, not {bits!r}")
+        if bits <= max(self.low_bits):
+            raise ValueError(f"bits must exceed the widest low part ({max(self.low_bits)} bits "
+                             f"for these amounts), not {bits!r}")
         self._bits = bits
         super().__init__({
             **{f"amount{i}": In(w) for i, w in enumerate(amount_bits)},
@@ -90,26 +94,21 @@ class CarryBank(wiring.Component):
 
     @staticmethod
     def low_bits_for(amount_bits):
-        """The width of the low parts of a bank of counts of ``amount_bits``."""
-        return CarryBank.__new__(CarryBank)._low_bits(tuple(amount_bits))
-
-    def _low_bits(self, amount_bits):
-        # A low part that carried holds less than the largest amount; it carries again only
-        # after gathering more than a period and a cycle of the largest amounts, by which time
-        # its pending carry has been taken.
+        """The widths of the low parts of a bank of counts of ``amount_bits``: a low part that
+        carried holds less than its largest amount, and carries again only after gathering
+        more than a period and a cycle of them, by which time its pending carry was taken."""
         period = max(len(amount_bits), 2)
-        return max(((period + 1) * ((1 << w) - 1)).bit_length() for w in amount_bits)
+        return tuple(((period + 1) * ((1 << w) - 1)).bit_length() for w in amount_bits)
 
     @property
     def low_bits(self):
-        """The width of every count's low part (the same for all: the table's entries are
-        the counts' high parts, all as wide)."""
-        return self._low_bits(self._amount_bits)
+        """The width of each count's low part."""
+        return self.low_bits_for(self._amount_bits)
 
     @property
     def table_bits(self):
         """RAM bits of the table."""
-        return len(self._amount_bits) * (self._bits - self.low_bits)
+        return len(self._amount_bits) * (self._bits - min(self.low_bits))
 
     def amount(self, i):
         return getattr(self, f"amount{i}")
@@ -117,12 +116,16 @@ class CarryBank(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         n, period, low_bits = len(self._amount_bits), self.period, self.low_bits
-        high_bits = self._bits - low_bits
+        # An entry holds its count from the narrowest low part's width up, so the entries'
+        # tops align and one carry out says that any of them saturates: a count with a wider
+        # low part keeps zeros in the entry's bits below its own, and adds its carry above them.
+        base, widest = min(low_bits), max(low_bits)
+        high_bits = self._bits - base
         m.submodules.table = table = Memory(shape=high_bits, depth=n, init=[],
                                             attrs={"ram_style": "distributed"})
         rd, wr = table.read_port(domain="comb"), table.write_port()
 
-        lows = [Signal(low_bits, name=f"low{i}") for i in range(n)]
+        lows = [Signal(w, name=f"low{i}") for i, w in enumerate(low_bits)]
         pending = Signal(n)
         saturated = Signal(n)
 
@@ -146,13 +149,17 @@ class CarryBank(wiring.Component):
         # The entry read, whether it takes a carry, and where it goes, a register each; the
         # increment is written at the next edge, unless it would carry out of the table's
         # word: the count then saturates (its entry already all ones).
+        # `step` is the carry at the entry's bit (one bit per width of low part beyond the
+        # narrowest).
         word, take, written = Signal(high_bits), Signal(), Signal.like(addr)
-        swept = Signal()
+        step, swept = Signal(widest - base + 1), Signal()
         taken = (pending >> addr)[0] & ~sweeping
+        shift = select([1 << (w - base) for w in low_bits], addr)
         m.d.sync += [word.eq(Mux(sweeping, 0, rd.data)), take.eq(taken & ~self.clear),
+                     step.eq(Mux(taken & ~self.clear, shift, 0)),
                      written.eq(addr), swept.eq(sweeping & ~self.clear)]
-        total = word + take
-        overflows = take & total[high_bits]
+        total = word + step
+        overflows = total[high_bits]
         m.d.comb += [wr.addr.eq(written), wr.data.eq(total[:high_bits]),
                      wr.en.eq(swept | (take & ~total[high_bits]))]
 
@@ -162,17 +169,21 @@ class CarryBank(wiring.Component):
                 m.d.sync += [low.eq(0), pending[i].eq(0), saturated[i].eq(0)]
             with m.Else():
                 with m.If(self.enable):
-                    m.d.sync += low.eq(sum_[:low_bits])
+                    m.d.sync += low.eq(sum_[:len(low)])
                 # A carry of this cycle stays pending when the entry's visit takes the last.
-                m.d.sync += pending[i].eq((self.enable & sum_[low_bits])
+                m.d.sync += pending[i].eq((self.enable & sum_[len(low)])
                                           | (pending[i] & ~(taken & (addr == i))))
                 with m.If(overflows & (written == i)):
                     m.d.sync += saturated[i].eq(1)
 
-        # The host's count: its low part, or all ones once saturated, under the entry.
+        # The host's count: its low part, or all ones once saturated, under the entry (whose
+        # bits below the low part's top are zeros).
         full = select(saturated, addr)
+        low = select([Cat(low, Const(0, widest - len(low))) for low in lows], addr)
+        low = low | full.replicate(widest)
         m.d.comb += [
-            self.rdata.count.eq(Cat(select(lows, addr) | full.replicate(low_bits), rd.data)),
+            self.rdata.count.eq(Cat(low[:base], low[base:] | rd.data[:widest - base],
+                                    rd.data[widest - base:])),
             self.rdata.overflow.eq(full),
             # The sweep's last write lands at the edge after it; nothing counts or reads
             # the table before the next.

@@ -219,7 +219,7 @@ class _Builder:
         # parts' table and adder in a carry bank, where it is narrower than the counts.
         carried = (snapshot != "all" and filling >= CARRY_BANK_MIN_COUNTS
                    and not any(lagging for _, lagging in amounts)
-                   and self.counter_bits > CarryBank.low_bits_for([len(a) for a, _ in amounts]))
+                   and self.counter_bits > max(CarryBank.low_bits_for([len(a) for a, _ in amounts])))
         if filling < BANK_MIN_COUNTS and not carried:
             for group in list(self.banked):
                 self.unbank(group)
