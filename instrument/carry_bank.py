@@ -5,7 +5,7 @@ once every few hundred cycles at most, and on the readout's multiplexer in front
 bits. A carry bank keeps each count's *low part* in a register with its adder, wide enough that
 it carries at most once a period, and a *pending* flag set by that carry; the high parts are
 the entries of one LUT-RAM table, visited in turn, one per cycle: a visited entry whose flag is
-set takes the carry through one adder, a cycle later. So the counts share one high-part adder,
+set takes the carry through one adder, written two edges later. So the counts share one high-part adder,
 and the host reads the high parts through the table's read port, which is the multiplexer.
 Each low part is as wide as its amounts need (a count of events takes 3 bits in a bank of up
 to 5 counts); the entries hold the counts from the narrowest low part up, so one carry out of
@@ -88,16 +88,16 @@ class CarryBank(wiring.Component):
 
     @property
     def period(self):
-        """Cycles between two visits of an entry (at least two: an entry's increment is
-        written a cycle after its visit, before it is read again)."""
-        return max(len(self._amount_bits), 2)
+        """Cycles between two visits of an entry (at least three: an entry's sum is written
+        two edges after its visit, before it is read again)."""
+        return max(len(self._amount_bits), 3)
 
     @staticmethod
     def low_bits_for(amount_bits):
         """The widths of the low parts of a bank of counts of ``amount_bits``: a low part that
         carried holds less than its largest amount, and carries again only after gathering
         more than a period and a cycle of them, by which time its pending carry was taken."""
-        period = max(len(amount_bits), 2)
+        period = max(len(amount_bits), 3)
         return tuple(((period + 1) * ((1 << w) - 1)).bit_length() for w in amount_bits)
 
     @property
@@ -158,10 +158,16 @@ class CarryBank(wiring.Component):
         m.d.sync += [word.eq(Mux(sweeping, 0, rd.data)), take.eq(taken & ~self.clear),
                      step.eq(Mux(taken & ~self.clear, shift, 0)),
                      written.eq(addr), swept.eq(sweeping & ~self.clear)]
+        # The sum, and whether to write it, are registered once more: the adder's carry out
+        # into the table's write enable was a critical path.
         total = word + step
-        overflows = total[high_bits]
-        m.d.comb += [wr.addr.eq(written), wr.data.eq(total[:high_bits]),
-                     wr.en.eq(swept | (take & ~total[high_bits]))]
+        wen, waddr, wdata = Signal(), Signal.like(addr), Signal(high_bits)
+        overflows, written_late, swept_late = Signal(), Signal(), Signal()
+        m.d.sync += [wen.eq((swept | (take & ~total[high_bits])) & ~self.clear),
+                     waddr.eq(written), wdata.eq(total[:high_bits]),
+                     overflows.eq(take & total[high_bits] & ~self.clear),
+                     written_late.eq(take & ~self.clear), swept_late.eq(swept & ~self.clear)]
+        m.d.comb += [wr.addr.eq(waddr), wr.data.eq(wdata), wr.en.eq(wen)]
 
         for i, low in enumerate(lows):
             sum_ = low + self.amount(i)
@@ -173,7 +179,7 @@ class CarryBank(wiring.Component):
                 # A carry of this cycle stays pending when the entry's visit takes the last.
                 m.d.sync += pending[i].eq((self.enable & sum_[len(low)])
                                           | (pending[i] & ~(taken & (addr == i))))
-                with m.If(overflows & (written == i)):
+                with m.If(overflows & (waddr == i)):
                     m.d.sync += saturated[i].eq(1)
 
         # The host's count: its low part, or all ones once saturated, under the entry (whose
@@ -185,9 +191,8 @@ class CarryBank(wiring.Component):
             self.rdata.count.eq(Cat(low[:base], low[base:] | rd.data[:widest - base],
                                     rd.data[widest - base:])),
             self.rdata.overflow.eq(full),
-            # The sweep's last write lands at the edge after it; nothing counts or reads
-            # the table before the next.
-            self.busy.eq(sweeping),
-            self.settling.eq(pending.any() | take),
+            # The sweep's last write lands two edges after it.
+            self.busy.eq(sweeping | swept | swept_late),
+            self.settling.eq(pending.any() | take | written_late),
         ]
         return m

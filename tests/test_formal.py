@@ -287,14 +287,14 @@ def test_carry_bank_counts_every_amount(tmp_path, amount_bits, bits, depth):
     """A carry bank (low parts adding in registers, their carries taken in turn into the high
     parts in a LUT-RAM table through one incrementer) holds, for every count read once the
     bank has settled, the amounts added since reset or the last clear, or is saturated with its
-    flag set: 4-bit counts of events (2-bit low parts, so that carries come as often as the
-    visits allow) and 5-bit counts, one of events, one of 2-bit amounts (2- and 4-bit low parts:
-    the second adds its carries two bits up its entry)."""
+    flag set: 4-bit counts of events (3-bit low parts, so that carries come as often as the
+    visits allow) and 5-bit counts, one of events, one of 2-bit amounts (3- and 4-bit low parts:
+    the second adds its carries a bit up its entry)."""
     from hwgen.instrument import CarryBank
 
     m = Module()
     m.submodules.part = part = CarryBank(amount_bits, bits)
-    assert part.low_bits == {4: (2, 2), 5: (2, 4)}[bits]
+    assert part.low_bits == {4: (3, 3), 5: (3, 4)}[bits]
     n = len(amount_bits)
     amount, enable, clear, raddr = Signal(sum(amount_bits)), Signal(), Signal(), Signal(1)
     m.d.comb += [Assume(raddr < n), Assume(~(enable & part.busy)), part.enable.eq(enable),

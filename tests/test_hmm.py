@@ -327,7 +327,7 @@ def test_few_counts_read_frozen_share_a_carry_bank_exact_through_freeze_run_and_
     """Four counts read once frozen (``snapshot="traces"``) keep their high parts in one carry
     bank: exact after a freeze, a run and a clear, and saturated with the flag set (9-bit counts,
     low parts of 3 to 7 bits)."""
-    timeline = Timeline(sweep_cycles=4)
+    timeline = Timeline(sweep_cycles=6)     # 4 entries, and the sweep's last write two edges on
     readouts = {}
 
     async def program(host, now, ctx):
@@ -360,7 +360,7 @@ def test_few_counts_read_frozen_share_a_carry_bank_exact_through_freeze_run_and_
                     if k in ("cycles", "a", "a_b", "level_when_a")}
         check(readout, expected)
         saturated |= {k for k, (_, flag) in expected.items() if flag}
-    assert counted[0] == timeline.events[-1][0] + 4 + 4
+    assert counted[0] == timeline.events[-1][0] + 4 + 6
     assert "level_when_a" in saturated and "cycles" not in saturated
 
 
