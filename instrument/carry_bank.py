@@ -28,6 +28,9 @@ from .select import select
 
 __all__ = ["CarryBank"]
 
+#: Bits of one LUT-RAM cell's word (an ECP5 TRELLIS_DPR16X4 is 16 x 4).
+_RAM_CELL_BITS = 4
+
 
 class CarryBank(wiring.Component):
     """Saturating counts of amounts taken in every cycle, their high parts in one RAM table
@@ -69,9 +72,10 @@ class CarryBank(wiring.Component):
                              f"not {amount_bits!r}")
         self._amount_bits = amount_bits
         count_layout(bits)      # checks bits
-        if bits <= max(self.low_bits):
-            raise ValueError(f"bits must exceed the widest low part ({max(self.low_bits)} bits "
-                             f"for these amounts), not {bits!r}")
+        if bits <= max(self.low_bits_for(amount_bits)):
+            raise ValueError(f"bits must exceed the widest low part "
+                             f"({max(self.low_bits_for(amount_bits))} bits for these amounts), "
+                             f"not {bits!r}")
         self._bits = bits
         super().__init__({
             **{f"amount{i}": In(w) for i, w in enumerate(amount_bits)},
@@ -102,8 +106,15 @@ class CarryBank(wiring.Component):
 
     @property
     def low_bits(self):
-        """The width of each count's low part."""
-        return self.low_bits_for(self._amount_bits)
+        """The width of each count's low part: :meth:`low_bits_for`, the narrowest widened so
+        that the table's word is a whole number of LUT-RAM cells (one cell fewer for a few
+        flip-flops more)."""
+        needed = self.low_bits_for(self._amount_bits)
+        base = min(needed)
+        spare = (self._bits - base) % _RAM_CELL_BITS
+        if self._bits - base - spare >= _RAM_CELL_BITS:
+            base += spare
+        return tuple(max(w, base) for w in needed)
 
     @property
     def table_bits(self):

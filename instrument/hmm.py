@@ -287,8 +287,11 @@ class HMM(wiring.Component):
         probes (from ``BANK_MIN_COUNTS`` to ``BANK_MAX_COUNTS`` of them) in one
         :class:`~hwgen.instrument.counter_bank.CounterBank`, a RAM table with a register low part
         per count, instead of a register each; they read as snapshot values all the same, once
-        ``busy`` fell after the command. A count that another probe takes in the cycle (a
-        sampler's) stays in registers. ``False`` keeps every count in registers.
+        ``busy`` fell after the command. Fewer of them (from ``CARRY_BANK_MIN_COUNTS``) in an HMM
+        with ``snapshot="traces"`` go into a :class:`~hwgen.instrument.carry_bank.CarryBank`
+        instead, which keeps their high parts in a RAM table. A count that another probe takes
+        in the cycle (a sampler's) stays in registers. ``False`` keeps every count in
+        registers.
     details : dict
         Recorded in the layout as is (with ``snapshot``).
 
