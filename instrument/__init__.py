@@ -2,7 +2,7 @@
 control and readout, and automatic attachment to any Amaranth design.
 
 Parts (each a ``wiring.Component``): :class:`CycleCounter`, :class:`EventCounter`,
-:class:`StreamMonitor`, :class:`StateProfiler`, :class:`AccumulatorTable`, :class:`CounterBank`,
+:class:`StreamMonitor`, :class:`StateProfiler`, :class:`AccumulatorTable`, :class:`CarryBank`, :class:`CounterBank`,
 :class:`Histogram`,
 :class:`LatencyHistogram`, :class:`TraceBuffer`, :class:`PeriodicSampler`,
 :class:`ChangeRecorder`. Probes (:mod:`hwgen.instrument.probe`) describe measurements;
@@ -18,6 +18,7 @@ from . import probe
 from .accumulator_table import AccumulatorTable
 from .attach import Instrumented, attach
 from .change_recorder import ChangeRecorder
+from .carry_bank import CarryBank
 from .counter_bank import CounterBank
 from .cycle_counter import CycleCounter
 from .discover import DesignView, FSMInfo, StreamInfo
@@ -39,7 +40,7 @@ from .stream_monitor import STREAM_CATEGORIES, StreamMonitor, stream_category
 from .trace_buffer import TRACE_MODES, TraceBuffer
 
 __all__ = [
-    "AccumulatorTable", "COMMANDS", "ChangeRecorder", "CounterBank", "Counters", "CycleCounter", "DesignView",
+    "AccumulatorTable", "COMMANDS", "CarryBank", "ChangeRecorder", "CounterBank", "Counters", "CycleCounter", "DesignView",
     "EventCounter",
     "FSMInfo", "HMM", "HMMLayout", "Histogram", "Instrumented", "LatencyHistogram", "LineProbes",
     "PROBE_PRESETS", "PROTOCOL", "PeriodicSampler", "PortSignature", "READ_LATENCY_CYCLES",

@@ -21,12 +21,13 @@ table (``copying`` until all are written). The host reads the snapshot table, as
 snapshot register of counts kept in registers.
 """
 
-from amaranth.hdl import Array, Cat, Module, Mux, Signal
+from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from .saturating import count_layout
+from .select import select
 
 __all__ = ["BANK_LATENCY", "CounterBank"]
 
@@ -215,10 +216,9 @@ class CounterBank(wiring.Component):
             stage = [Signal(max(len(v) for v in values), name=f"{name}_group{j}")
                      for j in range(len(groups))]
             for register, group in zip(stage, groups):
-                m.d.sync += register.eq(Array(group)[slot[:_GROUP_BITS]] if len(group) > 1
-                                        else group[0])
+                m.d.sync += register.eq(select(group, slot[:_GROUP_BITS]))
             value = Signal(len(stage[0]), name=f"{name}_picked")
-            m.d.sync += value.eq(Array(stage)[slot_high] if len(stage) > 1 else stage[0])
+            m.d.sync += value.eq(select(stage, slot_high))
             return value
 
         # The pipeline: the entry's address (a register, as the host's), the word read, the

@@ -26,11 +26,13 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In
 
 from ._amaranth import SignalDict, embed_parts, substitute
+from .carry_bank import CarryBank
 from .counter_bank import CounterBank
 from .cycle_counter import CycleCounter
 from .layout import (COMMANDS, REGISTERS, STATUS_BITS, Field, Group, HMMLayout, TableLayout,
                      TraceLayout)
 from .port import PortSignature
+from .select import select as _select
 from .state_profiler import TABLE_LATENCY
 
 __all__ = ["HMM", "SNAPSHOT_CHOICES"]
@@ -43,6 +45,10 @@ MAX_LAG = 2
 #: registers, from this many on: fewer cost more in a table than in registers, as many about
 #: the same (docs/hmm.md).
 BANK_MIN_COUNTS = 6
+#: Counts that go into one :class:`~hwgen.instrument.carry_bank.CarryBank` instead of
+#: registers, from this many on up to ``BANK_MIN_COUNTS``, in an HMM that reads them only once
+#: frozen (``snapshot="traces"``; docs/hmm.md).
+CARRY_BANK_MIN_COUNTS = 2
 #: Counts a bank keeps at most (those of further probes stay in registers): after a ``clear |
 #: snapshot`` a bank is busy for its copy (its counts + 6 cycles), then its sweep (its counts),
 #: within the 64 cycles a host waits for a command of an HMM without tables.
@@ -207,14 +213,24 @@ class _Builder:
             if kept > BANK_MAX_COUNTS:
                 self.unbank(group)
         names = [name for group in self.banked for name in group[0]]
-        if sum(len(group[0]) for group in self.banked if not group[4]) < BANK_MIN_COUNTS:
+        amounts = [(amount, group[3]) for group in self.banked for amount in group[1]]
+        filling = sum(len(group[0]) for group in self.banked if not group[4])
+        # Counts read only once frozen that are too few for a counter bank share their high
+        # parts' table and adder in a carry bank, where it is narrower than the counts.
+        carried = (snapshot != "all" and filling >= CARRY_BANK_MIN_COUNTS
+                   and not any(lagging for _, lagging in amounts)
+                   and self.counter_bits > max(CarryBank.low_bits_for([len(a) for a, _ in amounts])))
+        if filling < BANK_MIN_COUNTS and not carried:
             for group in list(self.banked):
                 self.unbank(group)
             return
-        amounts = [(amount, group[3]) for group in self.banked for amount in group[1]]
-        self.bank_part = self.add("counts", CounterBank(
-            [len(a) for a, _ in amounts], self.counter_bits, snapshot=snapshot == "all",
-            lagging=[i for i, (_, lagging) in enumerate(amounts) if lagging]))
+        if filling < BANK_MIN_COUNTS:
+            bank = CarryBank([len(a) for a, _ in amounts], self.counter_bits)
+        else:
+            bank = CounterBank(
+                [len(a) for a, _ in amounts], self.counter_bits, snapshot=snapshot == "all",
+                lagging=[i for i, (_, lagging) in enumerate(amounts) if lagging])
+        self.bank_part = self.add("counts", bank)
         for i, (amount, lagging) in enumerate(amounts):
             (self.connect if lagging else self.sample)(self.bank_part.amount(i), amount)
         self.bank_names = tuple(names)
@@ -271,8 +287,11 @@ class HMM(wiring.Component):
         probes (from ``BANK_MIN_COUNTS`` to ``BANK_MAX_COUNTS`` of them) in one
         :class:`~hwgen.instrument.counter_bank.CounterBank`, a RAM table with a register low part
         per count, instead of a register each; they read as snapshot values all the same, once
-        ``busy`` fell after the command. A count that another probe takes in the cycle (a
-        sampler's) stays in registers. ``False`` keeps every count in registers.
+        ``busy`` fell after the command. Fewer of them (from ``CARRY_BANK_MIN_COUNTS``) in an HMM
+        with ``snapshot="traces"`` go into a :class:`~hwgen.instrument.carry_bank.CarryBank`
+        instead, which keeps their high parts in a RAM table. A count that another probe takes
+        in the cycle (a sampler's) stays in registers. ``False`` keeps every count in
+        registers.
     details : dict
         Recorded in the layout as is (with ``snapshot``).
 
@@ -587,8 +606,9 @@ def _readout(m, fan_out, port, sources):
             block = words[k * (word_bits << select):(k + 1) * (word_bits << select)]
             register = Signal(word_bits, name=f"read_block{len(blocks)}")
             with m.If(chosen):
-                m.d.sync += register.eq(block.word_select(read_addr[:select], word_bits)
-                                        if select else block[:word_bits])
+                m.d.sync += register.eq(
+                    _select([block[w * word_bits:(w + 1) * word_bits] for w in range(1 << select)],
+                            read_addr[:select]))
             with m.Else():
                 m.d.sync += register.eq(0)
             blocks.append(register)

@@ -61,13 +61,14 @@ def toy_probes(s, *, trace_depth=8, trace_mode="stop"):
 
 
 def simulate(host_program, *, counter_bits=32, word_bits=32, snapshot="all", bank=True,
-             **probe_options):
-    """Run the stimulus with an HMM; ``host_program(host, now)`` drives the port.
+             probes=toy_probes, **probe_options):
+    """Run the stimulus with an HMM of ``probes(stimulus, **probe_options)``;
+    ``host_program(host, now)`` drives the port.
 
     Returns ``(samples, hmm)``: the observer's per-cycle samples, by cycle number, and the HMM.
     """
     stimulus = Stimulus()
-    hmm = HMM(toy_probes(stimulus, **probe_options), counter_bits=counter_bits,
+    hmm = HMM(probes(stimulus, **probe_options), counter_bits=counter_bits,
               word_bits=word_bits, snapshot=snapshot, bank=bank)
     top = Module()
     top.submodules.stimulus = stimulus
@@ -314,6 +315,54 @@ def test_sums_read_once_frozen_are_exact_without_a_snapshot():
     expected = expected_values(samples, Timeline(5).counted(0, result["cycle"]), bits=10)
     check(result["readout"], expected)
     assert expected["level_when_a"][1] and not expected["a_b"][1]
+
+
+def few_counts(s):
+    """Three counts and the cycles: too few for a counter bank."""
+    return [probe.Count("a", s.a), probe.Count("a_b", s.a, s.b),
+            probe.Accumulate("level_when_a", (s.level, s.a))]
+
+
+def test_few_counts_read_frozen_share_a_carry_bank_exact_through_freeze_run_and_clear():
+    """Four counts read once frozen (``snapshot="traces"``) keep their high parts in one carry
+    bank: exact after a freeze, a run and a clear, and saturated with the flag set (9-bit counts,
+    low parts of 5 and 7 bits)."""
+    timeline = Timeline(sweep_cycles=6)     # 4 entries, and the sweep's last write two edges on
+    readouts = {}
+
+    async def program(host, now, ctx):
+        await ctx.tick().repeat(60)
+        readouts["frozen"] = await freeze_and_read(host, now)
+        timeline.command(readouts["frozen"][0], "freeze")
+        await ctx.tick().repeat(10)
+        timeline.command(now(), "run")
+        await host.command("run")
+        await ctx.tick().repeat(250)
+        readouts["again"] = await freeze_and_read(host, now)
+        timeline.command(readouts["again"][0], "freeze")
+        timeline.command(now(), "run")
+        await host.command("run")
+        await ctx.tick().repeat(25)
+        timeline.command(now(), "clear")
+        await host.command("clear")
+        await ctx.tick().repeat(35)
+        readouts["cleared"] = await freeze_and_read(host, now)
+
+    samples, hmm = simulate(program, probes=few_counts, counter_bits=9, snapshot="traces")
+    bank = hmm.parts["counts"]
+    assert type(bank).__name__ == "CarryBank" and bank.amount_bits == (1, 1, 2, 4)
+    # (3, 3, 4, 7) bits needed; the narrowest widened to 5 so the entries are 4 bits wide.
+    assert bank.low_bits_for(bank.amount_bits) == (3, 3, 4, 7) and bank.low_bits == (5, 5, 5, 7)
+    saturated = set()
+    for name in ("frozen", "again", "cleared"):
+        cycle, readout = readouts[name]
+        counted = timeline.counted(0, cycle)
+        expected = {k: v for k, v in expected_values(samples, counted, bits=9).items()
+                    if k in ("cycles", "a", "a_b", "level_when_a")}
+        check(readout, expected)
+        saturated |= {k for k, (_, flag) in expected.items() if flag}
+    assert counted[0] == timeline.events[-1][0] + 4 + 6
+    assert "level_when_a" in saturated and "cycles" not in saturated
 
 
 def _register_names(hmm, part):

@@ -392,3 +392,33 @@ def test_latency_histogram_measures_each_response_exactly(depth, seed):
     assert sum(row[6] for row in out) == untracked
     if depth == 64:
         assert untracked == 0
+
+
+@pytest.mark.parametrize("count", [1, 2, 3, 5, 8])
+def test_select_picks_the_indexed_value(count):
+    """A tree of multiplexers picks ``values[index]`` for every index in range."""
+    from amaranth.hdl import Const, Signal
+    from amaranth.sim import Simulator
+
+    values = [Const(random.Random(count * 31 + k).randrange(1 << 10), 10) for k in range(count)]
+    index = Signal(range(count + 1))
+    picked = Signal(10)
+    sim = Simulator(_select_module(picked, values, index))
+    seen = []
+
+    async def bench(ctx):
+        for k in range(count):
+            ctx.set(index, k)
+            seen.append(ctx.get(picked))
+
+    sim.add_testbench(bench)
+    sim.run()
+    assert seen == [v.value for v in values]
+
+
+def _select_module(picked, values, index):
+    from amaranth.hdl import Module
+    from hwgen.instrument.select import select
+    m = Module()
+    m.d.comb += picked.eq(select(values, index))
+    return m
