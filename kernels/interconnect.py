@@ -353,35 +353,36 @@ def _tree(m, name, streams, tagged=True, buffers=None):
 
 
 def _node(m, name, children, width, tagged):
-    """A round-robin arbiter of ``children`` into a buffer, its choice a register.
+    """A round-robin arbiter of one or two ``children`` into a buffer, its choice a register.
 
     ``grant`` (one-hot) is the child whose beat the buffer takes in this cycle: decided in the
-    cycle before, by round robin over the children's ``next_valid`` (what their ``valid`` flags
-    will be), after the child taken in that cycle if one was. It is exactly the grant a
-    combinational round-robin arbiter of the children's ``valid`` flags would give, so the
-    node moves one beat per cycle while either child holds one, alternates while both do, and
-    every cycle is as it was; but the multiplexer's select and the buffer's write enable are
-    flip-flops, and the children's flags reach only the next grant's registers."""
-    count = len(children)
+    cycle before from the children's ``next_valid`` (what their ``valid`` flags will be), the
+    other child than the one served last preferred. It is exactly the grant of a
+    combinational :class:`~hwgen.kernels.pipeline.arbiter.RoundRobin` of the children's
+    ``valid`` flags in that cycle, so the node moves one beat per cycle while either child
+    holds one, alternates while both do, and every cycle is as it was; but the multiplexer's
+    select and the buffer's write enable are flip-flops, and the children's flags reach only
+    the next grant's registers, two LUTs deep."""
     local = (FAN_IN - 1).bit_length() if tagged else 0
     tag_bits = len(children[0].tag) + local
     fifo, head = _buffer(m, name, width, tag_bits)
-    grant = Signal(count, name=f"{name}_grant")
-    offer = Signal(name=f"{name}_offer")        # grant.any(), a flip-flop of its own
-    above = Signal(count, name=f"{name}_above")  # children after the one served last
-    taken = offer & fifo.w_rdy
-    # The search of :class:`~hwgen.kernels.pipeline.arbiter.RoundRobin`, a cycle ahead: from
-    # the pointer as this cycle's transfer leaves it, over the children's next flags.
-    above_next = Mux(taken, ~(grant | (grant - 1)), above)
-    coming = Cat(child.next_valid for child in children)
-    preferred = coming & above_next
-    candidates = Mux(preferred.any(), preferred, coming)
-    m.d.sync += [
-        grant.eq(candidates & (~candidates + 1)),        # the lowest set bit
-        offer.eq(coming.any()),
-        above.eq(above_next),
-    ]
     beats = [Cat(child.payload, child.tag, Const(i, local)) for i, child in enumerate(children)]
+    grant = Signal(len(children), name=f"{name}_grant")
+    offer = Signal(name=f"{name}_offer")        # grant.any(), a flip-flop of its own
+    coming = [child.next_valid for child in children]
+    if len(children) == 1:
+        m.d.sync += grant.eq(coming[0])
+    else:
+        # Whether child 1 goes first when both hold a beat: after child 0 is served, as the
+        # round robin searches from just above the last one served (child 0 first at reset).
+        second = Signal(name=f"{name}_second")
+        second_next = Mux(offer & fifo.w_rdy, grant[0], second)
+        m.d.sync += [
+            second.eq(second_next),
+            grant.eq(Cat(coming[0] & ~(coming[1] & second_next),
+                         coming[1] & ~(coming[0] & ~second_next))),
+        ]
+    m.d.sync += offer.eq(Cat(coming).any())
     m.d.comb += [
         fifo.w_en.eq(offer),
         fifo.w_data.eq(select(grant, beats)),
