@@ -18,7 +18,10 @@ flip-flops to flip-flops:
   registered "not full") and from it a buffer at the tree;
 * a tree of round-robin arbiters, :data:`FAN_IN` inputs each, every one writing into a
   buffer, brings the requests to the channel; read requests carry the index of their PE
-  through it;
+  through it. An arbiter's grant is a register, decided a cycle ahead from its children's
+  next flags (:attr:`~hwgen.kernels.skid_buffer.SkidBuffer.r_rdy_next`) exactly as a
+  combinational round robin would decide it then: the multiplexer's select is a flip-flop,
+  so a beat goes from a buffer's register through the multiplexer into the next buffer's;
 * a registered slice (a buffer too) between each tree's root and the channel: the channel's
   ``valid`` and payload are registers and the root sees a registered ready, so the channel's
   handshake never reaches into the tree in the cycle it happens;
@@ -38,23 +41,22 @@ global order.
 
 from dataclasses import dataclass
 
-from amaranth.hdl import Array, Cat, Const, Module
+from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from .fifo_flags import FlaggedFIFO
 from .pe import BeatFormat
-from .pipeline.arbiter import RoundRobin, select
+from .pipeline.arbiter import select
 from .skid_buffer import SkidBuffer
 
 __all__ = ["FAN_IN", "ChannelPort", "Interconnect", "channel_groups", "channels_for",
            "memory_port_signature"]
 
 #: Inputs of one arbiter of the request trees: a power of two (an index is then a field of bits
-#: per level), and two, so that an arbiter's grant and its multiplexer, from the children's
-#: flip-flops into its buffer's registers, are one or two LUTs (with four, the 8-PE system's
-#: critical path ran from a buffer's flag through the grant and the 4-input multiplexer into
-#: the next buffer, 7.77 ns over 7 nets).
+#: per level), and two, so that an arbiter's multiplexer is one LUT a bit (with four, the 8-PE
+#: system's critical path ran from a buffer's flag through the grant and the 4-input
+#: multiplexer into the next buffer, 7.77 ns over 7 nets).
 FAN_IN = 2
 
 
@@ -258,9 +260,11 @@ class Interconnect(wiring.Component):
 
 @dataclass(frozen=True)
 class _Head:
-    """The output of a buffer: ``valid`` (its registered "not empty"), ``ready`` (its read
-    enable), ``payload`` and ``tag`` (the index of the source below it)."""
+    """The output of a buffer: ``valid`` (its registered "not empty"), ``next_valid`` (what
+    ``valid`` will be in the next cycle), ``ready`` (its read enable), ``payload`` and ``tag``
+    (the index of the source below it)."""
     valid: object
+    next_valid: object
     ready: object
     payload: object
     tag: object
@@ -313,7 +317,8 @@ def _buffer(m, name, width, tag_bits):
     sides (its head's ``valid`` and payload flip-flops, so an arbiter's requests and
     multiplexer's inputs are)."""
     m.submodules[name] = fifo = SkidBuffer(width=width + tag_bits)
-    return fifo, _Head(fifo.r_rdy, fifo.r_en, fifo.r_data[:width], fifo.r_data[width:])
+    return fifo, _Head(fifo.r_rdy, fifo.r_rdy_next, fifo.r_en, fifo.r_data[:width],
+                       fifo.r_data[width:])
 
 
 def _tree(m, name, streams, tagged=True, buffers=None):
@@ -348,18 +353,40 @@ def _tree(m, name, streams, tagged=True, buffers=None):
 
 
 def _node(m, name, children, width, tagged):
-    """A round-robin arbiter of ``children`` into a buffer."""
+    """A round-robin arbiter of one or two ``children`` into a buffer, its choice a register.
+
+    ``grant`` (one-hot) is the child whose beat the buffer takes in this cycle: decided in the
+    cycle before from the children's ``next_valid`` (what their ``valid`` flags will be), the
+    other child than the one served last preferred. It is exactly the grant of a
+    combinational :class:`~hwgen.kernels.pipeline.arbiter.RoundRobin` of the children's
+    ``valid`` flags in that cycle, so the node moves one beat per cycle while either child
+    holds one, alternates while both do, and every cycle is as it was; but the multiplexer's
+    select and the buffer's write enable are flip-flops, and the children's flags reach only
+    the next grant's registers, two LUTs deep."""
     local = (FAN_IN - 1).bit_length() if tagged else 0
     tag_bits = len(children[0].tag) + local
-    m.submodules[f"{name}_arbiter"] = arbiter = RoundRobin(len(children))
     fifo, head = _buffer(m, name, width, tag_bits)
     beats = [Cat(child.payload, child.tag, Const(i, local)) for i, child in enumerate(children)]
+    grant = Signal(len(children), name=f"{name}_grant")
+    offer = Signal(name=f"{name}_offer")        # grant.any(), a flip-flop of its own
+    coming = [child.next_valid for child in children]
+    if len(children) == 1:
+        m.d.sync += grant.eq(coming[0])
+    else:
+        # Whether child 1 goes first when both hold a beat: after child 0 is served, as the
+        # round robin searches from just above the last one served (child 0 first at reset).
+        second = Signal(name=f"{name}_second")
+        second_next = Mux(offer & fifo.w_rdy, grant[0], second)
+        m.d.sync += [
+            second.eq(second_next),
+            grant.eq(Cat(coming[0] & ~(coming[1] & second_next),
+                         coming[1] & ~(coming[0] & ~second_next))),
+        ]
+    m.d.sync += offer.eq(Cat(coming).any())
     m.d.comb += [
-        arbiter.requests.eq(Cat(child.valid for child in children)),
-        arbiter.accept.eq(fifo.w_rdy),
-        fifo.w_en.eq(arbiter.valid),
-        fifo.w_data.eq(select(arbiter.grant, beats)),
+        fifo.w_en.eq(offer),
+        fifo.w_data.eq(select(grant, beats)),
     ]
     for i, child in enumerate(children):
-        m.d.comb += child.ready.eq(arbiter.grant[i] & fifo.w_rdy)
+        m.d.comb += child.ready.eq(grant[i] & fifo.w_rdy)
     return head

@@ -24,6 +24,13 @@ class SkidBuffer(Elaboratable):
     ----------
     width : int
         Bits of an entry, at least 1.
+
+    Members
+    -------
+    r_rdy_next : Signal
+        The value ``r_rdy`` takes at the next clock edge (whether the buffer will hold a beat),
+        from this cycle's flags and enables: a reader can decide a cycle ahead, into a
+        register, what it will take from the buffer.
     """
 
     depth = 2
@@ -39,6 +46,7 @@ class SkidBuffer(Elaboratable):
         self.r_rdy = Signal()
         self.r_en = Signal()
         self.level = Signal(range(self.depth + 1))
+        self.r_rdy_next = Signal()
 
     def elaborate(self, platform):
         m = Module()
@@ -48,10 +56,9 @@ class SkidBuffer(Elaboratable):
         # written now (don't-care data when there is none: only the flags say what it holds).
         advance = self.r_en | ~self.r_rdy
         with m.If(advance):
-            m.d.sync += [
-                self.r_data.eq(Mux(self.w_rdy, self.w_data, skid)),
-                self.r_rdy.eq(~self.w_rdy | write),
-            ]
+            m.d.sync += self.r_data.eq(Mux(self.w_rdy, self.w_data, skid))
+        m.d.comb += self.r_rdy_next.eq(Mux(advance, ~self.w_rdy | write, self.r_rdy))
+        m.d.sync += self.r_rdy.eq(self.r_rdy_next)
         # The skid holds a beat written while the head stays. It is empty exactly when there is
         # room (``w_rdy``); it loads whenever it is empty, so its enable is that flip-flop, and
         # only the flag says whether it took a beat.

@@ -5,13 +5,14 @@ PE's reads from its own channel in its own order, whatever the PEs and the memor
 import random
 
 import pytest
-from amaranth.hdl import ClockDomain, Module
+from amaranth.hdl import Cat, ClockDomain, Const, Module
 from amaranth.sim import Simulator
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hwgen.kernels import BeatFormat, Interconnect, channels_for
-from hwgen.kernels.interconnect import channel_groups
+from hwgen.kernels import BeatFormat, Interconnect, channels_for, interconnect
+from hwgen.kernels.interconnect import FAN_IN, channel_groups
+from hwgen.kernels.pipeline.arbiter import RoundRobin, select
 
 BEAT = BeatFormat(lanes=1, stride=1, element_bits=16)
 ADDR_WIDTH = 16
@@ -22,12 +23,14 @@ TREE_LEVELS = {2: 1, 4: 2, 5: 3, 17: 5}
 def _run(pes, channels, beats, seed, p_offer, p_ready):
     """PE ``i`` offers reads and writes of addresses ``i * 256 + k`` (k = 0, 1, ...) at random
     times; each channel accepts at random and answers a read, after a random delay, with its
-    address as data. Returns what each channel saw and what each PE received."""
+    address as data. Returns what each channel saw, what each PE received, and per cycle
+    every handshake that happened (which PE's or channel's stream, and its address)."""
     dut = Interconnect(pes=pes, channels=channels, addr_width=ADDR_WIDTH, rd_beat=BEAT,
                        wr_beat=BEAT, reads_in_flight=4)
     rng = random.Random(seed)
     seen = {"rd": [[] for _ in range(channels)], "wr": [[] for _ in range(channels)]}
     received = [[] for _ in range(pes)]
+    trace = []
 
     async def bench(ctx):
         sent = {"rd": [0] * pes, "wr": [0] * pes}
@@ -56,6 +59,8 @@ def _run(pes, channels, beats, seed, p_offer, p_ready):
                 if due:
                     ctx.set(channel.rd_rsp.payload.as_value(), answers[c][0][1])
             await ctx.delay(1e-9)
+            marks = {kind: [len(x) for x in seen[kind]] for kind in ("rd", "wr")}
+            marks["rsp"] = [len(x) for x in received]
             # Sample the handshakes of this cycle, then let the clock edge take them.
             taken = []
             for i in range(pes):
@@ -65,6 +70,7 @@ def _run(pes, channels, beats, seed, p_offer, p_ready):
                         taken.append((kind, i, stream))
                 if ctx.get(port.rd_rsp.valid) and ctx.get(port.rd_rsp.ready):
                     received[i].append(ctx.get(port.rd_rsp.payload.as_value()))
+            trace.append([(kind, i, ctx.get(stream.payload.addr)) for kind, i, stream in taken])
             for c in range(channels):
                 channel = getattr(dut, f"mem{c}")
                 if ctx.get(channel.wr_req.valid) and ctx.get(channel.wr_req.ready):
@@ -75,6 +81,10 @@ def _run(pes, channels, beats, seed, p_offer, p_ready):
                     answers[c].append([cycle + rng.randrange(1, 4), addr])
                 if ctx.get(channel.rd_rsp.valid) and ctx.get(channel.rd_rsp.ready):
                     answers[c].pop(0)
+            trace[-1] += [(kind, c, seen[kind][c][-1]) for kind in ("rd", "wr")
+                          for c in range(channels) if len(seen[kind][c]) > marks[kind][c]]
+            trace[-1] += [("rsp", i, received[i][-1]) for i in range(pes)
+                          if len(received[i]) > marks["rsp"][i]]
             await ctx.tick()
             for kind, i, stream in taken:
                 sent[kind][i] += 1
@@ -87,7 +97,7 @@ def _run(pes, channels, beats, seed, p_offer, p_ready):
     sim.add_clock(1e-6)
     sim.add_testbench(bench)
     sim.run()
-    return seen, received
+    return seen, received, trace
 
 
 @settings(max_examples=8, deadline=None)
@@ -97,7 +107,7 @@ def _run(pes, channels, beats, seed, p_offer, p_ready):
 def test_the_interconnect_never_drops_duplicates_or_reorders_a_pes_beats(
         pes, channel_fraction, beats, seed, p_offer, p_ready):
     channels = 1 + int(channel_fraction * (pes - 1))
-    seen, received = _run(pes, channels, beats, seed, p_offer, p_ready)
+    seen, received, _ = _run(pes, channels, beats, seed, p_offer, p_ready)
     for c, group in enumerate(channel_groups(pes, channels)):
         for kind in ("rd", "wr"):
             # Exactly the channel's PEs' beats, each PE's in its own order.
@@ -107,6 +117,39 @@ def test_the_interconnect_never_drops_duplicates_or_reorders_a_pes_beats(
                 assert [a % 256 for a in addresses if a // 256 == i] == list(range(beats))
     for i in range(pes):
         assert received[i] == [i * 256 + k for k in range(beats)]
+
+
+def _combinational_node(m, name, children, width, tagged):
+    """The reference: a node whose grant is :class:`RoundRobin`'s, combinational from the
+    children's ``valid`` flags in the cycle it is taken."""
+    local = (FAN_IN - 1).bit_length() if tagged else 0
+    m.submodules[f"{name}_arbiter"] = arbiter = RoundRobin(len(children))
+    fifo, head = interconnect._buffer(m, name, width, len(children[0].tag) + local)
+    beats = [Cat(child.payload, child.tag, Const(i, local)) for i, child in enumerate(children)]
+    m.d.comb += [
+        arbiter.requests.eq(Cat(child.valid for child in children)),
+        arbiter.accept.eq(fifo.w_rdy),
+        fifo.w_en.eq(arbiter.valid),
+        fifo.w_data.eq(select(arbiter.grant, beats)),
+    ]
+    for i, child in enumerate(children):
+        m.d.comb += child.ready.eq(arbiter.grant[i] & fifo.w_rdy)
+    return head
+
+
+@pytest.mark.parametrize("pes,channels,seed,p_offer,p_ready",
+                         [(2, 1, 3, 1.0, 1.0), (5, 1, 4, 0.3, 0.4), (7, 2, 5, 1.0, 0.4),
+                          (3, 1, 6, 0.6, 0.7)])
+def test_the_registered_grant_is_the_combinational_round_robins(
+        monkeypatch, pes, channels, seed, p_offer, p_ready):
+    """Every handshake of every PE and channel happens in the same cycle, with the same beat,
+    as with arbiters that choose by :class:`RoundRobin` in the cycle they are taken: deciding
+    the grant a cycle ahead changes no cycle, no order and no throughput."""
+    _, _, registered = _run(pes, channels, 6, seed, p_offer, p_ready)
+    monkeypatch.setattr(interconnect, "_node", _combinational_node)
+    _, _, combinational = _run(pes, channels, 6, seed, p_offer, p_ready)
+    assert sum(map(len, registered)) >= 4 * pes * 6
+    assert registered == combinational
 
 
 def test_channels_carry_the_link_in_whole_beats_and_at_most_one_per_pe():
