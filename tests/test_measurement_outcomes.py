@@ -92,9 +92,10 @@ def test_a_system_of_no_cycles_has_no_prediction_error():
 @pytest.fixture
 def narrow_counters(monkeypatch):
     """Every HMM the commands attach counts in 8 bits, so the figures of a small run saturate."""
-    pe_hmm, pipeline_hmm = harness.instrument_pe, run_command.instrument_pipeline
-    monkeypatch.setattr(harness, "instrument_pe",
-                        lambda pe, **options: pe_hmm(pe, counter_bits=8, **options))
+    # Every PE's HMM is made by the harness's one instrumenting function, cached or not.
+    pe_hmm, pipeline_hmm = harness._instrument, run_command.instrument_pipeline
+    monkeypatch.setattr(harness, "_instrument", lambda pe, depth, probes, options, **cache:
+                        pe_hmm(pe, depth, probes, {**options, "counter_bits": 8}, **cache))
     monkeypatch.setattr(run_command, "instrument_pipeline",
                         lambda pe, **options: pipeline_hmm(pe, counter_bits=8, **options))
 
