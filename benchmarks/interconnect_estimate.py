@@ -28,8 +28,8 @@ from scipy.optimize import nnls
 from hwgen.boards import cost_table
 from hwgen.catalog import make_window_filter, resolve_board
 from hwgen.kernels import Interconnect
-from hwgen.resources.estimate import count_primitives, lut_groups
-from hwgen.resources.estimate_system import FACTORS_PATH, estimate_interconnect
+from hwgen.resources.estimate import count_primitives, lut_groups, rom_luts, uncalibrated_luts
+from hwgen.resources.estimate_system import FACTORS_PATH, OWN_GROUPS, estimate_interconnect
 from hwgen.resources.synth import synthesize
 from hwgen.versions import tool_versions
 
@@ -50,20 +50,23 @@ def interconnect(unroll, pes, channels, size=512):
 
 
 def measure(board, config):
-    """``(LUT groups, Yosys's resources)`` of one interconnect on ``board``."""
+    """``(LUT groups, LUTs priced outside them, Yosys's resources)`` of one interconnect on
+    ``board``, as :func:`hwgen.resources.estimate_system.estimate_interconnect` prices it."""
     table = cost_table(board.toolchain.cost_family)
     kinds, memories, _, _ = count_primitives(interconnect(*config),
                                              platform=board.elaboration_platform())
     synthesized = synthesize(interconnect(*config), board, name="interconnect", fmax=False,
                              require_fit=False).resources()
-    return lut_groups(table, kinds, memories), synthesized
+    fixed = uncalibrated_luts(table, kinds, own=OWN_GROUPS) + rom_luts(table, kinds)
+    return lut_groups(table, kinds, memories, own=OWN_GROUPS), fixed, synthesized
 
 
 def fit(rows):
-    """Non-negative factors per LUT group that fit Yosys's LUT counts, and the groups' order."""
-    groups = sorted({g for row, _ in rows for g, v in row.items() if v})
-    a = np.array([[row.get(g, 0.0) for g in groups] for row, _ in rows])
-    b = np.array([synthesized["lut"] for _, synthesized in rows], dtype=float)
+    """Non-negative factors per LUT group that fit Yosys's LUT counts less the LUTs priced
+    outside the groups."""
+    groups = sorted({g for row, _, _ in rows for g, v in row.items() if v})
+    a = np.array([[row.get(g, 0.0) for g in groups] for row, _, _ in rows])
+    b = np.array([synthesized["lut"] - fixed for _, fixed, synthesized in rows], dtype=float)
     factors, _ = nnls(a, b)
     return {g: round(float(f), 4) for g, f in zip(groups, factors)}
 
@@ -84,11 +87,11 @@ def main():
         rows = [measure(board, config) for config in CONFIGS]
         if args.fit:
             factors[family] = {"lut_factors": fit(rows), "configs": [list(c) for c in CONFIGS],
-                               "yosys_lut": [s["lut"] for _, s in rows],
+                               "yosys_lut": [s["lut"] for _, _, s in rows],
                                "tool_versions": tool_versions()}
             FACTORS_PATH.write_text(json.dumps(factors, indent=1, sort_keys=True) + "\n")
         errors = {"lut": [], "ff": []}
-        for config, (_, synthesized) in zip(CONFIGS, rows):
+        for config, (_, _, synthesized) in zip(CONFIGS, rows):
             estimated = estimate_interconnect(interconnect(*config), board)
             line = []
             for r in errors:

@@ -1325,24 +1325,27 @@ def _kind_cost(table, kind, width):
     return {r: _interp(entry["widths"], entry[r], width) for r in RESOURCES}
 
 
-def lut_groups(table, kinds, memories):
+def lut_groups(table, kinds, memories, *, own=()):
     """LUTs of the counted primitives at their isolated cost, summed per :data:`LUT_GROUPS`
-    (:data:`UNCALIBRATED` kinds and ROMs aside)."""
-    groups = dict.fromkeys(LUT_GROUPS, 0.0)
+    (:data:`UNCALIBRATED` kinds and ROMs aside); the :data:`UNCALIBRATED` kinds in ``own`` in
+    a group of their own, named after the kind, for a fit that scales them."""
+    groups = dict.fromkeys((*LUT_GROUPS, *own), 0.0)
     for (kind, width), count in kinds.items():
-        if kind == "rom" or kind in UNCALIBRATED:
-            continue
-        groups[_GROUP_OF[kind]] += count * _kind_cost(table, kind, width)["lut"]
+        if kind in own:
+            groups[kind] += count * _kind_cost(table, kind, width)["lut"]
+        elif kind != "rom" and kind not in UNCALIBRATED:
+            groups[_GROUP_OF[kind]] += count * _kind_cost(table, kind, width)["lut"]
     for depth, width, read in memories:
         groups["memory"] += _memory_cost(table, depth, width, read)["lut"]
     return groups
 
 
-def uncalibrated_luts(table, kinds):
-    """LUTs of the :data:`UNCALIBRATED` kinds (multipliers, barrel shifters), at their
-    isolated cost."""
+def uncalibrated_luts(table, kinds, *, own=()):
+    """LUTs of the :data:`UNCALIBRATED` kinds (multipliers, barrel shifters, ...) at their
+    isolated cost, but for those in ``own`` (see :func:`lut_groups`)."""
     return sum(count * _kind_cost(table, kind, width)["lut"]
-               for (kind, width), count in kinds.items() if kind in UNCALIBRATED)
+               for (kind, width), count in kinds.items()
+               if kind in UNCALIBRATED and kind not in own)
 
 
 def _as_calibrated(kinds, factors):

@@ -35,11 +35,14 @@ from ..kernels.interconnect import channel_groups
 from ..kernels.system import FAN_OUT
 from .estimate import count_primitives, estimate, lut_groups, price, rom_luts, uncalibrated_luts
 
-__all__ = ["FACTORS_PATH", "EXACT_CONTROL_PES", "Shell", "estimate_interconnect",
+__all__ = ["FACTORS_PATH", "OWN_GROUPS", "EXACT_CONTROL_PES", "Shell", "estimate_interconnect",
            "estimate_overhead", "estimate_rest", "interconnect_lut_correction"]
 
 #: The interconnect's LUT factors per cost family.
 FACTORS_PATH = Path(__file__).with_name("interconnect_costs.json")
+#: Kinds the families' calibration leaves unscaled that the interconnect's fit scales: its
+#: and-or multiplexers of whole beats, a larger share of it than of any calibration design.
+OWN_GROUPS = ("select",)
 _RESOURCES = ("lut", "ff", "bram", "dsp")
 
 
@@ -132,9 +135,9 @@ def _price_channel(pes, addr_width, rd_beat, wr_beat, reads_in_flight, board):
     factors = _factors(family)
     if factors is None:
         return generic, generic
-    groups = lut_groups(table, kinds, memories)
+    groups = lut_groups(table, kinds, memories, own=OWN_GROUPS)
     lut = sum(factors.get(group, 0.0) * value for group, value in groups.items()) \
-        + uncalibrated_luts(table, kinds) + rom_luts(table, kinds)
+        + uncalibrated_luts(table, kinds, own=OWN_GROUPS) + rom_luts(table, kinds)
     return generic, {**generic, "lut": round(lut)}
 
 
