@@ -8,6 +8,7 @@ same PE and HMM (checked by the layout id) to decode what the board answers, and
 
 import numpy as np
 
+from ..catalog import resolve_board
 from ..errors import HwgenError, ParameterError
 from ..instrument import HMMLayout
 from ..kernels import WindowFilter
@@ -25,6 +26,17 @@ MANIFEST_VERSION = 1
 
 class ManifestError(ValueError):
     """A manifest that is not one ``hwgen deploy`` wrote, or that describes another job."""
+
+
+def _platform_of(board):
+    """What the job was elaborated for on ``board`` (a board's name), as ``deploy`` built it: the
+    family chooses parts of the HMM (counter tables where it has LUT RAM), and so its layout.
+    A board hwgen does not know by name (one deployed from a board file) gives none; the
+    layout id check then says whether the job rebuilt without it is the deployed one."""
+    try:
+        return resolve_board(board).elaboration_platform()
+    except ParameterError:
+        return None
 
 
 def deployment_top(design, memory_elements, divisor, launch_delay_cycles=None):
@@ -96,7 +108,8 @@ class Deployment:
                                        height=p["height"], unroll=p["unroll"],
                                        buffer=p["buffer"], pipeline=p["pipeline"],
                                        tree_stages=p["tree_stages"], credits=p["credits"])
-                self.design = instrument_pe(self.pe, probes=manifest["probes"])
+                self.design = instrument_pe(self.pe, probes=manifest["probes"],
+                                            platform=_platform_of(manifest["board"]))
                 self.kernel = manifest["kernel"]
                 self.src_base = manifest["frame"]["src_base"]
                 self.dst_base = manifest["frame"]["dst_base"]
@@ -106,7 +119,8 @@ class Deployment:
                                         f"{', '.join(PROGRAMS)}")
                 self.job = PROGRAMS[self.program](**manifest["job_arguments"])
                 self.pe = Pipeline(self.job.program)
-                self.design = instrument_pipeline(self.pe, probes=manifest["probes"])
+                self.design = instrument_pipeline(self.pe, probes=manifest["probes"],
+                                                  platform=_platform_of(manifest["board"]))
                 self.kernel = self.program
                 self.launch_delay_cycles = manifest["launch_delay_cycles"]
             self.layout = HMMLayout.from_json(manifest["hmm_layout"])
