@@ -23,7 +23,7 @@ from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from .saturating import count_layout
+from .saturating import amount_widths, count_layout
 from .select import select
 
 __all__ = ["CarryBank"]
@@ -65,11 +65,7 @@ class CarryBank(wiring.Component):
     """
 
     def __init__(self, amount_bits, bits=32):
-        amount_bits = tuple(amount_bits)
-        if not amount_bits or not all(isinstance(w, int) and not isinstance(w, bool) and w >= 1
-                                      for w in amount_bits):
-            raise ValueError(f"amount_bits must be a non-empty sequence of positive integers, "
-                             f"not {amount_bits!r}")
+        amount_bits = amount_widths(amount_bits)
         self._amount_bits = amount_bits
         count_layout(bits)      # checks bits
         if bits <= max(self.low_bits_for(amount_bits)):

@@ -26,7 +26,7 @@ from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from .saturating import count_layout
+from .saturating import amount_widths, count_layout
 from .select import select
 
 __all__ = ["BANK_LATENCY", "CounterBank"]
@@ -84,11 +84,7 @@ class CounterBank(wiring.Component):
     """
 
     def __init__(self, amount_bits, bits=32, *, snapshot=False, lagging=()):
-        amount_bits = tuple(amount_bits)
-        if not amount_bits or not all(isinstance(w, int) and not isinstance(w, bool) and w >= 1
-                                      for w in amount_bits):
-            raise ValueError(f"amount_bits must be a non-empty sequence of positive integers, "
-                             f"not {amount_bits!r}")
+        amount_bits = amount_widths(amount_bits)
         lagging = frozenset(lagging)
         if not lagging <= set(range(len(amount_bits))):
             raise ValueError(f"lagging must name counts 0 .. {len(amount_bits) - 1}, not "

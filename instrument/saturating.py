@@ -18,7 +18,8 @@ from amaranth.hdl import Cat, Const, Mux, Signal, Value, unsigned
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In
 
-__all__ = ["Counters", "LOW_BITS", "build_count", "count_lag", "count_layout", "saturating_sum"]
+__all__ = ["Counters", "LOW_BITS", "amount_widths", "build_count", "count_lag", "count_layout",
+           "saturating_sum"]
 
 #: Width of the low part of a count, the one adder its input feeds (wider for wider amounts);
 #: the high part's increment starts from registers.
@@ -30,6 +31,16 @@ def count_layout(bits):
     if isinstance(bits, bool) or not isinstance(bits, int) or bits < 1:
         raise ValueError(f"counter bits must be a positive integer, not {bits!r}")
     return data.StructLayout({"count": unsigned(bits), "overflow": unsigned(1)})
+
+
+def amount_widths(amount_bits):
+    """``amount_bits`` of a bank of counts as a tuple, checked: one positive width per count."""
+    amount_bits = tuple(amount_bits)
+    if not amount_bits or not all(isinstance(w, int) and not isinstance(w, bool) and w >= 1
+                                  for w in amount_bits):
+        raise ValueError(f"amount_bits must be a non-empty sequence of positive integers, not "
+                         f"{amount_bits!r}")
+    return amount_bits
 
 
 def saturating_sum(counter, amount):
