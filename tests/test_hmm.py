@@ -232,6 +232,24 @@ def assert_banked(hmm):
     assert "counts" not in {t.name for t in hmm.layout.tables}
 
 
+async def run_again_then_clear(host, now, ctx, timeline, readouts, cycles):
+    """From a frozen HMM: run for ``cycles``, freeze and read (``readouts["again"]``); run for 25
+    cycles, clear, and 35 cycles on freeze and read (``readouts["cleared"]``); each command noted
+    on ``timeline``."""
+    timeline.command(now(), "run")
+    await host.command("run")
+    await ctx.tick().repeat(cycles)
+    readouts["again"] = await freeze_and_read(host, now)
+    timeline.command(readouts["again"][0], "freeze")
+    timeline.command(now(), "run")
+    await host.command("run")
+    await ctx.tick().repeat(25)
+    timeline.command(now(), "clear")
+    await host.command("clear")
+    await ctx.tick().repeat(35)
+    readouts["cleared"] = await freeze_and_read(host, now)
+
+
 def test_counts_read_frozen_are_kept_in_one_bank_exact_through_freeze_run_and_clear():
     timeline = Timeline(sweep_cycles=8)     # the bank's 8 counts take longest to sweep
     readouts = {}
@@ -243,18 +261,7 @@ def test_counts_read_frozen_are_kept_in_one_bank_exact_through_freeze_run_and_cl
         assert await host.status() == {"running": False, "busy": False}
         readouts["frozen"] = (timeline.events[-1][0], await host.read_all(freeze=False))
         await ctx.tick().repeat(20)                      # frozen: nothing counts
-        timeline.command(now(), "run")
-        await host.command("run")
-        await ctx.tick().repeat(33)
-        readouts["again"] = await freeze_and_read(host, now)
-        timeline.command(readouts["again"][0], "freeze")
-        timeline.command(now(), "run")
-        await host.command("run")
-        await ctx.tick().repeat(25)
-        timeline.command(now(), "clear")
-        await host.command("clear")
-        await ctx.tick().repeat(35)
-        readouts["cleared"] = await freeze_and_read(host, now)
+        await run_again_then_clear(host, now, ctx, timeline, readouts, 33)
 
     samples, hmm = simulate(program, snapshot="traces")
     assert_banked(hmm)
@@ -335,18 +342,7 @@ def test_few_counts_read_frozen_share_a_carry_bank_exact_through_freeze_run_and_
         readouts["frozen"] = await freeze_and_read(host, now)
         timeline.command(readouts["frozen"][0], "freeze")
         await ctx.tick().repeat(10)
-        timeline.command(now(), "run")
-        await host.command("run")
-        await ctx.tick().repeat(250)
-        readouts["again"] = await freeze_and_read(host, now)
-        timeline.command(readouts["again"][0], "freeze")
-        timeline.command(now(), "run")
-        await host.command("run")
-        await ctx.tick().repeat(25)
-        timeline.command(now(), "clear")
-        await host.command("clear")
-        await ctx.tick().repeat(35)
-        readouts["cleared"] = await freeze_and_read(host, now)
+        await run_again_then_clear(host, now, ctx, timeline, readouts, 250)
 
     samples, hmm = simulate(program, probes=few_counts, counter_bits=9, snapshot="traces")
     bank = hmm.parts["counts"]
