@@ -105,7 +105,7 @@ __all__ = ["AMARANTH_SERIES", "AmaranthVersionWarning", "Assign", "Concat", "IOV
            "Slice", "Switch", "SwitchValue", "amaranth_netlist", "assignment", "check_amaranth",
            "clock_domains", "domains", "elaborate", "elaborate_with_next_lines", "embed_parts",
            "fragment_origins", "fsm_state_names", "generated_fsms", "instance_ports",
-           "is_amaranth_source", "lhs_signals", "memory_names", "memory_ports", "rhs_signals",
+           "is_amaranth_source", "lhs_signals", "mark_used", "memory_names", "memory_ports", "rhs_signals",
            "simulated_fragment", "statements", "subfragments", "substitute", "switch_cases",
            "value_node"]
 
@@ -144,6 +144,12 @@ check_amaranth(__name__)
 def elaborate(design, platform):
     """The fragment ``design`` elaborates to: the signals it will be built from."""
     return Fragment.get(design, platform)
+
+
+def mark_used(elaboratable):
+    """Keep Amaranth from warning that ``elaboratable`` was never elaborated: something else
+    stands for its elaboration (a compiled model of it, from a cache)."""
+    elaboratable._MustUse__used = True
 
 
 def statements(fragment):

@@ -68,6 +68,12 @@ class Instrumented(wiring.Component):
         See :class:`~hwgen.instrument.hmm.HMM`. ``None`` (the default) banks the counts unless
         ``platform`` is an iCE40's, which has no distributed RAM: there a bank's table would be
         flip-flops and multiplexers, dearer than the counts' own registers.
+    layout : HMMLayout or None
+        The layout the HMM attached with these arguments has, when it is known already (a cache
+        of compiled models keeps it beside the design's model). The design is then elaborated (its
+        own checks run) but the HMM is attached only when needed: when this component is
+        elaborated or its :attr:`view` is asked for. It must have this layout, else
+        ``RuntimeError``.
 
     Members
     -------
@@ -78,7 +84,8 @@ class Instrumented(wiring.Component):
     """
 
     def __init__(self, design, probes=(), *, platform=None, fsms=True, streams=True,
-                 timeline_depth=None, counter_bits=32, word_bits=32, snapshot="all", bank=None):
+                 timeline_depth=None, counter_bits=32, word_bits=32, snapshot="all", bank=None,
+                 layout=None):
         if bank is None:
             # The iCE40 has no LUT RAM: hwgen's boards name its family "ice40", Amaranth's
             # SiliconBlue platforms "iCE40" (or "iCE5").
@@ -94,9 +101,14 @@ class Instrumented(wiring.Component):
                              counter_bits=counter_bits, word_bits=word_bits,
                              snapshot=snapshot, bank=bank)
         self._platform = platform
-        self._elaborated = self._assemble(platform)
-        self._layout = self._elaborated[1].layout
-        self._view = self._elaborated[2]
+        self._given_layout = layout is not None
+        if layout is None:
+            self._elaborated = self._assemble(platform)
+            self._layout = self._elaborated[1].layout
+            self._view = self._elaborated[2]
+        else:
+            elaborate(design, platform)
+            self._elaborated, self._layout, self._view = None, layout, None
         super().__init__({**members, "hmm": In(PortSignature(
             self._layout.addr_bits, word_bits, self._layout.read_latency_cycles))})
         # The design's ports are this component's ports: nothing sits between them.
@@ -113,10 +125,30 @@ class Instrumented(wiring.Component):
         return self._layout
 
     @property
+    def attached(self):
+        """Whether the HMM is attached: ``False`` only while the ``layout`` given stands for it."""
+        return self._view is not None
+
+    @property
     def view(self):
         """The :class:`~hwgen.instrument.discover.DesignView` of the elaborated design the first
         elaboration of this component embeds (the one a simulator runs)."""
+        if self._view is None:
+            self._elaborated = self._attach(self._platform)
+            self._view = self._elaborated[2]
         return self._view
+
+    def _attach(self, platform):
+        """The design elaborated again for ``platform`` and a new HMM attached to its signals,
+        which must have this component's layout."""
+        fragment, hmm, view = self._assemble(platform)
+        if hmm.layout != self._layout:
+            if self._given_layout:
+                raise RuntimeError("the HMM attached to this design has another layout than the "
+                                   "one given")
+            raise RuntimeError("the design elaborated differently this time, so its HMM "
+                               "layout changed; attach() to it once per elaboration")
+        return fragment, hmm, view
 
     def _assemble(self, platform):
         options = self._options
@@ -167,10 +199,9 @@ class Instrumented(wiring.Component):
             fragment, hmm, _ = self._elaborated
         else:
             # Elaborating again creates new signals: attach a new HMM to them.
-            fragment, hmm, _ = self._assemble(platform)
-            if hmm.layout != self._layout:
-                raise RuntimeError("the design elaborated differently this time, so its HMM "
-                                   "layout changed; attach() to it once per elaboration")
+            fragment, hmm, view = self._attach(platform)
+            if self._view is None and platform == self._platform:
+                self._view = view
         self._elaborated = None
         m = Module()
         m.submodules.design = fragment

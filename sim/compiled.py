@@ -44,9 +44,8 @@ from amaranth.lib.wiring import Out
 
 from ..instrument import Instrumented
 from ..instrument.layout import HMMLayout
-from ..instrument._amaranth import elaborate
+from ..instrument._amaranth import elaborate, mark_used
 from ..kernels.interconnect import ChannelPort
-from .cached_instrumented import CachedInstrumented
 from .stage import stage
 
 from .cache import CacheUnwritable, cache_dir as cache_folder
@@ -384,9 +383,12 @@ class Source:
 
     def _prepare_stored(self, design, stored, waveforms, cycles):
         # Elaborated all the same (a fifth of the conversion): Amaranth warns of a design that
-        # never is, and the design's own checks run. Not a design made from this cache
-        # (hwgen.sim.cached_instrumented), whose PE was elaborated when it was made.
-        if not (isinstance(design, CachedInstrumented) and design.from_cache):
+        # never is, and the design's own checks run. Not an instrumented design made with the
+        # HMM layout from this cache: its design was elaborated when it was made, and the
+        # model stands for its HMM.
+        if isinstance(design, Instrumented) and not design.attached:
+            mark_used(design)
+        else:
             elaborate(design, None)
             _store_layout(design, stored)
         self._prepare(stored.read_text(), _WRITE_CXXRTL[waveforms], cycles)

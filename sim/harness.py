@@ -18,7 +18,6 @@ from ..instrument import (PROBE_PRESETS, Instrumented, attach, job_probe, ops_pr
 
 from ..model.window import predict_window
 from ..kernels.pe import check_pe
-from .cached_instrumented import cached_attach
 from .compiled import stored_layout
 from .cycle_data import CycleData
 from .engine import choose_engine, pysim_only, resolve_engine
@@ -69,7 +68,8 @@ def instrument_pe(pe, *, timeline_depth=None, probes="default", **options):
 
 def _instrument(pe, timeline_depth, probes, options, *, from_cache):
     """:func:`instrument_pe`; with ``from_cache``, made from the compiled engine's cache where
-    it holds the design's RTLIL and HMM layout (:mod:`hwgen.sim.cached_instrumented`)."""
+    it holds the design's RTLIL and HMM layout: the HMM is attached only if the design is
+    elaborated after all (``attach``'s ``layout``)."""
     if probes not in PROBE_PRESETS:
         raise ValueError(f"probes must be one of {', '.join(PROBE_PRESETS)}, not {probes!r}")
     if probes == "minimal":
@@ -83,10 +83,7 @@ def _instrument(pe, timeline_depth, probes, options, *, from_cache):
     recipe = (None if made_of is None
               else ["instrument_pe", made_of, probes, timeline_depth, options])
     layout = stored_layout(recipe) if from_cache and recipe is not None else None
-    if layout is None:
-        design = attach(pe, chosen, timeline_depth=timeline_depth, **options)
-    else:
-        design = cached_attach(pe, chosen, layout, timeline_depth=timeline_depth, **options)
+    design = attach(pe, chosen, timeline_depth=timeline_depth, layout=layout, **options)
     if recipe is not None:
         record_recipe(design, recipe)
     return design

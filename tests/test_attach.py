@@ -187,6 +187,22 @@ def test_instrumented_design_converts_to_verilog_with_the_hmm_port_every_time():
     assert re.search(r"output \[31:0\] hmm__rdata", first)
 
 
+def test_attach_with_a_known_layout_attaches_the_hmm_only_when_needed():
+    known = attach(UserDesign()).layout
+    inst = attach(UserDesign(), layout=known)
+    assert not inst.attached and inst.layout is known
+    # Simulated, it is elaborated: the HMM is attached then and measures as attach()'s does.
+    readout = simulate(inst, 120)["readout"]
+    assert inst.attached
+    assert readout == simulate(attach(UserDesign()), 120)["readout"]
+    assert readout.fsms()["fsm.producer.proto"]["SEND"] > 0
+    # A layout the HMM does not have is refused once the HMM is attached.
+    wrong = attach(UserDesign(), layout=attach(UserDesign(), fsms=False).layout)
+    assert not wrong.attached
+    with pytest.raises(RuntimeError, match="another layout than the one given"):
+        wrong.view
+
+
 def test_attach_refuses_a_design_with_an_hmm_member():
     class Clash(wiring.Component):
         hmm: In(1)

@@ -13,6 +13,7 @@ from amaranth.hdl import Module, UnusedElaboratable
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from hwgen.instrument import Instrumented
 from hwgen.instrument.hmm import HMM
 from hwgen.kernels import WindowFilter
 from hwgen.kernels.pipeline import Pipeline
@@ -20,7 +21,6 @@ from hwgen.kernels.reduction import Reduction
 from hwgen.programs import GemmJob
 from hwgen.sim import (compiled, engine as engines, harness, instrument_pe, instrument_pipeline,
                        recipe, run_window_filter)
-from hwgen.sim.cached_instrumented import CachedInstrumented
 from hwgen.sim.engine import choose_engine
 from hwgen.sim.pysim_engine import PysimEngine
 
@@ -202,19 +202,19 @@ def test_a_warm_compiled_run_makes_its_instrumented_pe_from_the_cache(monkeypatc
     attaches the HMM nor elaborates it, warns of nothing, and gives what attaching gives."""
     image = np.random.default_rng(3).integers(0, 256, (BASE["height"], BASE["width"]))
     first = run_window_filter(_pe(), image, engine="compiled")     # caches what it needs
-    made, make = [], harness.cached_attach
+    made, make = [], harness.attach
 
     def refuse(*args, **kwargs):
         raise AssertionError("attached or elaborated")
 
-    monkeypatch.setattr(harness, "cached_attach", lambda *a, **k: made.append(make(*a, **k))
+    monkeypatch.setattr(harness, "attach", lambda *a, **k: made.append(make(*a, **k))
                         or made[-1])
-    monkeypatch.setattr(harness, "attach", refuse)
+    monkeypatch.setattr(Instrumented, "_assemble", refuse)
     monkeypatch.setattr(HMM, "elaborate", refuse)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         again = run_window_filter(_pe(), image, engine="compiled")
-        assert [design.from_cache for design in made] == [True]
+        assert [design.attached for design in made] == [False]
         del made[:]
         gc.collect()
     assert not [w for w in caught if issubclass(w.category, UnusedElaboratable)]
@@ -228,13 +228,13 @@ def test_a_design_made_from_the_cache_attaches_its_hmm_when_elaborated(monkeypat
     fresh = instrument_pe(_pe())
     compiled.Source(fresh)      # caches the RTLIL and the layout
     design = harness._instrument(_pe(), None, "default", {}, from_cache=True)
-    assert isinstance(design, CachedInstrumented) and design.from_cache
+    assert not design.attached
     assert design.layout.to_json() == fresh.layout.to_json()
     assert recipe.recipe_key(design, "top") == recipe.recipe_key(fresh, "top")
     # Amaranth's simulator elaborates it: the HMM is attached then, and runs as attach()'s.
     image = np.random.default_rng(4).integers(0, 256, (BASE["height"], BASE["width"]))
     run = run_window_filter(design, image, engine="pysim")
-    assert not design.from_cache
+    assert design.attached
     reference = run_window_filter(instrument_pe(_pe()), image, engine="pysim")
     assert run.figures == reference.figures and run.figures.hmm == reference.figures.hmm
 
@@ -246,11 +246,11 @@ def test_a_cached_layout_that_does_not_fit_is_not_used(monkeypatch, tmp_path):
     # Unreadable: the HMM is attached as usual.
     manifest.write_text("{")
     design = harness._instrument(_pe(), None, "default", {}, from_cache=True)
-    assert not isinstance(design, CachedInstrumented)
+    assert design.attached
     # Readable, but another HMM's (the minimal probes'): refused once the HMM is attached.
     other = instrument_pe(_pe(), probes="minimal").layout
     manifest.write_text(json.dumps(other.to_json()))
     design = harness._instrument(_pe(), None, "default", {}, from_cache=True)
     assert design.layout == other
-    with pytest.raises(RuntimeError, match="another layout than the one cached"):
+    with pytest.raises(RuntimeError, match="another layout than the one given"):
         design.view
