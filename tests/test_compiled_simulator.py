@@ -15,7 +15,7 @@ from amaranth.sim import DomainReset, Simulator
 
 from hwgen.sim import CompiledSimulator
 
-from uart_design import UART, uart_testbench
+from uart_design import UART, ExampleUART, example_testbench, uart_testbench
 
 
 def _both(build, *, clocks=(("sync", 1e-6),), until=None, vcd=None):
@@ -307,6 +307,48 @@ def test_amaranths_example_uart_looped_back():
     assert [entry[1:] for entry in logs[0] if entry[0] == "received"] == [
         (byte, 0, 0) for byte in data_bytes]
 
+
+
+def _example_uart_run(kind, divisor, data):
+    dut, log = ExampleUART(divisor), []
+    loopback, transmit = example_testbench(dut, data, log)
+    sim = kind(dut)
+    sim.add_clock(1e-6)
+    sim.add_testbench(loopback, background=True)
+    sim.add_testbench(transmit)
+    sim.run()
+    return sim, log
+
+
+@pytest.mark.parametrize("divisor", [5, 104])
+def test_amaranths_example_testbench_changed_loopback_and_repeat(divisor):
+    """The example's own testbench: a background loop over `ctx.changed(tx_o)` setting `rx_i`,
+    bytes sent with `tick()` and checked after `tick().repeat(12 * divisor)`."""
+    data = [0x5A, 0x00, 0xFF, 0xA7, 0x3C, 0x81]
+    _, pysim = _example_uart_run(Simulator, divisor, data)
+    sim, compiled = _example_uart_run(CompiledSimulator, divisor, data)
+    assert compiled == pysim
+    assert [entry[:4] for entry in pysim] == [(byte, byte, 0, 0) for byte in data]
+
+
+def test_the_examples_loopback_as_published_fails_alike():
+    """`async for val in ctx.changed(uart.tx_o): ctx.set(uart.rx_i, val)` sets a 1-tuple, which
+    both simulators refuse with the same error."""
+    errors = []
+    for kind in (Simulator, CompiledSimulator):
+        dut = ExampleUART(5)
+
+        async def loopback(ctx):
+            async for val in ctx.changed(dut.tx_o):
+                ctx.set(dut.rx_i, val)
+
+        sim = kind(dut)
+        sim.add_clock(1e-6)
+        sim.add_testbench(loopback)
+        with pytest.raises(TypeError) as error:
+            sim.run()
+        errors.append(str(error.value))
+    assert errors[1] == errors[0] == "Object (1,) cannot be converted to an Amaranth value"
 
 class Synchronized(wiring.Component):
     """An asynchronous reset, synchronized into ``sync`` (AsyncFFSynchronizer with
