@@ -930,8 +930,8 @@ class _CompiledEngine(PySimEngine):
             heapq.heappop(timeline)
         if not timeline:
             return
-        if self.deadline is not None:
-            self._run_clock()
+        if self.deadline is not None and self._run_clock():
+            return      # a wait woke at the edge the clock stopped after: its step comes next
         time = timeline[0][0]
         due = []
         while timeline and (timeline[0][0] == time or not timeline[0][1].live):
@@ -944,19 +944,18 @@ class _CompiledEngine(PySimEngine):
             timer.action()
 
     def _run_clock(self):
-        """Step the one clock in C++ while nothing but tick waits of its domain would see it:
-        up to the edge a ``repeat`` ends at, an ``until`` condition or a reset holds at, or the
-        deadline."""
+        """Step the one clock in C++ while nothing but tick waits of its domain and waits on
+        changes of other signals would see it: up to the edge a ``repeat`` ends at, an ``until``
+        condition or a reset holds at, the first edge after which a watched signal has changed,
+        or the deadline. Whether a wait woke at the edge the clock stopped after (the time is
+        then that edge's)."""
         if (len(self._clocks) != 1 or self._vcd_writers or self.activated or self._state.pending
                 or self.model_dirty):
-            return
+            return False
         clock = self._clocks[0]
         timer = self._timeline[0][1]
         if timer is not clock.timer or clock.state.curr != 0:
-            return
-        for wait in self._waits:
-            if wait.runner.waits_on is wait and wait.count is None and wait.until is None:
-                return      # resumes at the next edge, or is no tick wait
+            return False
         cycles, stops, unheard = _BATCH_CYCLES, [], []
         for wait in self._waits:
             if wait.runner.waits_on is not wait:
@@ -967,11 +966,22 @@ class _CompiledEngine(PySimEngine):
                     continue
                 if not wait.watched and not wait.delays:
                     continue        # nothing can activate it
-                return
+                return False
+            if wait.delays:
+                return False
             domain = wait.tick
-            if (wait.delays or domain.clk_edge != "pos" or domain.async_reset
-                    or wait.watched[0][0] is not clock.state):
-                return
+            if domain is None:
+                # `changed` or `edge`: the loop stops at any change of the signal, and the wait
+                # then sees it as at any other change (an edge of the other polarity goes on).
+                for state, _ in wait.watched:
+                    if state in self._clock_states:
+                        return False
+                    index = self._stop_item(state.signal)
+                    stops.append(None if index is None else ~index)
+                continue
+            if (wait.count is None and wait.until is None or domain.clk_edge != "pos"
+                    or domain.async_reset or wait.watched[0][0] is not clock.state):
+                return False        # resumes at the next edge, or another clock's
             if wait.count is not None:
                 cycles = min(cycles, wait.count - 1)
             else:
@@ -979,29 +989,33 @@ class _CompiledEngine(PySimEngine):
             if domain.rst is not None:
                 stops.append(self._stop_item(domain.rst))
         if None in stops or self.deadline == float("inf") and not self._critical():
-            return
+            return False
         if self.deadline != float("inf"):
             period = 2 * clock.half
             cycles = min(cycles, -(-(self.deadline - timer.time - clock.half) // period))
         if cycles <= 0:
-            return
+            return False
         indices = (ctypes.c_long * max(1, len(stops)))(*stops)
-        done = self._sim.lib.hw_clock_cycles(self._sim.handle, self._items[clock.state].index,
-                                             cycles, indices, len(stops))
-        if not done:
-            return
-        self.batched_cycles += done
+        edges = self._sim.lib.hw_clock_cycles(self._sim.handle, self._items[clock.state].index,
+                                              cycles, indices, len(stops))
+        if not edges:
+            return False
+        rising = (edges + 1) // 2
+        self.batched_cycles += rising
         for wait in self._waits:
             if wait.count is not None and wait.runner.waits_on is wait:
-                wait.count -= done
+                wait.count -= rising
         for wait in unheard:
             wait.broken = True
             self.forget(wait)
         timer.live = False
-        self._state.timeline.now = timer.time + (2 * done - 1) * clock.half
+        # The last edge run, rising (the clock left high) or falling.
+        self._state.timeline.now = timer.time + (edges - 1) * clock.half
+        clock.state.curr = clock.state.next = edges % 2
         clock.timer = self.schedule(clock.half, clock.toggle)
         self.settle()
         self._commit()
+        return bool(self.activated)
 
     def _stop_item(self, expr):
         """The model's item of ``expr`` if it is a signal of up to 64 bits, else ``None``."""
