@@ -513,6 +513,12 @@ class _TestbenchContext(SimulatorContext):
     def edge(self, signal, polarity):
         return _Triggers(self._scheduler, self._runner).edge(signal, polarity)
 
+    def posedge(self, signal):
+        return self.edge(signal, 1)
+
+    def negedge(self, signal):
+        return self.edge(signal, 0)
+
 
 class _ProcessContext(_TestbenchContext):
     """The context of a process: it samples through triggers, and its ``set`` takes effect with
