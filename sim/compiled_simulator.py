@@ -960,12 +960,14 @@ class _CompiledEngine(PySimEngine):
             return False
         clock = self._clocks[0]
         timer = self._timeline[0][1]
-        if timer is not clock.timer or clock.state.curr != 0:
+        if timer is not clock.timer:
             return False
-        cycles, stops, unheard = _BATCH_CYCLES, [], []
+        high = clock.state.curr
+        edges, stops, unheard = 2 * _BATCH_CYCLES, [], []
         for wait in self._waits:
             if wait.runner.waits_on is not wait:
-                # Not awaited: the next edge of this clock breaks it, anything else cannot run.
+                # Not awaited: an edge of this clock that activates it breaks it, anything else
+                # cannot run.
                 if wait.watched and not wait.delays and all(
                         state is clock.state for state, _ in wait.watched):
                     unheard.append(wait)
@@ -985,11 +987,14 @@ class _CompiledEngine(PySimEngine):
                     index = self._stop_item(state.signal)
                     stops.append(None if index is None else ~index)
                 continue
-            if (wait.count is None and wait.until is None or domain.clk_edge != "pos"
-                    or domain.async_reset or wait.watched[0][0] is not clock.state):
-                return False        # resumes at the next edge, or another clock's
-            if wait.count is not None:
-                cycles = min(cycles, wait.count - 1)
+            if (domain.clk_edge != "pos" or domain.async_reset
+                    or wait.watched[0][0] is not clock.state):
+                return False
+            # Up to the rising edge before the one a plain tick or a `repeat` ends at.
+            if wait.until is None:
+                edges = min(edges, high + 2 * ((wait.count or 1) - 1))
+                if edges <= high:
+                    return False    # a falling edge alone costs Python less than a call
             else:
                 stops.append(self._stop_item(wait.until))
             if domain.rst is not None:
@@ -997,27 +1002,28 @@ class _CompiledEngine(PySimEngine):
         if None in stops or self.deadline == float("inf") and not self._critical():
             return False
         if self.deadline != float("inf"):
-            period = 2 * clock.half
-            cycles = min(cycles, -(-(self.deadline - timer.time - clock.half) // period))
-        if cycles <= 0:
+            edges = min(edges, -(-(self.deadline - timer.time) // clock.half))
+        if edges <= high:
             return False
         indices = (ctypes.c_long * max(1, len(stops)))(*stops)
         edges = self._sim.lib.hw_clock_cycles(self._sim.handle, self._items[clock.state].index,
-                                              cycles, indices, len(stops))
+                                              edges, indices, len(stops))
         if not edges:
             return False
-        rising = (edges + 1) // 2
+        rising = (edges + 1 - high) // 2
         self.batched_cycles += rising
         for wait in self._waits:
             if wait.count is not None and wait.runner.waits_on is wait:
                 wait.count -= rising
         for wait in unheard:
-            wait.broken = True
-            self.forget(wait)
+            if any(edge is None or (rising if edge[2] else edges - rising)
+                   for _, edge in wait.watched):
+                wait.broken = True
+                self.forget(wait)
         timer.live = False
-        # The last edge run, rising (the clock left high) or falling.
+        # The last edge run: its time and the level it left.
         self._state.timeline.now = timer.time + (edges - 1) * clock.half
-        clock.state.curr = clock.state.next = edges % 2
+        clock.state.curr = clock.state.next = high ^ (edges & 1)
         clock.timer = self.schedule(clock.half, clock.toggle)
         self.settle()
         self._commit()

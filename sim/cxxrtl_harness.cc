@@ -1382,13 +1382,12 @@ size_t hw_settle_pull(Simulation *sim, const long *indices, size_t count, uint64
 	return hw_pull(sim, indices, count, values, changed);
 }
 
-// Run up to `cycles` cycles of the clock item `clock` (it rises and the design settles, it falls
-// and the design settles); the edges run. Two kinds of stop, each an item of up to 64 bits in
-// `stops`: an index `i` stops the loop before a rising edge at which item `i` is not zero (an
-// even count of edges returned); its complement `~i` stops it after the first edge, rising or
-// falling, after which item `i` differs from its value when the call began (the count of edges
-// up to that one: odd when the clock is left high).
-uint64_t hw_clock_cycles(Simulation *sim, long clock, uint64_t cycles, const long *stops,
+// Run up to `edges` edges of the clock item `clock` from its level now (at each, the level
+// changes and the design settles); the edges run. Two kinds of stop, each an item of up to 64
+// bits in `stops`: an index `i` stops the loop before a rising edge at which item `i` is not
+// zero; its complement `~i` stops it after the first edge after which item `i` differs from its
+// value when the call began.
+uint64_t hw_clock_cycles(Simulation *sim, long clock, uint64_t edges, const long *stops,
                          size_t stop_count) {
 	const cxxrtl::debug_item *clk = sim->items_by_index[clock];
 	chunk_t *level = clk->next ? clk->next : clk->curr;
@@ -1402,26 +1401,20 @@ uint64_t hw_clock_cycles(Simulation *sim, long clock, uint64_t cycles, const lon
 			initial.push_back(value64(watched.back()));
 		}
 	}
-	auto changed = [&]() {
+	bool high = clk->curr[0] & 1;
+	for (uint64_t n = 0; n < edges; n++) {
+		if (!high)
+			for (const cxxrtl::debug_item *item : nonzero)
+				if (value64(item))
+					return n;
+		high = !high;
+		*level = high;
+		hw_settle(sim);
 		for (size_t i = 0; i < watched.size(); i++)
 			if (value64(watched[i]) != initial[i])
-				return true;
-		return false;
-	};
-	for (uint64_t n = 0; n < cycles; n++) {
-		for (const cxxrtl::debug_item *item : nonzero)
-			if (value64(item))
-				return 2 * n;
-		*level = 1;
-		hw_settle(sim);
-		if (changed())
-			return 2 * n + 1;
-		*level = 0;
-		hw_settle(sim);
-		if (changed())
-			return 2 * n + 2;
+				return n + 1;
 	}
-	return 2 * cycles;
+	return edges;
 }
 
 // Sample every signal of the waveform at `time_ps`.
