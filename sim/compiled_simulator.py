@@ -962,6 +962,10 @@ class _CompiledEngine(PySimEngine):
         timer = self._timeline[0][1]
         if timer is not clock.timer:
             return False
+        for wait in self._waits:
+            if (wait.runner.waits_on is wait and wait.tick is not None and wait.until is None
+                    and (wait.count or 1) == 1):
+                return False    # resumes at the next rising edge: Python takes the edges to it
         high = clock.state.curr
         edges, stops, unheard = 2 * _BATCH_CYCLES, [], []
         for wait in self._waits:
@@ -990,11 +994,9 @@ class _CompiledEngine(PySimEngine):
             if (domain.clk_edge != "pos" or domain.async_reset
                     or wait.watched[0][0] is not clock.state):
                 return False
-            # Up to the rising edge before the one a plain tick or a `repeat` ends at.
+            # Up to the rising edge before the one a `repeat` ends at.
             if wait.until is None:
-                edges = min(edges, high + 2 * ((wait.count or 1) - 1))
-                if edges <= high:
-                    return False    # a falling edge alone costs Python less than a call
+                edges = min(edges, high + 2 * (wait.count - 1))
             else:
                 stops.append(self._stop_item(wait.until))
             if domain.rst is not None:
@@ -1004,7 +1006,7 @@ class _CompiledEngine(PySimEngine):
         if self.deadline != float("inf"):
             edges = min(edges, -(-(self.deadline - timer.time) // clock.half))
         if edges <= high:
-            return False
+            return False        # a falling edge alone costs Python less than a call
         indices = (ctypes.c_long * max(1, len(stops)))(*stops)
         edges = self._sim.lib.hw_clock_cycles(self._sim.handle, self._items[clock.state].index,
                                               edges, indices, len(stops))
