@@ -3,7 +3,8 @@
 
 A testbench sees Amaranth's interface: ``add_clock``, ``add_testbench`` and ``add_process``
 with their context (``ctx.get``, ``ctx.set``, ``ctx.tick()`` with ``.sample``, ``.until`` and
-``.repeat``, ``ctx.delay``, ``ctx.changed``, ``ctx.edge``, ``ctx.critical``), ``run``,
+``.repeat``, ``ctx.delay``, ``ctx.changed``, ``ctx.edge`` with ``ctx.posedge`` and
+``ctx.negedge``, ``ctx.critical``), ``run``,
 ``run_until``, ``advance``, ``reset`` and ``write_vcd``. The scheduler is this module's own: it
 keeps Amaranth's order of events (delta cycles: triggers sample, processes and the design run,
 values commit; testbenches once the design has settled) with the design's evaluation done by the
@@ -11,9 +12,12 @@ compiled model, and without Amaranth's per-trigger machinery:
 
 * ``ctx.tick().repeat(n)`` and ``ctx.tick().until(signal)`` wait inside the scheduler, without
   resuming the testbench at every edge;
-* when every process and testbench waits like that on the one clock (or nothing waits), ``run``
-  and ``run_until`` step the clock in C++ (``hw_clock_cycles``), back in Python only for the edge
-  that wakes someone;
+* when every process and testbench waits like that on the one clock, or on a change (or an
+  edge) of signals of up to 64 bits other than a clock, or nothing waits, ``run`` and
+  ``run_until`` step the clock in C++ (``hw_clock_cycles``), back in Python only for the edge
+  that wakes someone: the edge a ``repeat`` ends at, the one at which an ``until`` condition
+  or a reset holds, the first edge after which a watched signal differs from its value when the
+  clock left Python (the time is then that edge's, as Amaranth's change triggers have it);
 * while nothing but clock edges can wake anyone (no process, no waveform, no wait on another
   signal), a clock's edge is one step (the waits on it sample, the model settles once) and a
   testbench's ``set`` of a whole signal goes to the model, which settles once when the

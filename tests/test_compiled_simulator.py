@@ -865,3 +865,33 @@ def test_changed_waits_under_run_until_and_on_a_wide_signal():
     assert compiled == pysim
     assert sum(entry[0] == "wide" for entry in pysim) == 3
     assert in_cpp > 0.9
+
+
+def test_a_process_over_changed_with_the_clock_in_cpp():
+    """A process (not a testbench) looping over a change, setting an input in its delta cycle,
+    beside a testbench that waits with `until`: the clock still runs in C++ between changes."""
+    logs = []
+    for kind in (Simulator, CompiledSimulator):
+        dut, log = Watched(), []
+
+        async def follower(ctx):
+            async for slow, count in ctx.changed(dut.slow).sample(dut.count):
+                ctx.set(dut.follow_i, slow)
+
+        async def bench(ctx):
+            ctx.set(dut.en, 1)
+            for _ in range(5):
+                await ctx.tick().until(dut.follow_o)
+                log.append(("high", ctx.get(dut.count), ctx.get(dut.follow_i)))
+                await ctx.tick().until(dut.follow_i == 0)
+                log.append(("low", ctx.get(dut.count), ctx.get(dut.follow_o)))
+
+        sim = kind(dut)
+        sim.add_clock(1e-6)
+        sim.add_process(follower)
+        sim.add_testbench(bench)
+        sim.run()
+        logs.append(log)
+    assert logs[1] == logs[0]
+    assert [entry[1] for entry in logs[0] if entry[0] == "high"] == [18 + 32 * i for i in range(5)]
+    assert sim.batched_cycles > 0.4 * logs[0][-1][1]    # the `until(follow_o)` phases
