@@ -72,8 +72,8 @@ class CompiledSimulator(Simulator):
 
     @property
     def batched_cycles(self):
-        """Clock cycles ``run`` and ``run_until`` stepped in C++, with no process or testbench
-        to resume at their edges."""
+        """Clock cycles ``run`` and ``run_until`` stepped in C++, counted by their rising edges
+        (the one a change stopped the clock after included)."""
         return self._engine.batched_cycles
 
     def run(self):
