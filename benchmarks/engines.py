@@ -14,7 +14,8 @@ seconds of the clock loop, which other work on a loaded machine changes far less
 clock. The three must agree on the job's cycles and memory contents; the table says so.
 
 Then ``hwgen sim`` end to end with the default engine (``auto``) and a warm cache, a
-testbench-driven UART in Amaranth's simulator and in :class:`hwgen.sim.CompiledSimulator`, and
+testbench-driven UART in Amaranth's simulator and in :class:`hwgen.sim.CompiledSimulator` (in
+testbenches of this project's shapes, and in the shape of Amaranth's example), and
 the wall time of one full-HD dilation frame with the compiled engine, cold (an empty model
 cache: RTLIL, write_cxxrtl and the C++ compiler included) and warm (the model cached), in this
 process and as the command ``python -m hwgen sim``. Last, trace records decoded in bulk as
@@ -338,6 +339,47 @@ def uart(divisor=10, count=100):
                   f"{'yes' if log == logs[Simulator] else 'NO'}", flush=True)
 
 
+def uart_example(divisor=5, count=100):
+    """Amaranth's UART example as its own testbench drives it (``tests/uart_design.py``'s
+    ``ExampleUART`` and ``example_testbench``): ``tx_o`` looped to ``rx_i`` by a background
+    testbench over ``ctx.changed(tx_o)``, and ``count`` bytes each sent with two ticks, checked
+    after ``tick().repeat(12 * divisor)`` and taken with two more. The same testbenches in
+    ``amaranth.sim.Simulator`` and :class:`hwgen.sim.CompiledSimulator`: microseconds per cycle
+    by the wall and CPU clocks, the ratio to Amaranth's simulator by each, the cycles the
+    compiled one ran in C++."""
+    sys.path.insert(0, str(HERE.parent / "tests"))
+    from amaranth.sim import Simulator
+
+    from hwgen.sim import CompiledSimulator
+    from uart_design import ExampleUART, example_testbench
+
+    data = [i * 37 % 256 for i in range(count)]
+    print(f"\nUART of Amaranth's example (divisor {divisor}), its testbench: ctx.changed(tx_o) "
+          f"loopback, {count} bytes with tick().repeat({12 * divisor}) (load average "
+          f"{os.getloadavg()[0]:.1f})")
+    print(f"{'simulator':18} {'cycles':>7} {'seconds':>8} {'us/cycle':>9} {'CPU us/cycle':>12} "
+          f"{'x pysim':>8} {'CPU x pysim':>11} {'cycles in C++':>14}  same log")
+    logs, base = {}, None
+    for kind in (Simulator, CompiledSimulator):
+        dut, log = ExampleUART(divisor), []
+        loopback, transmit = example_testbench(dut, data, log)
+        sim = kind(dut)
+        sim.add_clock(1e-6)
+        sim.add_testbench(loopback, background=True)
+        sim.add_testbench(transmit)
+        started, cpu = time.perf_counter(), time.process_time()
+        sim.run()
+        seconds = time.perf_counter() - started
+        cpu = time.process_time() - cpu
+        cycles = round(sim._engine.now / 1e9)    # femtoseconds at 1 MHz
+        base = base or (seconds, cpu)
+        logs[kind] = log
+        print(f"{kind.__name__:18} {cycles:7} {seconds:8.3f} {1e6 * seconds / cycles:9.2f} "
+              f"{1e6 * cpu / cycles:12.2f} {base[0] / seconds:8.2f} {base[1] / cpu:11.2f} "
+              f"{getattr(sim, 'batched_cycles', 0):14,}  "
+              f"{'yes' if log == logs[Simulator] else 'NO'}", flush=True)
+
+
 def records(count=1_000_000, dim=128, sampled=20_000):
     """Trace records: ``count`` records of a GEMM pipeline's thread-state and sample traces
     decoded from words as columns (:class:`hwgen.sim.TraceRecords`) and as one dict per record
@@ -430,6 +472,8 @@ def main():
     if "uart" in sections:
         uart(divisor=10, count=100)
         uart(divisor=104, count=40)     # 115,200 baud from 12 MHz
+        uart_example(divisor=5, count=100)     # the example's divisor
+        uart_example(divisor=104, count=40)
     if "full-hd" in sections and not args.skip_full_hd:
         full_hd((1, 8))
     if "records" in sections:

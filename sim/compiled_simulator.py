@@ -3,7 +3,8 @@
 
 A testbench sees Amaranth's interface: ``add_clock``, ``add_testbench`` and ``add_process``
 with their context (``ctx.get``, ``ctx.set``, ``ctx.tick()`` with ``.sample``, ``.until`` and
-``.repeat``, ``ctx.delay``, ``ctx.changed``, ``ctx.edge``, ``ctx.critical``), ``run``,
+``.repeat``, ``ctx.delay``, ``ctx.changed``, ``ctx.edge`` with ``ctx.posedge`` and
+``ctx.negedge``, ``ctx.critical``), ``run``,
 ``run_until``, ``advance``, ``reset`` and ``write_vcd``. The scheduler is this module's own: it
 keeps Amaranth's order of events (delta cycles: triggers sample, processes and the design run,
 values commit; testbenches once the design has settled) with the design's evaluation done by the
@@ -11,9 +12,12 @@ compiled model, and without Amaranth's per-trigger machinery:
 
 * ``ctx.tick().repeat(n)`` and ``ctx.tick().until(signal)`` wait inside the scheduler, without
   resuming the testbench at every edge;
-* when every process and testbench waits like that on the one clock (or nothing waits), ``run``
-  and ``run_until`` step the clock in C++ (``hw_clock_cycles``), back in Python only for the edge
-  that wakes someone;
+* when every process and testbench waits like that on the one clock, or on a change (or an
+  edge) of signals of up to 64 bits other than a clock, or nothing waits, ``run`` and
+  ``run_until`` step the clock in C++ (``hw_clock_cycles``), back in Python only for the edge
+  that wakes someone: the edge a ``repeat`` ends at, the one at which an ``until`` condition
+  or a reset holds, the first edge after which a watched signal differs from its value when the
+  clock left Python (the time is then that edge's, as Amaranth's change triggers have it);
 * while nothing but clock edges can wake anyone (no process, no waveform, no wait on another
   signal), a clock's edge is one step (the waits on it sample, the model settles once) and a
   testbench's ``set`` of a whole signal goes to the model, which settles once when the
@@ -68,8 +72,8 @@ class CompiledSimulator(Simulator):
 
     @property
     def batched_cycles(self):
-        """Clock cycles ``run`` and ``run_until`` stepped in C++, with no process or testbench
-        to resume at their edges."""
+        """Clock cycles ``run`` and ``run_until`` stepped in C++, counted by their rising edges
+        (the one a change stopped the clock after included)."""
         return self._engine.batched_cycles
 
     def run(self):
@@ -513,6 +517,12 @@ class _TestbenchContext(SimulatorContext):
     def edge(self, signal, polarity):
         return _Triggers(self._scheduler, self._runner).edge(signal, polarity)
 
+    def posedge(self, signal):
+        return self.edge(signal, 1)
+
+    def negedge(self, signal):
+        return self.edge(signal, 0)
+
 
 class _ProcessContext(_TestbenchContext):
     """The context of a process: it samples through triggers, and its ``set`` takes effect with
@@ -930,8 +940,8 @@ class _CompiledEngine(PySimEngine):
             heapq.heappop(timeline)
         if not timeline:
             return
-        if self.deadline is not None:
-            self._run_clock()
+        if self.deadline is not None and self._run_clock():
+            return      # a wait woke at the edge the clock stopped after: its step comes next
         time = timeline[0][0]
         due = []
         while timeline and (timeline[0][0] == time or not timeline[0][1].live):
@@ -944,64 +954,86 @@ class _CompiledEngine(PySimEngine):
             timer.action()
 
     def _run_clock(self):
-        """Step the one clock in C++ while nothing but tick waits of its domain would see it:
-        up to the edge a ``repeat`` ends at, an ``until`` condition or a reset holds at, or the
-        deadline."""
+        """Step the one clock in C++ while nothing but tick waits of its domain and waits on
+        changes of other signals would see it: up to the edge a ``repeat`` ends at, an ``until``
+        condition or a reset holds at, the first edge after which a watched signal has changed,
+        or the deadline. Whether a wait woke at the edge the clock stopped after (the time is
+        then that edge's)."""
         if (len(self._clocks) != 1 or self._vcd_writers or self.activated or self._state.pending
                 or self.model_dirty):
-            return
+            return False
         clock = self._clocks[0]
         timer = self._timeline[0][1]
-        if timer is not clock.timer or clock.state.curr != 0:
-            return
+        if timer is not clock.timer:
+            return False
         for wait in self._waits:
-            if wait.runner.waits_on is wait and wait.count is None and wait.until is None:
-                return      # resumes at the next edge, or is no tick wait
-        cycles, stops, unheard = _BATCH_CYCLES, [], []
+            if (wait.runner.waits_on is wait and wait.tick is not None and wait.until is None
+                    and (wait.count or 1) == 1):
+                return False    # resumes at the next rising edge: Python takes the edges to it
+        high = clock.state.curr
+        edges, stops, unheard = 2 * _BATCH_CYCLES, [], []
         for wait in self._waits:
             if wait.runner.waits_on is not wait:
-                # Not awaited: the next edge of this clock breaks it, anything else cannot run.
+                # Not awaited: an edge of this clock that activates it breaks it, anything else
+                # cannot run.
                 if wait.watched and not wait.delays and all(
                         state is clock.state for state, _ in wait.watched):
                     unheard.append(wait)
                     continue
                 if not wait.watched and not wait.delays:
                     continue        # nothing can activate it
-                return
+                return False
+            if wait.delays:
+                return False
             domain = wait.tick
-            if (wait.delays or domain.clk_edge != "pos" or domain.async_reset
+            if domain is None:
+                # `changed` or `edge`: the loop stops at any change of the signal, and the wait
+                # then sees it as at any other change (an edge of the other polarity goes on).
+                for state, _ in wait.watched:
+                    if state in self._clock_states:
+                        return False
+                    index = self._stop_item(state.signal)
+                    stops.append(None if index is None else ~index)
+                continue
+            if (domain.clk_edge != "pos" or domain.async_reset
                     or wait.watched[0][0] is not clock.state):
-                return
-            if wait.count is not None:
-                cycles = min(cycles, wait.count - 1)
+                return False
+            # Up to the rising edge before the one a `repeat` ends at.
+            if wait.until is None:
+                edges = min(edges, high + 2 * (wait.count - 1))
             else:
                 stops.append(self._stop_item(wait.until))
             if domain.rst is not None:
                 stops.append(self._stop_item(domain.rst))
         if None in stops or self.deadline == float("inf") and not self._critical():
-            return
+            return False
         if self.deadline != float("inf"):
-            period = 2 * clock.half
-            cycles = min(cycles, -(-(self.deadline - timer.time - clock.half) // period))
-        if cycles <= 0:
-            return
+            edges = min(edges, -(-(self.deadline - timer.time) // clock.half))
+        if edges <= high:
+            return False        # a falling edge alone costs Python less than a call
         indices = (ctypes.c_long * max(1, len(stops)))(*stops)
-        done = self._sim.lib.hw_clock_cycles(self._sim.handle, self._items[clock.state].index,
-                                             cycles, indices, len(stops))
-        if not done:
-            return
-        self.batched_cycles += done
+        edges = self._sim.lib.hw_clock_cycles(self._sim.handle, self._items[clock.state].index,
+                                              edges, indices, len(stops))
+        if not edges:
+            return False
+        rising = (edges + 1 - high) // 2
+        self.batched_cycles += rising
         for wait in self._waits:
             if wait.count is not None and wait.runner.waits_on is wait:
-                wait.count -= done
+                wait.count -= rising
         for wait in unheard:
-            wait.broken = True
-            self.forget(wait)
+            if any(edge is None or (rising if edge[2] else edges - rising)
+                   for _, edge in wait.watched):
+                wait.broken = True
+                self.forget(wait)
         timer.live = False
-        self._state.timeline.now = timer.time + (2 * done - 1) * clock.half
+        # The last edge run: its time and the level it left.
+        self._state.timeline.now = timer.time + (edges - 1) * clock.half
+        clock.state.curr = clock.state.next = high ^ (edges & 1)
         clock.timer = self.schedule(clock.half, clock.toggle)
         self.settle()
         self._commit()
+        return bool(self.activated)
 
     def _stop_item(self, expr):
         """The model's item of ``expr`` if it is a signal of up to 64 bits, else ``None``."""

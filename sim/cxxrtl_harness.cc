@@ -1331,18 +1331,23 @@ void hw_item_set(Simulation *sim, long index, size_t row, const uint32_t *chunks
 		target[count - 1] &= (chunk_t(1) << top_bits) - 1;
 }
 
+// The value of item `item` (of up to 64 bits), its outline evaluated first.
+static uint64_t value64(const cxxrtl::debug_item *item) {
+	if (item->type == cxxrtl::debug_item::OUTLINE)
+		item->outline->eval();
+	uint64_t v = item->curr[0];
+	if (item->width > 32)
+		v |= uint64_t(item->curr[1]) << 32;
+	return v;
+}
+
 // Of the signals `indices` (up to 64 bits wide each), the positions of those whose value
 // differs from `values` into `changed`, with their new value in `values`; how many changed.
 size_t hw_pull(Simulation *sim, const long *indices, size_t count, uint64_t *values,
                size_t *changed) {
 	size_t n = 0;
 	for (size_t i = 0; i < count; i++) {
-		const cxxrtl::debug_item *item = sim->items_by_index[indices[i]];
-		if (item->type == cxxrtl::debug_item::OUTLINE)
-			item->outline->eval();
-		uint64_t v = item->curr[0];
-		if (item->width > 32)
-			v |= uint64_t(item->curr[1]) << 32;
+		uint64_t v = value64(sim->items_by_index[indices[i]]);
 		if (v != values[i]) {
 			values[i] = v;
 			changed[n++] = i;
@@ -1377,27 +1382,39 @@ size_t hw_settle_pull(Simulation *sim, const long *indices, size_t count, uint64
 	return hw_pull(sim, indices, count, values, changed);
 }
 
-// Run up to `cycles` cycles of the clock item `clock` (it rises and the design settles, it falls
-// and the design settles), stopping before a rising edge at which any of the items `stops` (of
-// up to 64 bits each) is not zero; the cycles run.
-uint64_t hw_clock_cycles(Simulation *sim, long clock, uint64_t cycles, const long *stops,
+// Run up to `edges` edges of the clock item `clock` from its level now (at each, the level
+// changes and the design settles); the edges run. Two kinds of stop, each an item of up to 64
+// bits in `stops`: an index `i` stops the loop before a rising edge at which item `i` is not
+// zero; its complement `~i` stops it after the first edge after which item `i` differs from its
+// value when the call began.
+uint64_t hw_clock_cycles(Simulation *sim, long clock, uint64_t edges, const long *stops,
                          size_t stop_count) {
 	const cxxrtl::debug_item *clk = sim->items_by_index[clock];
 	chunk_t *level = clk->next ? clk->next : clk->curr;
-	for (uint64_t n = 0; n < cycles; n++) {
-		for (size_t i = 0; i < stop_count; i++) {
-			const cxxrtl::debug_item *item = sim->items_by_index[stops[i]];
-			if (item->type == cxxrtl::debug_item::OUTLINE)
-				item->outline->eval();
-			if (item->curr[0] || (item->width > 32 && item->curr[1]))
-				return n;
+	std::vector<const cxxrtl::debug_item *> nonzero, watched;
+	std::vector<uint64_t> initial;
+	for (size_t i = 0; i < stop_count; i++) {
+		if (stops[i] >= 0) {
+			nonzero.push_back(sim->items_by_index[stops[i]]);
+		} else {
+			watched.push_back(sim->items_by_index[~stops[i]]);
+			initial.push_back(value64(watched.back()));
 		}
-		*level = 1;
-		hw_settle(sim);
-		*level = 0;
-		hw_settle(sim);
 	}
-	return cycles;
+	bool high = clk->curr[0] & 1;
+	for (uint64_t n = 0; n < edges; n++) {
+		if (!high)
+			for (const cxxrtl::debug_item *item : nonzero)
+				if (value64(item))
+					return n;
+		high = !high;
+		*level = high;
+		hw_settle(sim);
+		for (size_t i = 0; i < watched.size(); i++)
+			if (value64(watched[i]) != initial[i])
+				return n + 1;
+	}
+	return edges;
 }
 
 // Sample every signal of the waveform at `time_ps`.

@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
-from amaranth.hdl import ClockDomain, Module, Signal, signed, unsigned
+from amaranth.hdl import Cat, ClockDomain, ClockSignal, Module, Signal, signed, unsigned
 from amaranth.lib import data, enum, fifo, wiring
 from amaranth.lib.cdc import AsyncFFSynchronizer
 from amaranth.lib.memory import Memory
@@ -15,7 +15,7 @@ from amaranth.sim import DomainReset, Simulator
 
 from hwgen.sim import CompiledSimulator
 
-from uart_design import UART, uart_testbench
+from uart_design import UART, ExampleUART, example_testbench, uart_testbench
 
 
 def _both(build, *, clocks=(("sync", 1e-6),), until=None, vcd=None):
@@ -308,6 +308,48 @@ def test_amaranths_example_uart_looped_back():
         (byte, 0, 0) for byte in data_bytes]
 
 
+
+def _example_uart_run(kind, divisor, data):
+    dut, log = ExampleUART(divisor), []
+    loopback, transmit = example_testbench(dut, data, log)
+    sim = kind(dut)
+    sim.add_clock(1e-6)
+    sim.add_testbench(loopback, background=True)
+    sim.add_testbench(transmit)
+    sim.run()
+    return sim, log
+
+
+@pytest.mark.parametrize("divisor", [5, 104])
+def test_amaranths_example_testbench_changed_loopback_and_repeat(divisor):
+    """The example's own testbench: a background loop over `ctx.changed(tx_o)` setting `rx_i`,
+    bytes sent with `tick()` and checked after `tick().repeat(12 * divisor)`."""
+    data = [0x5A, 0x00, 0xFF, 0xA7, 0x3C, 0x81]
+    _, pysim = _example_uart_run(Simulator, divisor, data)
+    sim, compiled = _example_uart_run(CompiledSimulator, divisor, data)
+    assert compiled == pysim
+    assert [entry[:4] for entry in pysim] == [(byte, byte, 0, 0) for byte in data]
+
+
+def test_the_examples_loopback_as_published_fails_alike():
+    """`async for val in ctx.changed(uart.tx_o): ctx.set(uart.rx_i, val)` sets a 1-tuple, which
+    both simulators refuse with the same error."""
+    errors = []
+    for kind in (Simulator, CompiledSimulator):
+        dut = ExampleUART(5)
+
+        async def loopback(ctx):
+            async for val in ctx.changed(dut.tx_o):
+                ctx.set(dut.rx_i, val)
+
+        sim = kind(dut)
+        sim.add_clock(1e-6)
+        sim.add_testbench(loopback)
+        with pytest.raises(TypeError) as error:
+            sim.run()
+        errors.append(str(error.value))
+    assert errors[1] == errors[0] == "Object (1,) cannot be converted to an Amaranth value"
+
 class Synchronized(wiring.Component):
     """An asynchronous reset, synchronized into ``sync`` (AsyncFFSynchronizer with
     ``o_domain="sync"``), holding a counter in reset."""
@@ -489,7 +531,7 @@ def test_tick_waits_step_the_clock_in_cpp_with_every_value_as_pysim():
 
         async def counting(ctx):
             ctx.set(dut.en, 1)
-            await ctx.tick().repeat(1000)
+            await ctx.tick().repeat(100)     # ends before the last deadline
             log.append(("after 1000", ctx.get(dut.count), ctx.get(dut.at_target)))
             count, = await ctx.tick().sample(dut.count).until(dut.at_target)
             log.append(("at target", count, ctx.get(dut.count)))
@@ -660,3 +702,196 @@ def test_what_a_testbench_sets_last_is_settled_after_run():
         sim.run()
         results.append((sim._engine.get_value(dut.count), sim._engine.get_value(dut.next)))
     assert results[1] == results[0] == (3, 3)
+
+
+class Watched(wiring.Component):
+    """Signals that change at different rates, for waits on their changes: a counter (a
+    register), a bit of it (combinational), its top bits a cycle later (a register), that bit
+    gated by the clock (it changes at falling edges too), a follower of an input, and a wide
+    register."""
+
+    en: In(1)
+    follow_i: In(1)
+    count: Out(8)
+    slow: Out(1)
+    upper: Out(2)
+    gated: Out(1)
+    follow_o: Out(1)
+    wide: Out(100)
+
+    def elaborate(self, platform):
+        m = Module()
+        with m.If(self.en):
+            m.d.sync += self.count.eq(self.count + 1)
+        m.d.sync += [self.upper.eq(self.count[6:8]), self.follow_o.eq(self.follow_i),
+                     self.wide.eq(Cat(self.count, self.wide[:-8]))]
+        m.d.comb += [self.slow.eq(self.count[4]), self.gated.eq(ClockSignal() & self.slow)]
+        return m
+
+
+def _both_watched(benches, *, deadlines=None, background=()):
+    """Run the testbenches ``benches(dut, log)`` (those named in ``background`` in the
+    background) on both simulators: the two logs and the share of the cycles the compiled
+    simulator ran in C++."""
+    logs = []
+    for kind in (Simulator, CompiledSimulator):
+        dut, log = Watched(), []
+        sim = kind(dut)
+        sim.add_clock(1e-6)
+        for bench in benches(dut, log):
+            sim.add_testbench(bench, background=bench.__name__ in background)
+        if deadlines is None:
+            sim.run()
+        else:
+            for deadline in deadlines:
+                sim.run_until(deadline)
+                log.append(("deadline", sim._engine.now, sim._engine.get_value(dut.count)))
+        log.append(("end", sim._engine.now, sim._engine.get_value(dut.count)))
+        logs.append(log)
+    return logs, sim.batched_cycles / round(sim._engine.now / 1e9)
+
+
+def test_changed_on_a_register_a_combinational_output_and_several_signals():
+    def benches(dut, log):
+        async def watcher(ctx):
+            ctx.set(dut.en, 1)
+            for _ in range(4):
+                count, = await ctx.changed(dut.count)
+                log.append(("count", count, ctx.get(dut.count), ctx.get(dut.slow)))
+            for _ in range(8):
+                slow, = await ctx.changed(dut.slow)
+                log.append(("slow", slow, ctx.get(dut.count), ctx.get(dut.upper)))
+            for _ in range(6):
+                values = await ctx.changed(dut.upper, dut.slow)
+                log.append(("several", *values, ctx.get(dut.count)))
+            for _ in range(5):
+                gated, = await ctx.changed(dut.gated)
+                log.append(("gated", gated, ctx.get(dut.count), ctx.get(dut.gated)))
+            _, count = await ctx.changed(dut.upper).sample(dut.count)
+            log.append(("sampled", count, ctx.get(dut.wide)))
+
+        return [watcher]
+
+    (pysim, compiled), in_cpp = _both_watched(benches)
+    assert compiled == pysim
+    assert [entry[1] for entry in pysim if entry[0] == "slow"] == [1, 0] * 4
+    # Only changes were waited on: every rising edge ran in C++, the clock stopping after each
+    # edge that changed a watched signal.
+    assert in_cpp == 1
+
+
+def test_changed_beside_tick_repeat_in_another_testbench():
+    def benches(dut, log):
+        async def repeating(ctx):
+            for step in range(12):
+                ctx.set(dut.en, step % 3 != 2)
+                await ctx.tick().repeat(23)
+                log.append(("repeat", ctx.get(dut.count), ctx.get(dut.slow)))
+
+        async def watcher(ctx):
+            async for slow, upper in ctx.changed(dut.slow, dut.upper):
+                log.append(("changed", slow, upper, ctx.get(dut.count), ctx.get(dut.en)))
+
+        return [repeating, watcher]
+
+    (pysim, compiled), in_cpp = _both_watched(benches, background=("watcher",))
+    assert compiled == pysim
+    assert sum(entry[0] == "changed" for entry in pysim) > 5
+    assert in_cpp > 0.9     # all but the edges of plain `tick()`s
+
+
+def test_an_async_for_over_changed_that_sets_an_input_the_design_reads():
+    def benches(dut, log):
+        async def loopback(ctx):
+            async for slow, in ctx.changed(dut.slow):
+                ctx.set(dut.follow_i, slow)
+                log.append(("set", slow, ctx.get(dut.follow_o)))
+
+        async def main(ctx):
+            ctx.set(dut.en, 1)
+            for _ in range(6):
+                await ctx.tick().until(dut.follow_o)
+                log.append(("high", ctx.get(dut.count), ctx.get(dut.follow_i)))
+                await ctx.tick().repeat(5)
+                log.append(("later", ctx.get(dut.count), ctx.get(dut.follow_o)))
+                await ctx.tick().until(~dut.follow_o)
+                log.append(("low", ctx.get(dut.count)))
+
+        return [loopback, main]
+
+    (pysim, compiled), in_cpp = _both_watched(benches, background=("loopback",))
+    assert compiled == pysim
+    assert [entry[1] for entry in pysim if entry[0] == "high"] == [
+        18 + 32 * i for i in range(6)]     # follow_o rises at edge 17, seen by `until` at 18
+    # All but the waits of `until(~follow_o)`, whose condition is no signal (Python's edges).
+    assert in_cpp > 0.5
+
+
+def test_edges_of_a_register_bit_and_a_combinational_output():
+    def benches(dut, log):
+        async def edges(ctx):
+            ctx.set(dut.en, 1)
+            for _ in range(4):
+                await ctx.posedge(dut.slow)
+                log.append(("posedge", ctx.get(dut.count)))
+                await ctx.negedge(dut.upper[0])
+                log.append(("negedge", ctx.get(dut.count), ctx.get(dut.upper)))
+
+        return [edges]
+
+    (pysim, compiled), in_cpp = _both_watched(benches)
+    assert compiled == pysim
+    assert in_cpp == 1
+
+
+def test_changed_waits_under_run_until_and_on_a_wide_signal():
+    """Deadlines between the changes the clock stops at, then a wait on a signal of more than
+    64 bits (every edge in Python): the same times and values as Amaranth's simulator."""
+    def benches(dut, log):
+        async def watcher(ctx):
+            ctx.set(dut.en, 1)
+            for _ in range(5):
+                slow, = await ctx.changed(dut.slow)
+                log.append(("slow", slow, ctx.get(dut.count)))
+            for _ in range(3):
+                wide, = await ctx.changed(dut.wide)
+                log.append(("wide", wide, ctx.get(dut.count)))
+            await ctx.tick().repeat(100)     # ends before the last deadline
+
+        return [watcher]
+
+    deadlines = [3.25e-6, 16.5e-6, 17e-6, 17.6e-6, 40.5e-6, 100e-6, 101.5e-6, 300e-6]
+    (pysim, compiled), in_cpp = _both_watched(benches, deadlines=deadlines)
+    assert compiled == pysim
+    assert sum(entry[0] == "wide" for entry in pysim) == 3
+    assert in_cpp > 0.9
+
+
+def test_a_process_over_changed_with_the_clock_in_cpp():
+    """A process (not a testbench) looping over a change, setting an input in its delta cycle,
+    beside a testbench that waits with `until`: the clock still runs in C++ between changes."""
+    logs = []
+    for kind in (Simulator, CompiledSimulator):
+        dut, log = Watched(), []
+
+        async def follower(ctx):
+            async for slow, count in ctx.changed(dut.slow).sample(dut.count):
+                ctx.set(dut.follow_i, slow)
+
+        async def bench(ctx):
+            ctx.set(dut.en, 1)
+            for _ in range(5):
+                await ctx.tick().until(dut.follow_o)
+                log.append(("high", ctx.get(dut.count), ctx.get(dut.follow_i)))
+                await ctx.tick().until(dut.follow_i == 0)
+                log.append(("low", ctx.get(dut.count), ctx.get(dut.follow_o)))
+
+        sim = kind(dut)
+        sim.add_clock(1e-6)
+        sim.add_process(follower)
+        sim.add_testbench(bench)
+        sim.run()
+        logs.append(log)
+    assert logs[1] == logs[0]
+    assert [entry[1] for entry in logs[0] if entry[0] == "high"] == [18 + 32 * i for i in range(5)]
+    assert sim.batched_cycles > 0.4 * logs[0][-1][1]    # the `until(follow_o)` phases
