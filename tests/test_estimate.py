@@ -375,13 +375,11 @@ def test_the_example_histograms_registers_are_estimated_as_yosys_keeps_them(hist
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="a known miss: 1,768 estimated against Yosys's 1,660 "
-                   "LUT (+6.5%) on the ECP5 table calibrated with the HMM's carry bank, on "
-                   "which the fitted gate factor moved (0.43 -> 0.64); +4.8% on the table "
-                   "before it")
 def test_the_example_histograms_luts_are_within_five_percent_of_yosys(histogram_example):
     # Held out of the calibration. It was 11.8% over while its per-thread slot states (one
     # register of every thread's field) took one clock enable for all fields, its counter
-    # bank's fitted gates set the gate factor, and its selections were scaled by a fit.
+    # bank's fitted gates set the gate factor, and its selections were scaled by a fit; 6.5%
+    # over while the measurement module's readout (words cleared beside their reset, ORed
+    # four at a time, gates only registers read) set the gate factor the programs' gates take.
     synthesized, estimated = histogram_example
     assert abs(estimated.lut - synthesized.lut) <= 0.05 * synthesized.lut
