@@ -1094,12 +1094,16 @@ def _assignments(cells, cell, ff_index, kinds, read):
     # A register's last assignments of one constant to all its bits (its domain's reset, and
     # a clear such as ``with m.Else(): r.eq(0)`` that no later assignment overrides) are its
     # synchronous reset: Yosys's opt_dff folds each such choice into the flip-flop's reset pin,
-    # one reset condition for all (a LUT per register, the gate of its conditions).
+    # one reset condition for all: a LUT before the reset pin where there are several.
+    resets = 0
     while ff_index is not None and assignments and _const(assignments[-1][2]) \
             and assignments[-1][1] == 0 and len(assignments[-1][2]) == width:
         value = assignments.pop()[2]
+        resets += 1
         if not assignments or assignments[-1][2] != value:
             break
+    if resets > 1 and read:
+        kinds["and_ff", 1] += 1
     current = list(default)
     # A default that is a register's own output (directly, or through the comb logic that
     # computes its next state) is a hold: Yosys makes it the register's clock enable.
