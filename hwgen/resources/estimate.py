@@ -53,8 +53,12 @@ What the counting folds the way Yosys does:
   constant inputs decide, and assignments under a condition never true (a loop's exit that a
   thread id cannot take: the parking stage it enters loads its slots from one source less);
 - a one-bit reduction of an arithmetic word (a counter's saturation test) is a ``reduce_word``
-  at its own cost; the other reductions gather flags and stand for a program's control logic
-  in the calibration.
+  at its own cost; the other reductions (``reduce``: a program's flags, any thread in a state,
+  a mask of ready slots) at theirs too, the smallest tree of LUTs (a fitted factor for them
+  stood in for other logic of the calibration programs: 11.5 on iCE40);
+- a register's clear that joins its reset is its synchronous reset; a tree of one and / or
+  gate over three or more words is a ``gate_tree``, one tree of LUTs per bit; a gate only
+  registers read is an ``and_ff``, a LUT per bit before the flip-flop.
 
 Divisions, remainders and instances are not modelled; they are listed in
 :attr:`Estimate.unmodelled` (and cost nothing) so a user sees what the figure misses.
@@ -123,17 +127,17 @@ KINDS = {
 #: scheduler and a divider's step are logic of their own, characterised whole; a gate in front
 #: of an adder is what it adds to the adder; an and-or selection is the smallest tree of LUTs
 #: per bit, as Yosys builds it in a program too, where a fitted factor stood in for the
-#: programs' other logic and moved with it).
+#: programs' other logic and moved with it, as it did for the flag reductions; a tree of one
+#: gate is priced in closed form; a gate only registers read has nothing to melt into).
 UNCALIBRATED = ("shift", "mul", "reduce_word", "scheduler", "csub", "add_gate", "select",
-                "gate_tree", "and_ff")
+                "gate_tree", "and_ff", "reduce")
 RESOURCES = ("lut", "ff", "carry", "bram", "dsp")
 #: Kinds whose LUTs the calibration scales together (``memory`` is every memory's LUTs).
 #: ``register_mux`` (a register's
 #: choice between two values: a slot loaded from one of two sources, which does not melt into
-#: other logic as a filter's multiplexers do), ``gate`` (the other and / or gates of choices
-#: between a constant and a signal) and ``control`` (one-bit reductions: in a program, the any /
-#: all over thread and slot states) are apart because the programs have thousands of them and
-#: the window filters few.
+#: other logic as a filter's multiplexers do) and ``gate`` (the other and / or gates, which
+#: melt into the logic that reads them) are apart because the programs have thousands of them
+#: and the window filters few.
 LUT_GROUPS = {
     "adder": ("add", "add_const"),
     "comparison": ("cmp", "cmp_const"),
@@ -141,7 +145,6 @@ LUT_GROUPS = {
     "mux": ("mux",),
     "register_mux": ("mux_ff", "mux_chain"),
     "gate": ("and",),
-    "control": ("reduce",),   # of flags: see _word_tests for the reductions of words
     "glue": ("xor", "eq", "eq_const", "reduce_xor", "ff"),
     "memory": (),
 }
