@@ -351,9 +351,22 @@ def test_a_vector_gemm_estimate_is_within_5_percent_of_yosys():
     assert abs(estimated.ff - synthesized.ff) <= 0.05 * synthesized.ff
 
 
-@pytest.fixture(scope="module")
-def histogram_example():
-    """The example histogram program on the ULX3S-85F: Yosys's figures and the estimate."""
+#: The held-out histogram's LUTs per board: within 5% of Yosys on ECP5 and iCE40; a known miss
+#: on the Xilinx families (docs/estimate.md, "What moved the ECP5 gate factor").
+HISTOGRAM_BOARDS = [
+    "ulx3s-85f",
+    pytest.param("arty-a7-100t", marks=pytest.mark.xfail(
+        strict=True, reason="a known miss: 1,380 estimated against Yosys's 1,264 LUT (+9.2%): "
+        "the parking slots and the static stages' registers about 60 LUT over each")),
+    pytest.param("alveo-u280", marks=pytest.mark.xfail(
+        strict=True, reason="a known miss: 1,368 estimated against Yosys's 1,265 LUT (+8.1%), "
+        "as on Xilinx 7-series")),
+    "icebreaker",
+]
+
+
+def histogram_example(board):
+    """The example histogram program on ``board``: Yosys's figures and the estimate."""
     from pathlib import Path
     from hwgen.discovery import load_spec
     from hwgen.kernels.pipeline import Pipeline
@@ -361,27 +374,26 @@ def histogram_example():
 
     def design():
         return Pipeline(load_spec(f"{example}:Histogram", "PROGRAM")().program)
-    synthesized = synthesize(design(), "ulx3s-85f", name="histogram_example", fmax=False,
+    synthesized = synthesize(design(), board, name="histogram_example", fmax=False,
                              require_fit=False)
-    return synthesized, estimate(design(), "ulx3s-85f")
+    return synthesized, estimate(design(), board)
 
 
 @pytest.mark.slow
-def test_the_example_histograms_registers_are_estimated_as_yosys_keeps_them(histogram_example):
+def test_the_example_histograms_registers_are_estimated_as_yosys_keeps_them():
     # Its 8-bit bin field holds 4 bits: the top 4 are 0 in every parking slot after the stage
     # that computes it, which Yosys removes (the estimate kept them: FF 10% over).
-    synthesized, estimated = histogram_example
+    synthesized, estimated = histogram_example("ulx3s-85f")
     assert abs(estimated.ff - synthesized.ff) <= 0.02 * synthesized.ff
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="a known miss: 1,768 estimated against Yosys's 1,660 "
-                   "LUT (+6.5%) on the ECP5 table calibrated with the HMM's carry bank, on "
-                   "which the fitted gate factor moved (0.43 -> 0.64); +4.8% on the table "
-                   "before it")
-def test_the_example_histograms_luts_are_within_five_percent_of_yosys(histogram_example):
-    # Held out of the calibration. It was 11.8% over while its per-thread slot states (one
-    # register of every thread's field) took one clock enable for all fields, its counter
-    # bank's fitted gates set the gate factor, and its selections were scaled by a fit.
-    synthesized, estimated = histogram_example
+@pytest.mark.parametrize("board", HISTOGRAM_BOARDS)
+def test_the_example_histograms_luts_are_within_five_percent_of_yosys(board):
+    # Held out of the calibration. It was 11.8% over on ECP5 while its per-thread slot states
+    # (one register of every thread's field) took one clock enable for all fields, its counter
+    # bank's fitted gates set the gate factor, and its selections were scaled by a fit; 6.5%
+    # over while the measurement module's readout (words cleared beside their reset, ORed
+    # four at a time, gates only registers read) set the gate factor the programs' gates take.
+    synthesized, estimated = histogram_example(board)
     assert abs(estimated.lut - synthesized.lut) <= 0.05 * synthesized.lut

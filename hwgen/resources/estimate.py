@@ -53,8 +53,12 @@ What the counting folds the way Yosys does:
   constant inputs decide, and assignments under a condition never true (a loop's exit that a
   thread id cannot take: the parking stage it enters loads its slots from one source less);
 - a one-bit reduction of an arithmetic word (a counter's saturation test) is a ``reduce_word``
-  at its own cost; the other reductions gather flags and stand for a program's control logic
-  in the calibration.
+  at its own cost; the other reductions (``reduce``: a program's flags, any thread in a state,
+  a mask of ready slots) at theirs too, the smallest tree of LUTs (a fitted factor for them
+  stood in for other logic of the calibration programs: 11.5 on iCE40);
+- a register's clear that joins its reset is its synchronous reset; a tree of one and / or
+  gate over three or more words is a ``gate_tree``, one tree of LUTs per bit; a gate only
+  registers read is an ``and_ff``, a LUT per bit before the flip-flop.
 
 Divisions, remainders and instances are not modelled; they are listed in
 :attr:`Estimate.unmodelled` (and cost nothing) so a user sees what the figure misses.
@@ -95,6 +99,7 @@ KINDS = {
                  "operation's result): one function of 2 k + 1 inputs per bit, a tree of LUTs "
                  "((k, bits); priced from ``mux``)",
     "and": "bitwise and / or of two operands (width)",
+    "and_ff": "bitwise and / or that only registers read (width; characterised as ``and``)",
     "xor": "bitwise xor of two operands (width)",
     "reduce": "an and / or reduction of one operand to one bit (width of the operand)",
     "reduce_xor": "an xor reduction (width of the operand)",
@@ -110,6 +115,9 @@ KINDS = {
                  "search from the last thread served and its update (threads)",
     "csub": "a conditional subtraction Mux(a >= b, a - b, a): a restoring divider's step "
             "(bits read)",
+    "gate_tree": "a tree of one bitwise and / or over three or more words, a | b | c | ..., "
+                 "every inner gate read by the tree only: one function of its ways per bit, "
+                 "a tree of LUTs ((ways, bits read); priced in closed form)",
     "add_gate": "a choice between a constant and a signal that only adders read, Mux(s, 0, a) "
                 "+ b: a counter restarting from its amount (bits gated; characterised as the "
                 "gated adder, priced as what the gate adds to the adder)",
@@ -119,16 +127,17 @@ KINDS = {
 #: scheduler and a divider's step are logic of their own, characterised whole; a gate in front
 #: of an adder is what it adds to the adder; an and-or selection is the smallest tree of LUTs
 #: per bit, as Yosys builds it in a program too, where a fitted factor stood in for the
-#: programs' other logic and moved with it).
-UNCALIBRATED = ("shift", "mul", "reduce_word", "scheduler", "csub", "add_gate", "select")
+#: programs' other logic and moved with it, as it did for the flag reductions; a tree of one
+#: gate is priced in closed form; a gate only registers read has nothing to melt into).
+UNCALIBRATED = ("shift", "mul", "reduce_word", "scheduler", "csub", "add_gate", "select",
+                "gate_tree", "and_ff", "reduce")
 RESOURCES = ("lut", "ff", "carry", "bram", "dsp")
 #: Kinds whose LUTs the calibration scales together (``memory`` is every memory's LUTs).
 #: ``register_mux`` (a register's
 #: choice between two values: a slot loaded from one of two sources, which does not melt into
-#: other logic as a filter's multiplexers do), ``gate`` (the other and / or gates of choices
-#: between a constant and a signal) and ``control`` (one-bit reductions: in a program, the any /
-#: all over thread and slot states) are apart because the programs have thousands of them and
-#: the window filters few.
+#: other logic as a filter's multiplexers do) and ``gate`` (the other and / or gates, which
+#: melt into the logic that reads them) are apart because the programs have thousands of them
+#: and the window filters few.
 LUT_GROUPS = {
     "adder": ("add", "add_const"),
     "comparison": ("cmp", "cmp_const"),
@@ -136,7 +145,6 @@ LUT_GROUPS = {
     "mux": ("mux",),
     "register_mux": ("mux_ff", "mux_chain"),
     "gate": ("and",),
-    "control": ("reduce",),   # of flags: see _word_tests for the reductions of words
     "glue": ("xor", "eq", "eq_const", "reduce_xor", "ff"),
     "memory": (),
 }
@@ -206,13 +214,15 @@ def count_netlist(emitted):
     readers = Counter(source for index in live
                       for source in {net >> 16 for net in input_nets(cells[index]) if net >= 2})
     enables = _feedback_muxes(cells, live, readers)
+    outputs = {net >> 16 for net in emitted.outputs if net >= 2}
+    registered = _registered(cells, live, feeds_ff) - outputs
     operand_gates = _adder_operands(cells, live)
     selects, in_selects = _and_or_selects(cells, live, readers)
+    trees, in_trees = _gate_trees(cells, live, readers, in_selects | selects.keys())
     used = live_bits(emitted, live, stuck, assigned)
     kept_ff = _kept_ff_bits(cells, live, used, stuck, assigned)
     alu = _alu_comparisons(cells, live)   # comparisons folded into a subtraction
     schedulers, in_schedulers = _schedulers(cells, live, taken)
-    outputs = {net >> 16 for net in emitted.outputs if net >= 2}
     subtractions, in_subtractions = _conditional_subtractions(cells, live, alu, readers, outputs)
     word_tests = _word_tests(cells, live)
     absorbed = set()   # comparisons folded into a minmax
@@ -231,7 +241,12 @@ def count_netlist(emitted):
             op, inputs = cell[1], cell[2]
             width = len(inputs[0])
             if op in _FREE or index in absorbed or index in alu or index in in_selects \
-                    or index in in_schedulers or index in in_subtractions:
+                    or index in in_schedulers or index in in_subtractions or index in in_trees:
+                continue
+            if index in trees:
+                bits = _bits_read(used.get(index, 0), width)
+                if bits:
+                    kinds["gate_tree", (trees[index], bits)] += 1
                 continue
             if index in schedulers:
                 kinds["scheduler", schedulers[index]] += 1
@@ -258,7 +273,8 @@ def count_netlist(emitted):
                     kinds["minmax", len(a)] += 1
                 else:
                     _select(kinds, a, b, read=used.get(index, 0),
-                            gate="add_gate" if index in operand_gates else "and")
+                            gate="add_gate" if index in operand_gates
+                            else "and_ff" if index in registered else "and")
             elif op in ("+", "-"):
                 constant = len(inputs) == 1 or any(_const(v) for v in inputs)
                 kinds["add_const" if constant else "add", width] += 1
@@ -271,7 +287,8 @@ def count_netlist(emitted):
             elif op in ("&", "|", "^"):     # a gate per bit read: opt_clean drops the others
                 bits = _bits_read(used.get(index, 0), width)
                 if bits:
-                    kinds["xor" if op == "^" else "and", bits] += 1
+                    kinds["xor" if op == "^" else "and_ff" if index in registered
+                          else "and", bits] += 1
             elif op in ("r&", "r|", "b"):
                 if width > 1:
                     kinds["reduce_word" if index in word_tests else "reduce", width] += 1
@@ -896,6 +913,49 @@ def _and_or_selects(cells, live, readers):
     return {root: ways for root, (ways, _cells) in trees.items() if root not in inside}, inside
 
 
+def _registered(cells, live, feeds_ff):
+    """Cells that only registers read (their next state: directly, or through the assignment
+    list that is a register's next state), outputs aside: a gate there is a LUT per bit before
+    the flip-flop, with nothing to melt into."""
+    only = {}
+    for index in live:
+        cell = cells[index]
+        to_ff = cell[0] == "ff" or index in feeds_ff
+        for source in {net >> 16 for net in input_nets(cell) if net >= 2}:
+            only[source] = only.get(source, True) and to_ff
+    return {index for index, flag in only.items() if flag}
+
+
+def _gate_trees(cells, live, readers, taken):
+    """Trees of one bitwise and / or (``a | b | c | ...``) over three or more ways, every inner
+    gate read by the tree only and none in ``taken`` (the and-or selections): Yosys maps each
+    bit to one tree of LUTs over its ways (a hardware measurement module's readout ORs four
+    registered words into one: a LUT4 per bit, where three gates were counted).
+
+    Returns ``({root: ways}, inner gates)``.
+    """
+    trees = {}
+    for index in live:
+        cell = cells[index]
+        if cell[0] != "op" or cell[1] not in ("&", "|") or index in taken:
+            continue
+        inner, ways, stack = [], 0, list(cell[2])
+        while stack:
+            value = stack.pop()
+            source = _whole(cells, value)
+            if source is not None and source not in taken and readers[source] == 1 \
+                    and cells[source][0] == "op" and cells[source][1] == cell[1] \
+                    and len(cells[source][2][0]) == len(cell[2][0]):
+                inner.append(source)
+                stack.extend(cells[source][2])
+            else:
+                ways += 1
+        if ways > 2:
+            trees[index] = (ways, inner)
+    inside = {source for _ways, cells_of in trees.values() for source in cells_of}
+    return {root: ways for root, (ways, _cells) in trees.items() if root not in inside}, inside
+
+
 def _adder_operands(cells, live):
     """Multiplexers that an adder (``+`` or ``-``) reads, directly or through a zero or sign
     extension: their choices between a constant and a signal gate an adder's operand (a
@@ -1034,9 +1094,19 @@ def _assignments(cells, cell, ff_index, kinds, read):
     _kind, default, assignments = cell
     assignments = list(assignments)
     width = len(default)
-    if ff_index is not None and assignments and _const(assignments[-1][2]) \
+    # A register's last assignments of one constant to all its bits (its domain's reset, and
+    # a clear such as ``with m.Else(): r.eq(0)`` that no later assignment overrides) are its
+    # synchronous reset: Yosys's opt_dff folds each such choice into the flip-flop's reset pin,
+    # one reset condition for all: a LUT before the reset pin where there are several.
+    resets = 0
+    while ff_index is not None and assignments and _const(assignments[-1][2]) \
             and assignments[-1][1] == 0 and len(assignments[-1][2]) == width:
-        assignments.pop()               # synchronous reset
+        value = assignments.pop()[2]
+        resets += 1
+        if not assignments or assignments[-1][2] != value:
+            break
+    if resets > 1 and read:
+        kinds["and_ff", 1] += 1
     current = list(default)
     # A default that is a register's own output (directly, or through the comb logic that
     # computes its next state) is a hold: Yosys makes it the register's clock enable.
@@ -1287,10 +1357,16 @@ def _kind_cost(table, kind, width):
     """``{resource: value}`` of one primitive at its isolated cost."""
     if kind == "mux_ff":    # alone, the multiplexer; it packs otherwise beside a register
         kind = "mux"
+    if kind == "and_ff":
+        kind = "and"
     if kind == "mux_chain":     # per bit a tree of LUTs over its 2 k + 1 inputs
         levels, bits = width
         luts = -(-2 * levels // (table["lut_inputs"] - 1))
         return {r: luts * v for r, v in _kind_cost(table, "mux", bits).items()}
+    if kind == "gate_tree":     # per bit read, the smallest tree of LUTs over its ways
+        ways, bits = width
+        luts = bits * -(-(ways - 1) // (table["lut_inputs"] - 1))
+        return {r: float(luts) if r == "lut" else 0.0 for r in RESOURCES}
     if kind == "mul":
         model = table.get("multiplier")
         if model is None:
