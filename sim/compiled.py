@@ -86,15 +86,15 @@ _COMPILE_FIXED_SECONDS = 5.0
 _COMPILE_BYTES_PER_SECOND = {"-O3": 8_000, "-O1": 12_000}
 # Profile-guided optimisation: a model compiled to count where its clock loop goes
 # (-fprofile-generate), trained on the first _TRAINING_CYCLES cycles of the job, then compiled
-# again with those counts. Its clock loop ran 25% (window filter) and 4.5% (GEMM pipeline) more
+# again with those counts. Its clock loop ran 25% (window filter) and 11% (GEMM pipeline) more
 # cycles per CPU second than -O3's (docs/simulation.md); partial training keeps code the training
-# did not reach optimised for speed. The compile with counters takes 2 to 2.7 times as long as
+# did not reach optimised for speed. The compile with counters takes 2 to 3 times as long as
 # one at -O3, the compile with the profile as long: a job takes a profile when the clock loop it
-# saves, at the smaller gain, is longer than the extra compile and the training run.
+# saves, at a little under the smaller gain, is longer than the extra compile and the training.
 _PROFILE_GENERATE = ("-fprofile-generate", "-fprofile-update=single", "-DHWGEN_PROFILE_GENERATE")
 _PROFILE_USE = ("-fprofile-use", "-fprofile-partial-training", "-Wno-missing-profile")
 _TRAINING_CYCLES = 100_000
-_PROFILE_SAVES = 0.04
+_PROFILE_SAVES = 0.08
 _PROFILE_COMPILES = 2.5     # the extra compile time, in compiles at -O3
 # Seconds -O3's clock loop takes per cycle and RTLIL cell, rounded down from this project's
 # window filter (0.59 ns) and GEMM pipeline (0.83 ns) with their HMMs, by CPU time; a model
@@ -893,12 +893,12 @@ class CompiledEngine(Engine):
 
     def _model(self, designs, waveforms, job, storage):
         """The model of ``designs``, built now if need be; a profile-guided model trains on the
-        first cycles of this very job, ``job(model, array)`` (it returns the simulation set up),
-        on a copy of ``storage``."""
+        first cycles of this very job, ``job(model, array)`` (it returns the simulation set up
+        and its HMM hosts), on a copy of ``storage``."""
         source = self.source or Source(top_of(designs), waveforms=waveforms, cycles=self.cycles)
 
         def train(model, cycles):
-            sim = job(model, np.array(storage, dtype=np.uint64))
+            sim, _ = job(model, np.array(storage, dtype=np.uint64))
             sim.lib.hw_start(sim.handle, _NEVER)
             sim.lib.hw_run(sim.handle, cycles)
 
@@ -922,13 +922,11 @@ class CompiledEngine(Engine):
                                    record_addresses=record_addresses)
             for prefix, values in zip(prefixes, params):
                 _set_params(sim, prefix, values)
-            sim._hosts = _add_hosts(sim, designs, prefixes, drain_interval_cycles, max_cycles)
-            return sim
+            return sim, _add_hosts(sim, designs, prefixes, drain_interval_cycles, max_cycles)
 
         model, info = self._model(designs, vcd is not None, job, storage)
         array = _storage_array(storage)
-        sim = job(model, array)
-        hosts = sim._hosts
+        sim, hosts = job(model, array)
         readouts = _run(sim, designs, hosts, vcd=vcd, max_cycles=max_cycles, progress=progress)
         if array is not storage:
             storage[:] = array.tolist()
@@ -949,13 +947,11 @@ class CompiledEngine(Engine):
             if sim.lib.hw_pipeline(sim.handle, threads, launch_delay_cycles) != 0:
                 raise ValueError("the design has no launch stream")
             _set_params(sim, "", params)
-            sim._hosts = _add_hosts(sim, [design], prefixes, drain_interval_cycles, max_cycles)
-            return sim
+            return sim, _add_hosts(sim, [design], prefixes, drain_interval_cycles, max_cycles)
 
         model, info = self._model([design], vcd is not None, job, storage)
         array = _storage_array(storage)
-        sim = job(model, array)
-        hosts = sim._hosts
+        sim, hosts = job(model, array)
         readout, = _run(sim, [design], hosts, vcd=vcd, max_cycles=max_cycles, progress=progress)
         if array is not storage:
             storage[:] = array.tolist()
