@@ -450,7 +450,8 @@ class Source:
         self.text = text
         self.cells = self.text.count("\n  cell ")
         self.write_cxxrtl = write_cxxrtl
-        self.training_cycles = min(cycles or _TRAINING_CYCLES, _TRAINING_CYCLES)
+        # Predictions may be floats (the cycle model's estimates).
+        self.training_cycles = max(1, int(min(cycles or _TRAINING_CYCLES, _TRAINING_CYCLES)))
         large = len(text) > _LARGE_RTLIL_BYTES
         setting = pgo_setting()
         # The levels a model of this design can be built at, the fastest clock loop first.

@@ -59,8 +59,9 @@ def test_a_profiled_source_with_no_job_to_train_on_builds_at_o3(cache, monkeypat
 
 
 def test_a_profile_guided_model_runs_as_pysim_and_later_jobs_reuse_it(cache, monkeypatch):
-    # Trained on the first 40 of the job's ~60 cycles, draining the HMM's traces meanwhile.
-    monkeypatch.setattr(compiled, "_TRAINING_CYCLES", 40)
+    # Profiled on demand and trained on the first 40 of the job's ~60 cycles (the prediction a
+    # float, as the cycle model gives it), draining the HMM's traces meanwhile.
+    monkeypatch.setenv("HWGEN_PGO", "on")
     image = np.random.default_rng(7).integers(0, 256, (HEIGHT, WIDTH))
     out = (HEIGHT - 2) * (WIDTH - 2)
     initial = [int(v) for v in image.ravel()] + [0] * out
@@ -76,7 +77,7 @@ def test_a_profile_guided_model_runs_as_pysim_and_later_jobs_reuse_it(cache, mon
     for engine in ("pysim", "compiled"):
         storage = list(initial)
         run = run_pe(_pe(), storage, params={"src_base": 0, "dst_base": image.size},
-                     drain_interval_cycles=8, engine=engine, expected_cycles=10**12)
+                     drain_interval_cycles=8, engine=engine, expected_cycles=40.0)
         runs[engine] = storage, run
     (storage_a, a), (storage_b, b) = runs["pysim"], runs["compiled"]
     assert "-fprofile-use" in b.engine["flags"] and not b.engine["cached"]
@@ -86,11 +87,12 @@ def test_a_profile_guided_model_runs_as_pysim_and_later_jobs_reuse_it(cache, mon
     assert storage_b[image.size:] == [int(v) for v in expected.ravel()]
     # The training run and the job each started from the caller's memory: training ran on a copy.
     assert len(seen) == 2 and all((array == initial).all() for array in seen)
-    # A later job, even a short one, finds the profiled model without building anything.
+    # A later job, even a short one under auto, finds the profiled model without building.
+    monkeypatch.setenv("HWGEN_PGO", "auto")
     CompiledModel._loaded.clear()
     storage = list(initial)
     again = run_pe(_pe(), storage, params={"src_base": 0, "dst_base": image.size},
-                   engine="compiled", expected_cycles=100)
+                   engine="compiled", expected_cycles=100.0)
     assert again.engine["cached"] and "-fprofile-use" in again.engine["flags"]
     assert storage == storage_a and again.cycles == a.cycles
 
@@ -99,6 +101,9 @@ def test_hwgen_pgo_turns_profiles_on_for_every_job_or_off(cache, monkeypatch):
     pe = _pe()
     monkeypatch.setenv("HWGEN_PGO", "on")
     assert Source(pe, cycles=100).profiled and Source(pe).profiled
+    # Training runs the job's first cycles, at most the predicted ones (a float or not).
+    assert Source(pe, cycles=40.0).training_cycles == 40
+    assert Source(pe).training_cycles == compiled._TRAINING_CYCLES
     monkeypatch.setenv("HWGEN_PGO", "off")
     assert not Source(pe, cycles=10**12).profiled
     monkeypatch.setenv("HWGEN_PGO", "")
