@@ -227,7 +227,7 @@ def print_speed_table(rows):
             cpu_ratio = f"{cpu_rate / (base[0] / base[4]):8.0f}" if base else f"{'':8}"
             same = "yes" if cycles == reference[0] and checksum == reference[2] else "NO"
             built = f"{build:8.1f}" if build is not None else f"{'':8}"
-            share = (f"{100 * cpu_rate / (verilator[0] / verilator[4]):10.0f}%" if verilator
+            share = (f"{100 * cpu_rate / (verilator[0] / verilator[4]):10.1f}%" if verilator
                      else f"{'':11}")
             print(f"{case.title:64} {engine:12} {cycles:10} {seconds:8.3f} {rate:12,.0f} "
                   f"{ratio} {cpu_rate:12,.0f} {cpu_ratio} {built} {share}  {same}")
