@@ -645,9 +645,13 @@ def _compile(source, train=None):
         if source.profiled:
             trainee = CompiledModel(_compile_cxx(source, _flags("-O3") + _PROFILE_GENERATE,
                                                  folder, "trainee.so"))
-            train(trainee, source.training_cycles)
-            # The counts go to model.gcda beside model.o, where the second compile looks.
-            trainee.lib.hw_profile_dump()
+            try:
+                train(trainee, source.training_cycles)
+            finally:
+                # The counts go to model.gcda beside model.o, where the second compile looks;
+                # written now, so that the library writes nothing at exit, when the folder
+                # is gone (even after a failed training run).
+                trainee.lib.hw_profile_dump()
             if not (folder / "model.gcda").is_file():
                 raise RuntimeError(f"the training run of the profile-guided model wrote no "
                                    f"profile in {folder}")

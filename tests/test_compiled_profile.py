@@ -120,3 +120,32 @@ def test_a_bad_hwgen_pgo_is_a_one_line_error(cache, monkeypatch):
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr == ("hwgen: error: HWGEN_PGO must be one of auto, on, off, not "
                              "'always'\n")
+
+
+@pytest.mark.slow
+def test_a_failed_training_run_raises_and_leaves_no_profile_behind(tmp_path):
+    # In a process of its own, to see what it writes when it exits.
+    script = (
+        "from hwgen.kernels import WindowFilter\n"
+        "from hwgen.sim import instrument_pe\n"
+        "from hwgen.sim.compiled import CompiledModel, Source\n"
+        f"pe = instrument_pe(WindowFilter('max', (3, 3), width={WIDTH}, height={HEIGHT},"
+        " buffer='line'))\n"
+        "source = Source(pe)\n"
+        "assert source.profiled\n"
+        "def train(model, cycles):\n"
+        "    raise RuntimeError('the training job failed')\n"
+        "try:\n"
+        "    CompiledModel.build(None, source=source, train=train)\n"
+        "except RuntimeError as error:\n"
+        "    print(error)\n"
+        "assert not source.path.exists()\n")
+    # The build's temporary folder under tmp_path too, where a profile written at exit would go.
+    (tmp_path / "tmp").mkdir()
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            env=dict(os.environ, HWGEN_CACHE_DIR=str(tmp_path), HWGEN_PGO="on",
+                                     TMPDIR=str(tmp_path / "tmp")))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "the training job failed\n"
+    assert "profiling" not in result.stderr
+    assert not list(tmp_path.rglob("*.gcda"))
