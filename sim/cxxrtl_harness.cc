@@ -1014,6 +1014,11 @@ struct Simulation {
 
 using hwgen::Simulation;
 
+#ifdef HWGEN_PROFILE_GENERATE
+// libgcov's: write the profile counted so far (and not again at exit).
+extern "C" void __gcov_dump(void);
+#endif
+
 // The model is compiled with hidden visibility, so calls inside it need no indirection; only
 // this interface is exported.
 #pragma GCC visibility push(default)
@@ -1277,6 +1282,12 @@ uint64_t hw_cycle(Simulation *sim) { return sim->cycle; }
 // How many cycles the clock loop evaluated the design once more after the edge (to read an
 // output that is not a register there, or to sample a waveform).
 uint64_t hw_edge_evaluations(Simulation *sim) { return sim->edge_evaluations; }
+
+#ifdef HWGEN_PROFILE_GENERATE
+// A model built to record a profile for the compiler (hwgen.sim.compiled, profile-guided builds)
+// writes it when its training run is over, while the build's folder still exists.
+void hw_profile_dump() { __gcov_dump(); }
+#endif
 
 // --- any design, driven from Python (hwgen.sim.CompiledSimulator) -----------------------------
 
