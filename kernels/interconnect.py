@@ -18,10 +18,13 @@ flip-flops to flip-flops:
   registered "not full") and from it a buffer at the tree;
 * a tree of round-robin arbiters, :data:`FAN_IN` inputs each, every one writing into a
   buffer, brings the requests to the channel; read requests carry the index of their PE
-  through it. An arbiter's grant is a register, decided a cycle ahead from its children's
-  next flags (:attr:`~hwgen.kernels.skid_buffer.SkidBuffer.r_rdy_next`) exactly as a
-  combinational round robin would decide it then: the multiplexer's select is a flip-flop,
-  so a beat goes from a buffer's register through the multiplexer into the next buffer's;
+  through it. An arbiter's grant is a register, decided a cycle ahead from what its
+  children's flags will be exactly as a combinational round robin would decide it then: the
+  multiplexer's select is a flip-flop, so a beat goes from a buffer's register through the
+  multiplexer into the next buffer's. A child tells its next flag by two flip-flops, its
+  ``valid`` and whether it will hold a beat even if read now (a register computed a cycle
+  ahead from :attr:`~hwgen.kernels.skid_buffer.SkidBuffer.w_rdy_next` and the child's own
+  next grant), so the long net between two levels ends two LUTs before the next grant;
 * a registered slice (a buffer too) between each tree's root and the channel: the channel's
   ``valid`` and payload are registers and the root sees a registered ready, so the channel's
   handshake never reaches into the tree in the cycle it happens;
@@ -260,11 +263,12 @@ class Interconnect(wiring.Component):
 
 @dataclass(frozen=True)
 class _Head:
-    """The output of a buffer: ``valid`` (its registered "not empty"), ``next_valid`` (what
-    ``valid`` will be in the next cycle), ``ready`` (its read enable), ``payload`` and ``tag``
-    (the index of the source below it)."""
+    """The output of a buffer: ``valid`` (its registered "not empty"), ``sure`` (it will hold a
+    beat in the next cycle whether or not it is read now: its skid register holds one, or one
+    is written now), ``ready`` (its read enable), ``payload`` and ``tag`` (the index of the
+    source below it). ``valid`` in the next cycle is ``sure | (valid & ~ready)``."""
     valid: object
-    next_valid: object
+    sure: object
     ready: object
     payload: object
     tag: object
@@ -315,10 +319,10 @@ def _forward(m, source, sink):
 def _buffer(m, name, width, tag_bits):
     """A two-entry first-in first-out buffer in flip-flops: full throughput, registered on both
     sides (its head's ``valid`` and payload flip-flops, so an arbiter's requests and
-    multiplexer's inputs are)."""
+    multiplexer's inputs are). Its head's ``sure`` is a signal for its writer to drive."""
     m.submodules[name] = fifo = SkidBuffer(width=width + tag_bits)
-    return fifo, _Head(fifo.r_rdy, fifo.r_rdy_next, fifo.r_en, fifo.r_data[:width],
-                       fifo.r_data[width:])
+    return fifo, _Head(fifo.r_rdy, Signal(name=f"{name}_sure"), fifo.r_en,
+                       fifo.r_data[:width], fifo.r_data[width:])
 
 
 def _tree(m, name, streams, tagged=True, buffers=None):
@@ -339,6 +343,8 @@ def _tree(m, name, streams, tagged=True, buffers=None):
             at_pe.w_en.eq(s.valid), at_pe.w_data.eq(s.payload), s.ready.eq(at_pe.w_rdy),
             fifo.w_en.eq(arriving.valid), fifo.w_data.eq(arriving.payload),
             arriving.ready.eq(fifo.w_rdy),
+            # From the buffer's flag and the one flip-flop at the PE that writes it.
+            head.sure.eq(~fifo.w_rdy | arriving.valid),
         ]
         buffers.append(arriving)
         heads.append(head)
@@ -356,20 +362,23 @@ def _node(m, name, children, width, tagged):
     """A round-robin arbiter of one or two ``children`` into a buffer, its choice a register.
 
     ``grant`` (one-hot) is the child whose beat the buffer takes in this cycle: decided in the
-    cycle before from the children's ``next_valid`` (what their ``valid`` flags will be), the
-    other child than the one served last preferred. It is exactly the grant of a
-    combinational :class:`~hwgen.kernels.pipeline.arbiter.RoundRobin` of the children's
-    ``valid`` flags in that cycle, so the node moves one beat per cycle while either child
-    holds one, alternates while both do, and every cycle is as it was; but the multiplexer's
-    select and the buffer's write enable are flip-flops, and the children's flags reach only
-    the next grant's registers, two LUTs deep."""
+    cycle before from what the children's ``valid`` flags will be, the other child than the
+    one served last preferred. It is exactly the grant of a combinational
+    :class:`~hwgen.kernels.pipeline.arbiter.RoundRobin` of the children's ``valid`` flags in
+    that cycle, so the node moves one beat per cycle while either child holds one, alternates
+    while both do, and every cycle is as it was; but the multiplexer's select and the buffer's
+    write enable are flip-flops. A child's next ``valid`` is its ``sure`` flag, or a beat it
+    holds and does not give now; a node's own ``sure`` is a register, so a child that is a
+    node hands its parent two flip-flops (``valid`` and ``sure``), not the three flags and
+    enable its next ``valid`` is made of."""
     local = (FAN_IN - 1).bit_length() if tagged else 0
     tag_bits = len(children[0].tag) + local
     fifo, head = _buffer(m, name, width, tag_bits)
     beats = [Cat(child.payload, child.tag, Const(i, local)) for i, child in enumerate(children)]
     grant = Signal(len(children), name=f"{name}_grant")
     offer = Signal(name=f"{name}_offer")        # grant.any(), a flip-flop of its own
-    coming = [child.next_valid for child in children]
+    taken = [grant[i] & fifo.w_rdy for i in range(len(children))]
+    coming = [child.sure | (child.valid & ~taken[i]) for i, child in enumerate(children)]
     if len(children) == 1:
         m.d.sync += grant.eq(coming[0])
     else:
@@ -382,11 +391,17 @@ def _node(m, name, children, width, tagged):
             grant.eq(Cat(coming[0] & ~(coming[1] & second_next),
                          coming[1] & ~(coming[0] & ~second_next))),
         ]
-    m.d.sync += offer.eq(Cat(coming).any())
+    offer_next = Cat(coming).any()
+    m.d.sync += [
+        offer.eq(offer_next),
+        # The buffer's skid will hold a beat, or the node will write one: as ``offer`` is
+        # ``fifo.w_en``, this is ``~fifo.w_rdy | offer`` in every cycle.
+        head.sure.eq(~fifo.w_rdy_next | offer_next),
+    ]
     m.d.comb += [
         fifo.w_en.eq(offer),
         fifo.w_data.eq(select(grant, beats)),
     ]
     for i, child in enumerate(children):
-        m.d.comb += child.ready.eq(grant[i] & fifo.w_rdy)
+        m.d.comb += child.ready.eq(taken[i])
     return head

@@ -31,6 +31,9 @@ class SkidBuffer(Elaboratable):
         The value ``r_rdy`` takes at the next clock edge (whether the buffer will hold a beat),
         from this cycle's flags and enables: a reader can decide a cycle ahead, into a
         register, what it will take from the buffer.
+    w_rdy_next : Signal
+        The value ``w_rdy`` takes at the next clock edge (whether the skid register will be
+        empty), from this cycle's flags and enables.
     """
 
     depth = 2
@@ -47,6 +50,7 @@ class SkidBuffer(Elaboratable):
         self.r_en = Signal()
         self.level = Signal(range(self.depth + 1))
         self.r_rdy_next = Signal()
+        self.w_rdy_next = Signal()
 
     def elaborate(self, platform):
         m = Module()
@@ -64,6 +68,7 @@ class SkidBuffer(Elaboratable):
         # only the flag says whether it took a beat.
         with m.If(self.w_rdy):
             m.d.sync += skid.eq(self.w_data)
-        m.d.sync += self.w_rdy.eq(advance | (self.w_rdy & ~write))
+        m.d.comb += self.w_rdy_next.eq(advance | (self.w_rdy & ~write))
+        m.d.sync += self.w_rdy.eq(self.w_rdy_next)
         m.d.comb += self.level.eq(self.r_rdy + ~self.w_rdy)
         return m

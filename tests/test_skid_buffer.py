@@ -23,10 +23,10 @@ class _Pair(Elaboratable):
 
 
 @pytest.mark.parametrize("seed", [1, 2])
-def test_r_rdy_next_is_what_the_reference_holds_in_the_next_cycle(seed):
+def test_the_next_flags_are_what_the_reference_holds_in_the_next_cycle(seed):
     """Under random writes (also to a full buffer) and reads (also of an empty one),
-    ``r_rdy_next`` in each cycle is the ``r_rdy`` of Amaranth's ``SyncFIFO(depth=2)`` in the
-    cycle after."""
+    ``r_rdy_next`` and ``w_rdy_next`` in each cycle are the ``r_rdy`` and ``w_rdy`` of
+    Amaranth's ``SyncFIFO(depth=2)`` in the cycle after."""
     rng = random.Random(seed)
     dut = _Pair()
     fifos = (dut.buffer, dut.reference)
@@ -37,8 +37,9 @@ def test_r_rdy_next_is_what_the_reference_holds_in_the_next_cycle(seed):
         inputs.append([(fifo.w_en, int(write)) for fifo in fifos]
                       + [(fifo.r_en, int(read)) for fifo in fifos]
                       + [(fifo.w_data, rng.randrange(16)) for fifo in fifos])
-    records = run_cycles(dut, inputs, [dut.buffer.r_rdy_next, dut.reference.r_rdy,
+    records = run_cycles(dut, inputs, [dut.buffer.r_rdy_next, dut.buffer.w_rdy_next,
+                                       dut.reference.r_rdy, dut.reference.w_rdy,
                                        dut.reference.level])
-    assert {level for _, _, level in records} == {0, 1, 2}, "the stimulus must fill and drain"
+    assert {record[-1] for record in records} == {0, 1, 2}, "the stimulus must fill and drain"
     for cycle in range(len(records) - 1):
-        assert records[cycle][0] == records[cycle + 1][1], f"cycle {cycle}"
+        assert records[cycle][:2] == records[cycle + 1][2:4], f"cycle {cycle}"
