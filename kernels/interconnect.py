@@ -21,10 +21,10 @@ flip-flops to flip-flops:
   through it. An arbiter's grant is a register, decided a cycle ahead from what its
   children's flags will be exactly as a combinational round robin would decide it then: the
   multiplexer's select is a flip-flop, so a beat goes from a buffer's register through the
-  multiplexer into the next buffer's. A child tells its next flag by two flip-flops, its
-  ``valid`` and whether it will hold a beat even if read now (a register computed a cycle
-  ahead from :attr:`~hwgen.kernels.skid_buffer.SkidBuffer.w_rdy_next` and the child's own
-  next grant), so the long net between two levels ends two LUTs before the next grant;
+  multiplexer into the next buffer's. A child that is an arbiter tells its next flag by two
+  flip-flops, its ``valid`` and whether it will hold a beat even if read now (a register
+  computed a cycle ahead from :attr:`~hwgen.kernels.skid_buffer.SkidBuffer.w_rdy_next` and
+  its own next write enable), so the net between two levels ends two LUTs before the grant;
 * a registered slice (a buffer too) between each tree's root and the channel: the channel's
   ``valid`` and payload are registers and the root sees a registered ready, so the channel's
   handshake never reaches into the tree in the cycle it happens;
