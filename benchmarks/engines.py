@@ -39,6 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from hwgen.build import convert
+from hwgen.instrument._amaranth import simulated_time
 from hwgen.kernels import WindowFilter
 from hwgen.kernels.pipeline import Pipeline
 from hwgen.programs import GemmJob
@@ -354,7 +355,7 @@ def uart(divisor=10, count=100):
             sim.run()
             seconds = time.perf_counter() - started
             cpu = time.process_time() - cpu
-            cycles = round(sim._engine.now / 1e9)    # femtoseconds at 1 MHz
+            cycles = round(simulated_time(sim) / 1e9)    # femtoseconds at 1 MHz
             base = base or seconds
             logs[kind] = log
             batched = getattr(sim, "batched_cycles", 0)
@@ -396,7 +397,7 @@ def uart_example(divisor=5, count=100):
         sim.run()
         seconds = time.perf_counter() - started
         cpu = time.process_time() - cpu
-        cycles = round(sim._engine.now / 1e9)    # femtoseconds at 1 MHz
+        cycles = round(simulated_time(sim) / 1e9)    # femtoseconds at 1 MHz
         base = base or (seconds, cpu)
         logs[kind] = log
         print(f"{kind.__name__:18} {cycles:7} {seconds:8.3f} {1e6 * seconds / cycles:9.2f} "

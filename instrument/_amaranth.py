@@ -106,7 +106,8 @@ __all__ = ["AMARANTH_SERIES", "AmaranthVersionWarning", "Assign", "Concat", "IOV
            "clock_domains", "domains", "elaborate", "elaborate_with_next_lines", "embed_parts",
            "fragment_origins", "fsm_state_names", "generated_fsms", "instance_ports",
            "is_amaranth_source", "lhs_signals", "mark_used", "memory_names", "memory_ports", "rhs_signals",
-           "simulated_fragment", "statements", "subfragments", "substitute", "switch_cases",
+           "simulated_fragment", "simulated_time", "simulated_value", "statements", "subfragments",
+           "substitute", "switch_cases",
            "value_node"]
 
 #: The Amaranth release series (major, minor) the layers of hwgen were written for.
@@ -194,6 +195,17 @@ def simulated_fragment(simulator):
     """The fragment (after ``Fragment.prepare``) an Amaranth ``Simulator`` simulates: its
     signals are the ones the simulation drives."""
     return simulator._design.fragment
+
+
+def simulated_time(simulator):
+    """Femtoseconds an Amaranth ``Simulator`` (or :class:`hwgen.sim.CompiledSimulator`) has
+    simulated: Amaranth 0.5 tells a testbench the time only by its waits."""
+    return simulator._engine.now
+
+
+def simulated_value(simulator, signal):
+    """The value ``signal`` has in ``simulator`` between two runs, outside any testbench."""
+    return simulator._engine.get_value(signal)
 
 
 def fragment_origins(fragment):

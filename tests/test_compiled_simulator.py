@@ -13,6 +13,7 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 from amaranth.sim import DomainReset, Simulator
 
+from hwgen.instrument._amaranth import simulated_time, simulated_value
 from hwgen.sim import CompiledSimulator
 
 from uart_design import UART, ExampleUART, example_testbench, uart_testbench
@@ -445,7 +446,7 @@ def test_run_until_and_a_waveform(tmp_path):
     text = (tmp_path / "counter.vcd").read_text()
     assert "count" in text and "$enddefinitions" in text
     # Ten rising edges, at 0.5, 1.5, ... 9.5 us.
-    assert sim._engine.get_value(dut.count) == 10
+    assert simulated_value(sim, dut.count) == 10
 
 
 def test_ports_named_as_a_models_module_would_be():
@@ -591,8 +592,8 @@ def test_tick_waits_step_the_clock_in_cpp_with_every_value_as_pysim():
         for bench in benches:
             sim.add_testbench(bench)
         sim.run()
-        sim.run_until(sim._engine.now / 1e15 + 300.3e-6)   # nothing waits: only the clock
-        log.append(("count at the end", sim._engine.get_value(dut.count)))
+        sim.run_until(simulated_time(sim) / 1e15 + 300.3e-6)   # nothing waits: only the clock
+        log.append(("count at the end", simulated_value(sim, dut.count)))
         logs.append(log)
         if kind is CompiledSimulator:
             batched.append(sim.batched_cycles)
@@ -651,7 +652,7 @@ def test_run_until_stops_where_pysim_does_with_the_clock_in_cpp():
         log = []
         for deadline in deadlines:
             sim.run_until(deadline)
-            log.append((sim._engine.now, sim._engine.get_value(dut.count), list(seen)))
+            log.append((simulated_time(sim), simulated_value(sim, dut.count), list(seen)))
         results.append(log)
     assert results[1] == results[0]
     assert sim.batched_cycles > 300
@@ -706,7 +707,7 @@ def test_testbenches_acting_every_cycle_with_waits_that_come_and_go():
         sim.add_testbench(watcher)
         sim.add_testbench(sampler, background=True)
         sim.run()
-        log.append(("after run", sim._engine.get_value(top.submodules.dut.next)))
+        log.append(("after run", simulated_value(sim, top.submodules.dut.next)))
         logs.append(log)
     assert logs[1] == logs[0]
     assert ("count", 0, 0) in logs[0] and any(e[0] == "changed" for e in logs[0])
@@ -726,7 +727,7 @@ def test_what_a_testbench_sets_last_is_settled_after_run():
         sim.add_clock(1e-6)
         sim.add_testbench(bench)
         sim.run()
-        results.append((sim._engine.get_value(dut.count), sim._engine.get_value(dut.next)))
+        results.append((simulated_value(sim, dut.count), simulated_value(sim, dut.next)))
     assert results[1] == results[0] == (3, 3)
 
 
@@ -771,10 +772,10 @@ def _both_watched(benches, *, deadlines=None, background=()):
         else:
             for deadline in deadlines:
                 sim.run_until(deadline)
-                log.append(("deadline", sim._engine.now, sim._engine.get_value(dut.count)))
-        log.append(("end", sim._engine.now, sim._engine.get_value(dut.count)))
+                log.append(("deadline", simulated_time(sim), simulated_value(sim, dut.count)))
+        log.append(("end", simulated_time(sim), simulated_value(sim, dut.count)))
         logs.append(log)
-    return logs, sim.batched_cycles / round(sim._engine.now / 1e9)
+    return logs, sim.batched_cycles / round(simulated_time(sim) / 1e9)
 
 
 def test_changed_on_a_register_a_combinational_output_and_several_signals():
