@@ -98,6 +98,11 @@ KINDS = {
                  "enable (a slot loaded from one of two sources, or from its source and its "
                  "operation's result): one function of 2 k + 1 inputs per bit, a tree of LUTs "
                  "((k, bits); priced from ``mux``)",
+    "mux_select": "a 2:1 choice of a register's next state, beside its enable, between an "
+                  "and-or selection and another value (a static stage's context loaded from "
+                  "the granted slot or from another source): on a LUT6 one way more of the "
+                  "selection's tree ((ways of the selection, bits); priced from ``select``), on "
+                  "a LUT4 a ``mux_ff``",
     "and": "bitwise and / or of two operands (width)",
     "and_ff": "bitwise and / or that only registers read (width; characterised as ``and``)",
     "xor": "bitwise xor of two operands (width)",
@@ -130,7 +135,7 @@ KINDS = {
 #: programs' other logic and moved with it, as it did for the flag reductions; a tree of one
 #: gate is priced in closed form; a gate only registers read has nothing to melt into).
 UNCALIBRATED = ("shift", "mul", "reduce_word", "scheduler", "csub", "add_gate", "select",
-                "gate_tree", "and_ff", "reduce")
+                "gate_tree", "and_ff", "reduce", "mux_select")
 RESOURCES = ("lut", "ff", "carry", "bram", "dsp")
 #: Kinds whose LUTs the calibration scales together (``memory`` is every memory's LUTs).
 #: ``register_mux`` (a register's
@@ -320,7 +325,7 @@ def count_netlist(emitted):
             if len(cell[2]) > 1:
                 kinds["and", len(cell[2]) - 1] += 1
         elif kind == "assign":
-            _assignments(cells, cell, feeds_ff.get(index), kinds, used.get(index, 0))
+            _assignments(cells, cell, feeds_ff.get(index), kinds, used.get(index, 0), selects)
         elif kind == "part":
             _kind, value, _signed, _offset, width, stride = cell
             choices = max(1, -(-(len(value) - width) // stride) + 1)
@@ -1088,9 +1093,9 @@ def _select(kinds, previous, chosen, read=-1, gate="and"):
         kinds["mux", muxes] += 1
 
 
-def _assignments(cells, cell, ff_index, kinds, read):
+def _assignments(cells, cell, ff_index, kinds, read, selects=None):
     """Multiplexers of an assignment list, on its bits ``read`` (a mask); a register's hold
-    and reset cost nothing."""
+    and reset cost nothing. ``selects``: the and-or selections' roots and their ways."""
     _kind, default, assignments = cell
     assignments = list(assignments)
     width = len(default)
@@ -1116,7 +1121,9 @@ def _assignments(cells, cell, ff_index, kinds, read):
     # assignment to a held bit is its clock enable (an array of per-thread fields in one
     # register, each written under its own conditions, has one enable per field).
     held = (1 << width) - 1 if holds else 0
-    choices, levels = [], Counter()     # a register's: the bits of each choice; per bit, how many
+    # A register's: the bits of each choice, the ways of a selection it chooses (0: none);
+    # per bit, how many choices.
+    choices, sides, levels = [], [], Counter()
     for k, (cond, start, value) in enumerate(assignments):
         bits = slice(start, start + len(value))
         written = (1 << len(value)) - 1 << start
@@ -1135,6 +1142,7 @@ def _assignments(cells, cell, ff_index, kinds, read):
                       if mask >> start + bit & 1 and not (old < 2 and new < 2)]
             choices.append(chosen)
             levels.update(chosen)
+            sides.append(_selected(selects, current[bits], value))
         # After the choice a bit is a function of the condition: no longer a constant; a bit
         # this assignment enables takes its value.
         current[bits] = [new if enabled >> bit & 1 or old == new
@@ -1144,13 +1152,29 @@ def _assignments(cells, cell, ff_index, kinds, read):
     # A bit chosen once is a 2:1 multiplexer beside its enable (``mux_ff``); a bit chosen k
     # times is one function of its k conditions and k + 1 values (``mux_chain``), which the
     # LUTs of a family take whole (a LUT6 holds two levels, where a LUT4 needs two LUTs).
-    for chosen in choices:
+    # A bit chosen once between an and-or selection and another value is one way more of the
+    # selection's tree (``mux_select``) on a LUT6: the choice takes the last LUT's spare inputs.
+    for chosen, ways in zip(choices, sides):
         once = sum(levels[bit] == 1 for bit in chosen)
-        if once:
+        if once and ways:
+            kinds["mux_select", (ways, once)] += 1
+        elif once:
             kinds["mux_ff", once] += 1
     chains = Counter(k for k in levels.values() if k > 1)
     for k, bits in chains.items():
         kinds["mux_chain", (k, bits)] += 1
+
+
+def _selected(selects, previous, chosen):
+    """The ways of the and-or selection (in ``selects``) whose output is one side of a 2:1
+    choice between ``previous`` and ``chosen``, whole; 0 when neither side is one."""
+    for side in (chosen, previous):
+        roots = {net >> 16 for net in side if net >= 2}
+        if selects and len(roots) == 1 and all(net >= 2 for net in side):
+            root = roots.pop()
+            if root in selects:
+                return selects[root]
+    return 0
 
 
 #: Yosys's DSP mapping per cost family (``mul2dsp``'s parameters in the family's ``synth_*``):
@@ -1379,6 +1403,12 @@ def _kind_cost(table, kind, width):
         cost = {resource: max(0.0, sum(c * f for c, f in zip(model[resource], features)))
                 for resource in ("lut", "ff", "carry")}
         return {**cost, "bram": 0.0, "dsp": blocks}
+    if kind == "mux_select":    # what one way more adds to the selection's tree
+        ways, bits = width
+        entry = _operator(table, "select")
+        return {r: bits / entry["bits"] * max(0.0, _interp(entry["widths"], entry[r], ways + 1)
+                                              - _interp(entry["widths"], entry[r], ways))
+                for r in RESOURCES}
     entry = _operator(table, kind)
     if kind == "scheduler":     # its register (the last thread served) is counted as ff
         return {r: 0.0 if r == "ff" else _interp(entry["widths"], entry[r], width)
@@ -1401,11 +1431,27 @@ def _kind_cost(table, kind, width):
     return {r: _interp(entry["widths"], entry[r], width) for r in RESOURCES}
 
 
+def _for_family(table, kinds):
+    """``kinds`` as ``table``'s family takes them: on a LUT4 family (or a table calibrated
+    before ``mux_ff`` was a kind) a register's choice beside a selection is a ``mux_ff``."""
+    if table["lut_inputs"] >= 6 and "register_mux" in \
+            table.get("calibration", {}).get("lut_factors", {"register_mux": 1}):
+        return kinds
+    found = Counter()
+    for (kind, width), count in kinds.items():
+        if kind == "mux_select":
+            found["mux_ff", width[1]] += count
+        else:
+            found[kind, width] += count
+    return found
+
+
 def lut_groups(table, kinds, memories, *, own=()):
     """LUTs of the counted primitives at their isolated cost, summed per :data:`LUT_GROUPS`
     (:data:`UNCALIBRATED` kinds and ROMs aside); the :data:`UNCALIBRATED` kinds in ``own`` in
     a group of their own, named after the kind, for a fit that scales them."""
     groups = dict.fromkeys((*LUT_GROUPS, *own), 0.0)
+    kinds = _for_family(table, kinds)
     for (kind, width), count in kinds.items():
         if kind in own:
             groups[kind] += count * _kind_cost(table, kind, width)["lut"]
@@ -1419,6 +1465,7 @@ def lut_groups(table, kinds, memories, *, own=()):
 def uncalibrated_luts(table, kinds, *, own=()):
     """LUTs of the :data:`UNCALIBRATED` kinds (multipliers, barrel shifters, ...) at their
     isolated cost, but for those in ``own`` (see :func:`lut_groups`)."""
+    kinds = _for_family(table, kinds)
     return sum(count * _kind_cost(table, kind, width)["lut"]
                for (kind, width), count in kinds.items()
                if kind in UNCALIBRATED and kind not in own)
@@ -1454,6 +1501,7 @@ def price(table, kinds, memories, instances=()):
     prices them as its fit saw them (:func:`_as_calibrated`).
     """
     factors = table.get("calibration", {}).get("lut_factors")
+    kinds = _for_family(table, kinds)
     if factors:
         kinds = _as_calibrated(kinds, factors)
     total = dict.fromkeys(RESOURCES, 0.0)
