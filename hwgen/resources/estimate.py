@@ -45,7 +45,9 @@ What the counting folds the way Yosys does:
   context of the thread its scheduler grants) is one ``select`` of its ways, priced per bit
   read as the family's tree of LUTs over grants and values; a register's choice between two
   values beside its enable (a slot loaded from one of two sources) is a ``mux_ff``, several
-  choices on one bit one ``mux_chain`` (a function of all their inputs, a tree of LUTs);
+  choices on one bit one ``mux_chain`` (a function of all their inputs, a tree of LUTs); a
+  choice between a selection and another value is a ``mux_select``, one way more of the
+  selection's tree on a LUT6 family (a ``mux_ff`` on a LUT4 one);
 - a choice between a constant and a signal that an adder reads is an ``add_gate``, priced at
   what it adds to the adder alone (a LUT per bit before an ECP5 or iCE40 carry chain);
 - constants are folded as ``opt_expr`` folds them once the stuck register bits are constants:
