@@ -220,6 +220,13 @@ def test_a_registers_clear_beside_its_reset_is_its_synchronous_reset():
     assert not any(kind.startswith("mux") for kind, _width in kinds)
 
 
+def test_a_branch_condition_only_a_reset_reads_melts_into_the_resets_lut():
+    # The Else's condition (not c) is read only as the clear that joins the reset: Yosys
+    # builds one LUT per register for both (36 LUT for four words and their OR).
+    kinds = count_primitives(ClearedWords(4, 32))[0]
+    assert kinds["and_ff", 1] == 4 and kinds["and", 1] == 0
+
+
 def test_an_or_of_four_words_is_one_tree_per_bit():
     kinds = count_primitives(ClearedWords(4, 32))[0]
     assert kinds["gate_tree", (4, 32)] == 1

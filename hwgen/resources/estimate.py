@@ -58,7 +58,8 @@ What the counting folds the way Yosys does:
   at its own cost; the other reductions (``reduce``: a program's flags, any thread in a state,
   a mask of ready slots) at theirs too, the smallest tree of LUTs (a fitted factor for them
   stood in for other logic of the calibration programs: 11.5 on iCE40);
-- a register's clear that joins its reset is its synchronous reset; a tree of one and / or
+- a register's clear that joins its reset is its synchronous reset (its branch condition, if
+  only resets read it, melts into the reset's LUT); a tree of one and / or
   gate over three or more words is a ``gate_tree``, one tree of LUTs per bit; a gate only
   registers read is an ``and_ff``, a LUT per bit before the flip-flop.
 
@@ -221,6 +222,15 @@ def count_netlist(emitted):
     readers = Counter(source for index in live
                       for source in {net >> 16 for net in input_nets(cells[index]) if net >= 2})
     enables = _feedback_muxes(cells, live, readers)
+    # Per net: how many cells read it, and how many registers read it as a reset condition.
+    net_reads = Counter(net for index in live for net in input_nets(cells[index]) if net >= 2)
+    reset_reads = Counter()
+    for index in live:
+        if cells[index][0] == "assign" and index in feeds_ff:
+            assignments = cells[index][2]
+            resets = _resets(assignments, len(cells[index][1]))
+            reset_reads.update(cond for cond, _start, _value in
+                               assignments[len(assignments) - resets:])
     outputs = {net >> 16 for net in emitted.outputs if net >= 2}
     registered = _registered(cells, live, feeds_ff) - outputs
     operand_gates = _adder_operands(cells, live)
@@ -324,8 +334,13 @@ def count_netlist(emitted):
                 if bits > 1:   # one bit is a wire or its inverse
                     kinds["eq_const", bits] += 1
         elif kind == "priority":
-            if len(cell[2]) > 1:
-                kinds["and", len(cell[2]) - 1] += 1
+            # A branch's condition (its test and not the earlier ones') that only resets read
+            # melts into the reset's LUT (``and_ff``).
+            folded = sum(1 for bit in range(1, len(cell[2]))
+                         if reset_reads[index << 16 | bit]
+                         and reset_reads[index << 16 | bit] == net_reads[index << 16 | bit])
+            if len(cell[2]) - 1 - folded > 0:
+                kinds["and", len(cell[2]) - 1 - folded] += 1
         elif kind == "assign":
             _assignments(cells, cell, feeds_ff.get(index), kinds, used.get(index, 0), selects)
         elif kind == "part":
@@ -1105,13 +1120,8 @@ def _assignments(cells, cell, ff_index, kinds, read, selects=None):
     # a clear such as ``with m.Else(): r.eq(0)`` that no later assignment overrides) are its
     # synchronous reset: Yosys's opt_dff folds each such choice into the flip-flop's reset pin,
     # one reset condition for all: a LUT before the reset pin where there are several.
-    resets = 0
-    while ff_index is not None and assignments and _const(assignments[-1][2]) \
-            and assignments[-1][1] == 0 and len(assignments[-1][2]) == width:
-        value = assignments.pop()[2]
-        resets += 1
-        if not assignments or assignments[-1][2] != value:
-            break
+    resets = _resets(assignments, width) if ff_index is not None else 0
+    del assignments[len(assignments) - resets:]
     if resets > 1 and read:
         kinds["and_ff", 1] += 1
     current = list(default)
@@ -1165,6 +1175,18 @@ def _assignments(cells, cell, ff_index, kinds, read, selects=None):
     chains = Counter(k for k in levels.values() if k > 1)
     for k, bits in chains.items():
         kinds["mux_chain", (k, bits)] += 1
+
+
+def _resets(assignments, width):
+    """How many of a register's last ``assignments`` are its synchronous reset: each of one
+    constant to all ``width`` bits, the same constant (see :func:`_assignments`)."""
+    resets = 0
+    for _cond, start, value in reversed(assignments):
+        if not (_const(value) and start == 0 and len(value) == width) \
+                or resets and value != assignments[-1][2]:
+            break
+        resets += 1
+    return resets
 
 
 def _selected(selects, previous, chosen):
