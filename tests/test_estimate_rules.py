@@ -1,7 +1,7 @@
 """Logic priced by rule, not by a fitted factor: a gate in front of an adder (``add_gate``), the
 clock enable of every field of a register, the and-or selections (``select``), a register's
 clear as its synchronous reset, trees of one gate (``gate_tree``) and gates that only
-registers read (``and_ff``)."""
+registers read (``and_ff``), a register's choice beside a selection (``mux_select``)."""
 
 import pytest
 from amaranth.hdl import Module, Mux, Signal
@@ -220,6 +220,13 @@ def test_a_registers_clear_beside_its_reset_is_its_synchronous_reset():
     assert not any(kind.startswith("mux") for kind, _width in kinds)
 
 
+def test_a_branch_condition_only_a_reset_reads_melts_into_the_resets_lut():
+    # The Else's condition (not c) is read only as the clear that joins the reset: Yosys
+    # builds one LUT per register for both (36 LUT for four words and their OR).
+    kinds = count_primitives(ClearedWords(4, 32))[0]
+    assert kinds["and_ff", 1] == 4 and kinds["and", 1] == 0
+
+
 def test_an_or_of_four_words_is_one_tree_per_bit():
     kinds = count_primitives(ClearedWords(4, 32))[0]
     assert kinds["gate_tree", (4, 32)] == 1
@@ -278,3 +285,60 @@ def test_an_and_ff_is_priced_at_its_isolated_cost_whatever_the_calibration(famil
     bare = {**table, "calibration": {}}
     assert price(table, {("and_ff", 8): 1}, [])["lut"] == pytest.approx(
         price(bare, {("and", 8): 1}, [])["lut"])
+
+
+class GrantedContext(wiring.Component):
+    """A static stage's 16-bit context register loaded from the slot of four a round-robin
+    scheduler grants (an and-or selection) when one is granted, else (``other``) from another
+    source under its own condition, as a stage after a parking stage and a second edge."""
+
+    def __init__(self, other):
+        self._other = other
+        super().__init__({"requests": In(4), "slots": In(4 * 16), "o": In(16), "eo": In(1),
+                          "y": Out(16)})
+
+    def elaborate(self, platform):
+        from hwgen.kernels.pipeline.arbiter import RoundRobin, select
+        m = Module()
+        m.submodules.scheduler = scheduler = RoundRobin(4)
+        m.d.comb += [scheduler.requests.eq(self.requests), scheduler.accept.eq(1)]
+        chosen = select(scheduler.grant, [self.slots[16 * t:16 * (t + 1)] for t in range(4)])
+        context = Signal(16)
+        with m.If(scheduler.valid):
+            m.d.sync += context.eq(chosen)
+        with m.Elif(self._other and self.eo):
+            m.d.sync += context.eq(self.o)
+        m.d.comb += self.y.eq(context)
+        return m
+
+
+def test_a_registers_choice_beside_a_selection_is_a_mux_select():
+    kinds = count_primitives(GrantedContext(other=True))[0]
+    assert kinds["mux_select", (4, 16)] == 1 and kinds["mux_ff", 16] == 0
+    kinds = count_primitives(GrantedContext(other=False))[0]
+    assert not any(kind.startswith("mux") for kind, _width in kinds)
+
+
+@pytest.mark.parametrize("family, luts_per_bit", [("ecp5", None), ("ice40", None),
+                                                   ("xilinx-xc7", 0), ("xilinx-xcup", 0)])
+def test_a_mux_select_is_a_way_more_on_a_lut6_and_a_register_mux_on_a_lut4(family, luts_per_bit):
+    # Four ways and the choice are five and-or terms: a 4-way selection's second LUT6 takes
+    # them; a LUT4 family prices the choice as it always did, as a mux_ff.
+    table = cost_table(family)
+    cost = price(table, {("mux_select", (4, 16)): 1}, [])["lut"]
+    if luts_per_bit is None:
+        assert cost == pytest.approx(price(table, {("mux_ff", 16): 1}, [])["lut"])
+    else:
+        assert cost == luts_per_bit * 16
+
+
+@pytest.mark.slow
+def test_a_registers_choice_beside_a_selection_costs_what_yosys_builds_on_xilinx():
+    # Yosys (synth_xilinx): 48 LUT with the choice, 47 without: the choice is free there; a
+    # mux_ff per bit put the estimate 15 LUT over.
+    from hwgen.resources.estimate import estimate
+    synthesized = synthesize(GrantedContext(other=True), "arty-a7-100t", fmax=False)
+    estimated = estimate(GrantedContext(other=True), "arty-a7-100t")
+    alone = synthesize(GrantedContext(other=False), "arty-a7-100t", fmax=False)
+    assert abs(synthesized.lut - alone.lut) <= 2
+    assert abs(estimated.lut - synthesized.lut) <= 0.1 * synthesized.lut

@@ -280,7 +280,7 @@ def benches(kinds=None):
             name = f"op_scheduler_{threads}"
             found[name] = ({"kind": "scheduler", "width": threads}, SchedulerBench(name, threads))
     for kind in KINDS if kinds is None else kinds:
-        if kind in ("mul", "select", "scheduler", "mux_ff", "mux_chain"):   # priced as a mux
+        if kind in ("mul", "select", "scheduler", "mux_ff", "mux_chain", "mux_select"):
             continue
         for width in WIDTHS:
             if kind in ("reduce", "reduce_xor", "reduce_word") and width == 1:
@@ -369,7 +369,7 @@ def characterize(family, kinds=None, table=None):
         netlist = json.loads((work / "netlist.json").read_text())
     per_bench = split_cells(netlist["modules"]["top"], found)
     operators = {kind: {"widths": [], **{r: [] for r in RESOURCES}} for kind in KINDS
-                 if kind not in ("mul", "mux_ff", "mux_chain")
+                 if kind not in ("mul", "mux_ff", "mux_chain", "mux_select")
                  and (kinds is None or kind in kinds)}
     if "select" in operators:     # its widths are ways, each of SELECT_BITS bits
         operators["select"]["bits"] = SELECT_BITS
@@ -522,8 +522,9 @@ def main(argv=None):
     parser.add_argument("--calibrate-only", action="store_true",
                         help="keep the micro-benchmark costs of the existing tables (adding "
                              "those of kinds they lack) and only redo the calibration")
-    # mux_ff and mux_chain are priced from mux, gate_tree in closed form.
-    benched = [kind for kind in KINDS if kind not in ("mux_ff", "mux_chain", "gate_tree", "and_ff")]
+    # mux_ff and mux_chain are priced from mux, mux_select from select, gate_tree in closed form.
+    benched = [kind for kind in KINDS
+               if kind not in ("mux_ff", "mux_chain", "mux_select", "gate_tree", "and_ff")]
     parser.add_argument("--kinds", nargs="+", metavar="KIND", default=None,
                         help=f"characterise only these kinds (of {', '.join(benched)}) into the "
                              f"existing tables, keeping the rest (default: everything)")

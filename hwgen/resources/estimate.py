@@ -45,7 +45,9 @@ What the counting folds the way Yosys does:
   context of the thread its scheduler grants) is one ``select`` of its ways, priced per bit
   read as the family's tree of LUTs over grants and values; a register's choice between two
   values beside its enable (a slot loaded from one of two sources) is a ``mux_ff``, several
-  choices on one bit one ``mux_chain`` (a function of all their inputs, a tree of LUTs);
+  choices on one bit one ``mux_chain`` (a function of all their inputs, a tree of LUTs); a
+  choice between a selection and another value is a ``mux_select``, one way more of the
+  selection's tree on a LUT6 family (a ``mux_ff`` on a LUT4 one);
 - a choice between a constant and a signal that an adder reads is an ``add_gate``, priced at
   what it adds to the adder alone (a LUT per bit before an ECP5 or iCE40 carry chain);
 - constants are folded as ``opt_expr`` folds them once the stuck register bits are constants:
@@ -56,7 +58,8 @@ What the counting folds the way Yosys does:
   at its own cost; the other reductions (``reduce``: a program's flags, any thread in a state,
   a mask of ready slots) at theirs too, the smallest tree of LUTs (a fitted factor for them
   stood in for other logic of the calibration programs: 11.5 on iCE40);
-- a register's clear that joins its reset is its synchronous reset; a tree of one and / or
+- a register's clear that joins its reset is its synchronous reset (its branch condition, if
+  only resets read it, melts into the reset's LUT); a tree of one and / or
   gate over three or more words is a ``gate_tree``, one tree of LUTs per bit; a gate only
   registers read is an ``and_ff``, a LUT per bit before the flip-flop.
 
@@ -98,6 +101,11 @@ KINDS = {
                  "enable (a slot loaded from one of two sources, or from its source and its "
                  "operation's result): one function of 2 k + 1 inputs per bit, a tree of LUTs "
                  "((k, bits); priced from ``mux``)",
+    "mux_select": "a 2:1 choice of a register's next state, beside its enable, between an "
+                  "and-or selection and another value (a static stage's context loaded from "
+                  "the granted slot or from another source): on a LUT6 one way more of the "
+                  "selection's tree ((ways of the selection, bits); priced from ``select``), on "
+                  "a LUT4 a ``mux_ff``",
     "and": "bitwise and / or of two operands (width)",
     "and_ff": "bitwise and / or that only registers read (width; characterised as ``and``)",
     "xor": "bitwise xor of two operands (width)",
@@ -130,7 +138,7 @@ KINDS = {
 #: programs' other logic and moved with it, as it did for the flag reductions; a tree of one
 #: gate is priced in closed form; a gate only registers read has nothing to melt into).
 UNCALIBRATED = ("shift", "mul", "reduce_word", "scheduler", "csub", "add_gate", "select",
-                "gate_tree", "and_ff", "reduce")
+                "gate_tree", "and_ff", "reduce", "mux_select")
 RESOURCES = ("lut", "ff", "carry", "bram", "dsp")
 #: Kinds whose LUTs the calibration scales together (``memory`` is every memory's LUTs).
 #: ``register_mux`` (a register's
@@ -214,6 +222,15 @@ def count_netlist(emitted):
     readers = Counter(source for index in live
                       for source in {net >> 16 for net in input_nets(cells[index]) if net >= 2})
     enables = _feedback_muxes(cells, live, readers)
+    # Per net: how many cells read it, and how many registers read it as a reset condition.
+    net_reads = Counter(net for index in live for net in input_nets(cells[index]) if net >= 2)
+    reset_reads = Counter()
+    for index in live:
+        if cells[index][0] == "assign" and index in feeds_ff:
+            assignments = cells[index][2]
+            resets = _resets(assignments, len(cells[index][1]))
+            reset_reads.update(cond for cond, _start, _value in
+                               assignments[len(assignments) - resets:])
     outputs = {net >> 16 for net in emitted.outputs if net >= 2}
     registered = _registered(cells, live, feeds_ff) - outputs
     operand_gates = _adder_operands(cells, live)
@@ -317,10 +334,15 @@ def count_netlist(emitted):
                 if bits > 1:   # one bit is a wire or its inverse
                     kinds["eq_const", bits] += 1
         elif kind == "priority":
-            if len(cell[2]) > 1:
-                kinds["and", len(cell[2]) - 1] += 1
+            # A branch's condition (its test and not the earlier ones') that only resets read
+            # melts into the reset's LUT (``and_ff``).
+            folded = sum(1 for bit in range(1, len(cell[2]))
+                         if reset_reads[index << 16 | bit]
+                         and reset_reads[index << 16 | bit] == net_reads[index << 16 | bit])
+            if len(cell[2]) - 1 - folded > 0:
+                kinds["and", len(cell[2]) - 1 - folded] += 1
         elif kind == "assign":
-            _assignments(cells, cell, feeds_ff.get(index), kinds, used.get(index, 0))
+            _assignments(cells, cell, feeds_ff.get(index), kinds, used.get(index, 0), selects)
         elif kind == "part":
             _kind, value, _signed, _offset, width, stride = cell
             choices = max(1, -(-(len(value) - width) // stride) + 1)
@@ -1088,9 +1110,9 @@ def _select(kinds, previous, chosen, read=-1, gate="and"):
         kinds["mux", muxes] += 1
 
 
-def _assignments(cells, cell, ff_index, kinds, read):
+def _assignments(cells, cell, ff_index, kinds, read, selects=None):
     """Multiplexers of an assignment list, on its bits ``read`` (a mask); a register's hold
-    and reset cost nothing."""
+    and reset cost nothing. ``selects``: the and-or selections' roots and their ways."""
     _kind, default, assignments = cell
     assignments = list(assignments)
     width = len(default)
@@ -1098,13 +1120,8 @@ def _assignments(cells, cell, ff_index, kinds, read):
     # a clear such as ``with m.Else(): r.eq(0)`` that no later assignment overrides) are its
     # synchronous reset: Yosys's opt_dff folds each such choice into the flip-flop's reset pin,
     # one reset condition for all: a LUT before the reset pin where there are several.
-    resets = 0
-    while ff_index is not None and assignments and _const(assignments[-1][2]) \
-            and assignments[-1][1] == 0 and len(assignments[-1][2]) == width:
-        value = assignments.pop()[2]
-        resets += 1
-        if not assignments or assignments[-1][2] != value:
-            break
+    resets = _resets(assignments, width) if ff_index is not None else 0
+    del assignments[len(assignments) - resets:]
     if resets > 1 and read:
         kinds["and_ff", 1] += 1
     current = list(default)
@@ -1116,7 +1133,9 @@ def _assignments(cells, cell, ff_index, kinds, read):
     # assignment to a held bit is its clock enable (an array of per-thread fields in one
     # register, each written under its own conditions, has one enable per field).
     held = (1 << width) - 1 if holds else 0
-    choices, levels = [], Counter()     # a register's: the bits of each choice; per bit, how many
+    # A register's: the bits of each choice, the ways of a selection it chooses (0: none);
+    # per bit, how many choices.
+    choices, sides, levels = [], [], Counter()
     for k, (cond, start, value) in enumerate(assignments):
         bits = slice(start, start + len(value))
         written = (1 << len(value)) - 1 << start
@@ -1135,6 +1154,7 @@ def _assignments(cells, cell, ff_index, kinds, read):
                       if mask >> start + bit & 1 and not (old < 2 and new < 2)]
             choices.append(chosen)
             levels.update(chosen)
+            sides.append(_selected(selects, current[bits], value))
         # After the choice a bit is a function of the condition: no longer a constant; a bit
         # this assignment enables takes its value.
         current[bits] = [new if enabled >> bit & 1 or old == new
@@ -1144,13 +1164,41 @@ def _assignments(cells, cell, ff_index, kinds, read):
     # A bit chosen once is a 2:1 multiplexer beside its enable (``mux_ff``); a bit chosen k
     # times is one function of its k conditions and k + 1 values (``mux_chain``), which the
     # LUTs of a family take whole (a LUT6 holds two levels, where a LUT4 needs two LUTs).
-    for chosen in choices:
+    # A bit chosen once between an and-or selection and another value is one way more of the
+    # selection's tree (``mux_select``) on a LUT6: the choice takes the last LUT's spare inputs.
+    for chosen, ways in zip(choices, sides):
         once = sum(levels[bit] == 1 for bit in chosen)
-        if once:
+        if once and ways:
+            kinds["mux_select", (ways, once)] += 1
+        elif once:
             kinds["mux_ff", once] += 1
     chains = Counter(k for k in levels.values() if k > 1)
     for k, bits in chains.items():
         kinds["mux_chain", (k, bits)] += 1
+
+
+def _resets(assignments, width):
+    """How many of a register's last ``assignments`` are its synchronous reset: each of one
+    constant to all ``width`` bits, the same constant (see :func:`_assignments`)."""
+    resets = 0
+    for _cond, start, value in reversed(assignments):
+        if not (_const(value) and start == 0 and len(value) == width) \
+                or resets and value != assignments[-1][2]:
+            break
+        resets += 1
+    return resets
+
+
+def _selected(selects, previous, chosen):
+    """The ways of the and-or selection (in ``selects``) whose output is one side of a 2:1
+    choice between ``previous`` and ``chosen``, whole; 0 when neither side is one."""
+    for side in (chosen, previous):
+        roots = {net >> 16 for net in side if net >= 2}
+        if selects and len(roots) == 1 and all(net >= 2 for net in side):
+            root = roots.pop()
+            if root in selects:
+                return selects[root]
+    return 0
 
 
 #: Yosys's DSP mapping per cost family (``mul2dsp``'s parameters in the family's ``synth_*``):
@@ -1379,6 +1427,12 @@ def _kind_cost(table, kind, width):
         cost = {resource: max(0.0, sum(c * f for c, f in zip(model[resource], features)))
                 for resource in ("lut", "ff", "carry")}
         return {**cost, "bram": 0.0, "dsp": blocks}
+    if kind == "mux_select":    # what one way more adds to the selection's tree
+        ways, bits = width
+        entry = _operator(table, "select")
+        return {r: bits / entry["bits"] * max(0.0, _interp(entry["widths"], entry[r], ways + 1)
+                                              - _interp(entry["widths"], entry[r], ways))
+                for r in RESOURCES}
     entry = _operator(table, kind)
     if kind == "scheduler":     # its register (the last thread served) is counted as ff
         return {r: 0.0 if r == "ff" else _interp(entry["widths"], entry[r], width)
@@ -1401,11 +1455,27 @@ def _kind_cost(table, kind, width):
     return {r: _interp(entry["widths"], entry[r], width) for r in RESOURCES}
 
 
+def _for_family(table, kinds):
+    """``kinds`` as ``table``'s family takes them: on a LUT4 family (or a table calibrated
+    before ``mux_ff`` was a kind) a register's choice beside a selection is a ``mux_ff``."""
+    if table["lut_inputs"] >= 6 and "register_mux" in \
+            table.get("calibration", {}).get("lut_factors", {"register_mux": 1}):
+        return kinds
+    found = Counter()
+    for (kind, width), count in kinds.items():
+        if kind == "mux_select":
+            found["mux_ff", width[1]] += count
+        else:
+            found[kind, width] += count
+    return found
+
+
 def lut_groups(table, kinds, memories, *, own=()):
     """LUTs of the counted primitives at their isolated cost, summed per :data:`LUT_GROUPS`
     (:data:`UNCALIBRATED` kinds and ROMs aside); the :data:`UNCALIBRATED` kinds in ``own`` in
     a group of their own, named after the kind, for a fit that scales them."""
     groups = dict.fromkeys((*LUT_GROUPS, *own), 0.0)
+    kinds = _for_family(table, kinds)
     for (kind, width), count in kinds.items():
         if kind in own:
             groups[kind] += count * _kind_cost(table, kind, width)["lut"]
@@ -1419,6 +1489,7 @@ def lut_groups(table, kinds, memories, *, own=()):
 def uncalibrated_luts(table, kinds, *, own=()):
     """LUTs of the :data:`UNCALIBRATED` kinds (multipliers, barrel shifters, ...) at their
     isolated cost, but for those in ``own`` (see :func:`lut_groups`)."""
+    kinds = _for_family(table, kinds)
     return sum(count * _kind_cost(table, kind, width)["lut"]
                for (kind, width), count in kinds.items()
                if kind in UNCALIBRATED and kind not in own)
@@ -1454,6 +1525,7 @@ def price(table, kinds, memories, instances=()):
     prices them as its fit saw them (:func:`_as_calibrated`).
     """
     factors = table.get("calibration", {}).get("lut_factors")
+    kinds = _for_family(table, kinds)
     if factors:
         kinds = _as_calibrated(kinds, factors)
     total = dict.fromkeys(RESOURCES, 0.0)
