@@ -176,6 +176,29 @@ def check(readout, expected):
             assert readout.overflow[name] == flag, name
 
 
+async def run_then_clear(host, now, ctx, timeline, readouts):
+    """From a frozen HMM: run for 25 cycles, clear, and 35 cycles on freeze and read
+    (``readouts["cleared"]``); each command noted on ``timeline``."""
+    timeline.command(now(), "run")
+    await host.command("run")
+    await ctx.tick().repeat(25)
+    timeline.command(now(), "clear")
+    await host.command("clear")
+    await ctx.tick().repeat(35)
+    readouts["cleared"] = await freeze_and_read(host, now)
+
+
+async def run_again_then_clear(host, now, ctx, timeline, readouts, cycles):
+    """From a frozen HMM: run for ``cycles``, freeze and read (``readouts["again"]``), then
+    :func:`run_then_clear`."""
+    timeline.command(now(), "run")
+    await host.command("run")
+    await ctx.tick().repeat(cycles)
+    readouts["again"] = await freeze_and_read(host, now)
+    timeline.command(readouts["again"][0], "freeze")
+    await run_then_clear(host, now, ctx, timeline, readouts)
+
+
 def test_values_follow_freeze_run_snapshot_and_clear():
     timeline = Timeline(sweep_cycles=8)     # the counter bank's 8 counts take longest to sweep
     readouts = {}
@@ -192,13 +215,7 @@ def test_values_follow_freeze_run_snapshot_and_clear():
         assert await host.status() == {"running": False, "busy": False}
         readouts["frozen"] = (timeline.events[-1][0], await host.read_all(freeze=False))
         await ctx.tick().repeat(20)                      # frozen: nothing counts
-        timeline.command(now(), "run")
-        await host.command("run")
-        await ctx.tick().repeat(25)
-        timeline.command(now(), "clear")
-        await host.command("clear")
-        await ctx.tick().repeat(35)
-        readouts["cleared"] = await freeze_and_read(host, now)
+        await run_then_clear(host, now, ctx, timeline, readouts)
 
     samples, hmm = simulate(program)
     cycle, (values, overflow) = readouts["running"]
@@ -230,24 +247,6 @@ def assert_banked(hmm):
     names = [f.name for f in hmm.layout.fields]
     assert names[-len(BANKED):] == list(BANKED) and "a" in names
     assert "counts" not in {t.name for t in hmm.layout.tables}
-
-
-async def run_again_then_clear(host, now, ctx, timeline, readouts, cycles):
-    """From a frozen HMM: run for ``cycles``, freeze and read (``readouts["again"]``); run for 25
-    cycles, clear, and 35 cycles on freeze and read (``readouts["cleared"]``); each command noted
-    on ``timeline``."""
-    timeline.command(now(), "run")
-    await host.command("run")
-    await ctx.tick().repeat(cycles)
-    readouts["again"] = await freeze_and_read(host, now)
-    timeline.command(readouts["again"][0], "freeze")
-    timeline.command(now(), "run")
-    await host.command("run")
-    await ctx.tick().repeat(25)
-    timeline.command(now(), "clear")
-    await host.command("clear")
-    await ctx.tick().repeat(35)
-    readouts["cleared"] = await freeze_and_read(host, now)
 
 
 def test_counts_read_frozen_are_kept_in_one_bank_exact_through_freeze_run_and_clear():
