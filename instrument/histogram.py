@@ -4,6 +4,8 @@
 (:func:`~hwgen.instrument.state_profiler.build_count_table`) whose entry is the sample's bin.
 """
 
+import operator
+
 from amaranth.hdl import Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
@@ -75,17 +77,26 @@ def build_histogram(m, h, *, value, sample, bins, bin_width, beyond=None, count=
         build_count(m, h.count, sample, clear=h.clear)
     now, _ = build_count(m, h.sum, value, clear=h.clear, when=sample)
     m.d.comb += h.sum_now.eq(now)
-    # The minimum and maximum compare a registered copy of the sample, a cycle later: the
-    # comparisons do not share a cycle with whatever computes the sample.
+    # The minimum and maximum compare a registered copy of the sample, a cycle later, and take
+    # it a cycle after that: whether the sample improves on an extreme is a register, so the
+    # comparison does not drive the extreme's enable. A sample is compared with the extreme's
+    # register, and, when the sample before it is still pending, also with that one: whether
+    # it improves on its predecessor is decided a cycle ahead, from registers, so one
+    # comparison and one gate lie between two registers.
     compared, comparing = Signal.like(value, name="compared"), Signal(name="comparing")
-    m.d.sync += [compared.eq(value), comparing.eq(sample & ~h.clear)]
-    with m.If(h.clear):
-        m.d.sync += [h.min.eq(h.min.init), h.max.eq(0)]
-    with m.Elif(comparing):
-        with m.If(compared < h.min):
-            m.d.sync += h.min.eq(compared)
-        with m.If(compared > h.max):
-            m.d.sync += h.max.eq(compared)
+    pending = Signal.like(value, name="pending")
+    m.d.sync += [compared.eq(value), comparing.eq(sample & ~h.clear), pending.eq(compared)]
+    for extreme, improves, kind in ((h.min, operator.lt, "min"), (h.max, operator.gt, "max")):
+        take = Signal(name=f"take_{kind}")
+        beats_pending = Signal(name=f"beats_pending_{kind}")
+        m.d.sync += beats_pending.eq(improves(value, compared))
+        with m.If(h.clear):
+            m.d.sync += [extreme.eq(extreme.init), take.eq(0)]
+        with m.Else():
+            # A pending sample improves on the register, so beating it beats the register too.
+            m.d.sync += take.eq(comparing & (~take | beats_pending) & improves(compared, extreme))
+            with m.If(take):
+                m.d.sync += extreme.eq(pending)
 
 
 def histogram_members(value_bits, bins, bits, *, count=True):

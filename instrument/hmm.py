@@ -37,9 +37,9 @@ from .state_profiler import TABLE_LATENCY
 
 __all__ = ["HMM", "SNAPSHOT_CHOICES"]
 
-#: The most cycles a value may lag the others (a latency histogram's sum: its samples are
-#: registered once more, and its low part shown a cycle late).
-MAX_LAG = 2
+#: The most cycles a value may lag the others (a latency histogram's minimum and maximum: its
+#: samples are registered once more, and an extreme takes a sample two cycles after it).
+MAX_LAG = 3
 
 #: Counts that go into one :class:`~hwgen.instrument.counter_bank.CounterBank` instead of
 #: registers, from this many on: fewer cost more in a table than in registers, as many about
@@ -180,7 +180,7 @@ class _Builder:
 
     def plain(self, name, value, *, lag=0):
         """A value without an overflow flag, readable as ``name``, that lags the other values
-        ``lag`` cycles (0 or 1)."""
+        ``lag`` cycles (0 to :data:`MAX_LAG`)."""
         self._claim(name)
         self.fields.append((name, Value.cast(value), False))
         self.lags.append(lag)
@@ -545,7 +545,7 @@ def _control(m, fan_out, port, parts, traces, consumed_base, values, snapshotted
 
     register = Signal(sum(len(value) for value, copied in zip(values, snapshotted) if copied),
                       name="snapshot")
-    # The snapshot strobes of the values that lag one and two cycles.
+    # The snapshot strobes of the values that lag one to MAX_LAG cycles.
     late = Signal(MAX_LAG)
     m.d.sync += late.eq(Cat(snap, late[:-1]))
     copies = tuple([] for _ in range(MAX_LAG + 1))      # by lag: (part of the register, value)

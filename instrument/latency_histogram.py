@@ -63,7 +63,7 @@ class LatencyHistogram(wiring.Component):
     missed : Out(1)
         A response whose latency was not measured (``untracked``).
 
-    Every figure takes a cycle a cycle after it (the minimum and maximum two), from registers;
+    Every figure takes a cycle a cycle after it (the minimum and maximum three), from registers;
     the events come a cycle after theirs, only while ``enable`` is high and not in a ``clear``
     cycle, so that counting them all gives the counts since the last clear.
     """

@@ -237,8 +237,8 @@ def _add_histogram(b, name, part, lag=0):
     value_bits = len(part.sum.count) - len(part.rdata.count)
     lags = count_lag(len(part.sum.count), value_bits)
     b.count(f"{name}.sum", part.sum, now=part.sum_now if lags else None, lag=lag)
-    b.plain(f"{name}.min", part.min, lag=lag + 1)
-    b.plain(f"{name}.max", part.max, lag=lag + 1)
+    b.plain(f"{name}.min", part.min, lag=lag + 2)
+    b.plain(f"{name}.max", part.max, lag=lag + 2)
     b.table(f"{name}.bins", "histogram", part, part.labels())
     b.group("histogram", name, count=f"{name}.count", sum=f"{name}.sum", min=f"{name}.min",
             max=f"{name}.max", table=f"{name}.bins")

@@ -368,6 +368,39 @@ def test_histogram_bins_sum_to_its_samples(tmp_path):
     prove(tmp_path, m, [value, valid, enable, clear, raddr], depth=12, mode="bmc")
 
 
+def test_histogram_minimum_and_maximum_are_its_extreme_samples(tmp_path):
+    """A histogram's minimum and maximum (3-bit samples) are the least and greatest samples
+    taken since the last clear, two cycles after each sample (the part takes a sample into an
+    extreme two cycles after comparing it, so the comparison does not drive the extreme's
+    enable), and its initial values right after a clear (which drops the samples of its cycle
+    and of the one before). The reference compares each sample with the extremes at once."""
+    from hwgen.instrument import Histogram
+
+    m = Module()
+    m.submodules.part = part = Histogram(3, bins=3, bin_width=2, bits=2)
+    value, valid, enable, clear = Signal(3), Signal(), Signal(), Signal()
+    m.d.comb += [part.value.eq(value), part.valid.eq(valid), part.enable.eq(enable),
+                 part.clear.eq(clear), part.raddr.eq(0)]
+    # The samples as the part compares them: a cycle later, unless their cycle cleared.
+    compared = delayed(m, value, 1, "reference_compared")
+    comparing = delayed(m, enable & valid & ~clear, 1, "reference_comparing")
+    least, greatest = Signal(3, init=7, name="reference_min"), Signal(3, name="reference_max")
+    with m.If(clear):
+        m.d.sync += [least.eq(7), greatest.eq(0)]
+    with m.Elif(comparing):
+        m.d.sync += [least.eq(Mux(compared < least, compared, least)),
+                     greatest.eq(Mux(compared > greatest, compared, greatest))]
+    cleared = delayed(m, clear, 1, "reference_cleared")
+    shown_min, shown_max = delayed(m, least, 1, "shown_min"), delayed(m, greatest, 1, "shown_max")
+    m.d.comb += [
+        Assert(Mux(cleared, part.min == 7, part.min == shown_min)),
+        Assert(Mux(cleared, part.max == 0, part.max == shown_max)),
+        # Three samples, the middle one a new maximum, the last neither.
+        Cover((part.max == 6) & (part.min == 1) & ~cleared),
+    ]
+    prove(tmp_path, m, [value, valid, enable, clear], depth=12, mode="bmc")
+
+
 @pytest.mark.parametrize("depth", [1, 2])
 def test_latency_histogram_measures_or_counts_every_response(tmp_path, depth):
     """A latency histogram tracking 1 or 2 of up to 3 outstanding requests of an in-order channel
