@@ -102,10 +102,15 @@ class LineBuffer(WindowBuffer):
         rows_seen = Signal(range(n))
         row_ok = Signal(init=n == 1)
         col_ok = Signal(init=self.first_beat == 0)
-        m.d.comb += col_next.eq(Mux(self.restart | last_col, 0, col + 1))
+        rewind = self.restart | last_col
+        m.d.comb += col_next.eq(Mux(rewind, 0, col + 1))
         with m.If(self.restart | in_valid):
-            m.d.sync += [col.eq(col_next), last_col.eq(col_next == beats - 1),
-                         before_first.eq(col_next + 1 == self.first_beat)]
+            # The flags compare the column before the adder with constants: the count's carry
+            # chain is not in front of them.
+            m.d.sync += [col.eq(col_next),
+                         last_col.eq(Mux(rewind, beats == 1, col == beats - 2)),
+                         before_first.eq(Mux(rewind, self.first_beat == 1,
+                                             col == self.first_beat - 2))]
         with m.If(self.restart):
             m.d.sync += [rows_seen.eq(0), row_ok.eq(n == 1), col_ok.eq(self.first_beat == 0)]
         with m.Elif(in_valid):
