@@ -16,7 +16,7 @@ from amaranth.sim import DomainReset, Simulator
 from hwgen.instrument._amaranth import simulated_time, simulated_value
 from hwgen.sim import CompiledSimulator
 
-from uart_design import UART, ExampleUART, example_testbench, uart_testbench
+from uart_design import UART, ExampleUART, example_uart_simulation, uart_testbench
 
 
 def _both(build, *, clocks=(("sync", 1e-6),), until=None, vcd=None):
@@ -311,12 +311,8 @@ def test_amaranths_example_uart_looped_back():
 
 
 def _example_uart_run(kind, divisor, data):
-    dut, log = ExampleUART(divisor), []
-    loopback, transmit = example_testbench(dut, data, log)
-    sim = kind(dut)
-    sim.add_clock(1e-6)
-    sim.add_testbench(loopback, background=True)
-    sim.add_testbench(transmit)
+    log = []
+    sim = example_uart_simulation(kind, divisor, data, log)
     sim.run()
     return sim, log
 
