@@ -105,6 +105,7 @@ class _Item:
         self.index = sim.lib.hw_item(sim.handle, name.encode(), ctypes.byref(width),
                                      ctypes.byref(depth), ctypes.byref(writable))
         self.name, self.width, self.depth = name, width.value, depth.value
+        self.mask = (1 << self.width) - 1
         self.writable = bool(writable.value)
         self._sim = sim     # kept alive while its handle is used
         self._lib, self._handle = sim.lib, sim.handle
@@ -122,7 +123,7 @@ class _Item:
         return value
 
     def set(self, value, row=0):
-        value &= (1 << self.width) - 1
+        value &= self.mask
         if self.width <= 64 and self.depth == 1:
             self._lib.hw_item_set64(self._handle, self.index, value)
             return
@@ -338,13 +339,14 @@ class _Wait:
     on a reset."""
 
     __slots__ = ("engine", "runner", "oneshot", "parts", "watched", "delays", "timers", "hits",
-                 "result", "broken", "queued", "tick", "count", "until")
+                 "result", "broken", "queued", "tick", "count", "until", "clock_plan")
 
     def __init__(self, engine, runner, triggers, *, oneshot, tick=None, count=None, until=None):
         self.engine, self.runner, self.oneshot = engine, runner, oneshot
         self.tick, self.count, self.until = tick, count, until
         self.parts, self.watched, self.delays, self.timers = [], [], {}, {}
         self.hits, self.result, self.broken, self.queued = set(), None, False, False
+        self.clock_plan = None  # the clock loop's, made when it first sees the wait
         for index, trigger in enumerate(triggers):
             kind = trigger[0]
             if kind in ("sample", "changed"):
@@ -464,8 +466,12 @@ class _TestbenchContext(SimulatorContext):
         self._ticks = {}    # domain name -> its _Tick (immutable)
 
     def get(self, expr):
-        self._scheduler.settle_sets()
-        value = self._scheduler.get_value(expr)
+        scheduler = self._scheduler
+        if scheduler.unsettled:
+            scheduler.settle_sets()
+        if type(expr) is Signal:
+            return scheduler.signal_state(expr).curr
+        value = scheduler.get_value(expr)
         if isinstance(expr, ValueCastable):
             shape = expr.shape()
             if isinstance(shape, ShapeCastable):
@@ -566,13 +572,13 @@ class _Runner:
     def run(self):
         try:
             wait = self.coroutine.send(None)
-            self.engine.settle_sets()
             if type(wait) is not _Wait:
                 raise TypeError(f"Testbenches and processes may only await simulation triggers, "
                                 f"not {wait!r}")
             self.waits_on = wait
             # A process looping over `changed()` sees the initial values at time 0.
             if self.first_await and wait.initially_eligible():
+                self.engine.settle_sets()
                 wait.result = tuple([part() for part in wait.parts])
                 self.waits_on = self.coroutine.send(None)
             self.first_await = False
@@ -581,7 +587,8 @@ class _Runner:
             self.waits_on = None
             self.coroutine = None
         finally:
-            self.engine.settle_sets()
+            if self.engine.unsettled:
+                self.engine.settle_sets()
 
 
 class _CompiledEngine(PySimEngine):
@@ -602,7 +609,7 @@ class _CompiledEngine(PySimEngine):
         self._items = {}          # signal state -> _Item
         self._signal_states = {}  # id(signal or value) -> (it, its signal state)
         self._stop_items = {}     # id(expression) -> (it, its item's index or None)
-        self._narrow = _Pulled()  # the signals of up to 64 bits, pulled at once
+        self._narrow = _Pulled(self._sim)  # the signals of up to 64 bits, pulled at once
         self._wide = {}           # the wider ones
         self._state = _MirrorState(self)
         self.model_dirty = True
@@ -614,6 +621,7 @@ class _CompiledEngine(PySimEngine):
         self._clock_states = set()
         self._waits = {}          # every wait still registered -> None
         self._watchers = {}       # signal state -> {wait: edge or None}
+        self._signal_watches = 0  # (wait, state) in it where the state is not a clock's
         self._timeline = []       # (time, timer)
         self._delta_cycles = 0
         self._vcd_writers = []
@@ -622,7 +630,7 @@ class _CompiledEngine(PySimEngine):
 
     def reset(self):
         self._sim = self._model.simulation()
-        self._narrow = _Pulled()
+        self._narrow = _Pulled(self._sim)
         self._wide = {}
         for state in list(self._items):
             self._track(state, _Item(self._sim, self._items[state].name))
@@ -635,6 +643,7 @@ class _CompiledEngine(PySimEngine):
         self.model_dirty = True
         self.unsettled = False
         self.activated, self._waits, self._watchers, self._timeline = [], {}, {}, []
+        self._signal_watches = 0
         for runner in (*self._processes, *self._testbenches):
             runner.reset()
         for clock in self._clocks:
@@ -679,11 +688,21 @@ class _CompiledEngine(PySimEngine):
         try:
             return self._signal_states[id(signal)][1]
         except KeyError:
+            return self._signal_entry(signal)[1]
+
+    def _signal_entry(self, signal):
+        """``(signal, its state, the mask of its width, its sign bit or 0)``."""
+        try:
+            return self._signal_states[id(signal)]
+        except KeyError:
             state = self._state
             found = state.slots[state.get_signal(Value.cast(signal))]
+            shape = found.signal.shape()
             # Keyed by identity, the signal kept alive beside its state.
-            self._signal_states[id(signal)] = (signal, found)
-            return found
+            entry = self._signal_states[id(signal)] = (
+                signal, found, (1 << shape.width) - 1,
+                1 << (shape.width - 1) if shape.signed and shape.width else 0)
+            return entry
 
     def sampler(self, expr, shape):
         """A function that gives ``expr``'s value now (``shape.from_bits`` of it where the shape
@@ -727,17 +746,18 @@ class _CompiledEngine(PySimEngine):
         """Let the model settle and queue the values that changed."""
         self.model_dirty = False
         pending, pulled = self._state.pending, self._state.pulled
-        for state, value in self._narrow.settle(self._sim.lib, self._sim.handle):
+        for state, value in self._with_wide(self._narrow.settle()):
             if value != state.curr:
                 state.next = value
                 pending.add(state)
                 pulled.add(state)
-        for state, item in self._wide.items():
-            value = _signed(item.get(), state.signal.shape())
-            if value != state.curr:
-                state.next = value
-                pending.add(state)
-                pulled.add(state)
+
+    def _with_wide(self, changes):
+        """``changes`` of the narrow signals, and ``(state, value)`` of every wide one."""
+        if not self._wide:
+            return changes
+        return [*changes, *((state, _signed(item.get(), state.signal.shape()))
+                            for state, item in self._wide.items())]
 
     def _commit(self):
         """Commit every queued value (to the model too, unless it came from there), noticing
@@ -803,12 +823,16 @@ class _CompiledEngine(PySimEngine):
         self._waits[wait] = None
         for state, edge in wait.watched:
             self._watchers.setdefault(state, {})[wait] = edge
+            if state not in self._clock_states:
+                self._signal_watches += 1
         wait.arm()
 
     def forget(self, wait):
         if self._waits.pop(wait, 0) is None:
             for state, _ in wait.watched:
                 self._watchers[state].pop(wait, None)
+                if state not in self._clock_states:
+                    self._signal_watches -= 1
             for timer in wait.timers.values():
                 timer.live = False
 
@@ -836,61 +860,94 @@ class _CompiledEngine(PySimEngine):
             if not changed:
                 return
 
+    def _direct(self):
+        """Whether a value can be committed without delta cycles: no process (only testbenches
+        run, once the design has settled, and they see no step between), no waveform, no wait
+        to fire, the model settled."""
+        return not (self._processes or self._vcd_writers or self.activated or self.model_dirty)
+
     def _quiet(self):
-        """Whether a change can wake nothing but what waits on a clock's edge: no process, no
-        waveform, no wait on a signal other than a clock (which only its timer drives). A
-        testbench's ``set`` and a clock's edge then take a short path."""
-        if self._processes or self._vcd_writers or self.activated:
-            return False
-        clocks = self._clock_states
-        for state, waits in self._watchers.items():
-            if waits and state not in clocks:
-                return False
-        return True
+        """Whether a change can wake nothing but what waits on a clock's edge: values committed
+        without delta cycles, and no wait on a signal other than a clock (which only its timer
+        drives). A testbench's ``set`` can then wait for the model to settle."""
+        return not self._signal_watches and self._direct()
 
     def _clock_edge(self):
         """Take the step that starts with only a clock's edge to commit, as ``step_design``
-        would in its delta cycles, if the simulation is quiet; whether it did."""
+        would in its delta cycles, if nothing else needs them; whether it did."""
         pending = self._state.pending
-        if len(pending) != 1 or self.model_dirty or not self._quiet():
+        if len(pending) != 1 or not self._direct():
             return False
         state, = pending
         if state not in self._clock_states or state in self._state.pulled:
             return False
         pending.clear()
-        old = state.curr
-        state.curr = new = state.next
-        self._items[state].set(new)
-        # The waits on the edge sample the values from before it, then the model settles.
-        watchers = self._watchers.get(state)
-        if watchers:
-            for wait, edge in list(watchers.items()):
-                wait.notice(edge, old, new)
+        self._commit_directly(state, state.next)
+        return True
+
+    def _commit_directly(self, state, value):
+        """Commit ``value`` to ``state`` and let the model settle, as ``step_design`` would
+        where :meth:`_direct` holds: the waits on ``state`` fire (sampling the values from before
+        the design reacts), then those on the signals the model changed."""
+        item = self._items[state]
+        if state in self._watchers:
+            self._take(((state, value),))
+            self._fire()
+        else:
+            state.curr = state.next = value
+        if item.width <= 64:
+            changes = self._narrow.settle(item.index, value & item.mask)
+        else:
+            item.set(value)
+            changes = self._narrow.settle()
+        if changes or self._wide:
+            self._take(self._with_wide(changes))
+            self._fire()
+        self._delta_cycles += 3
+
+    def _take(self, changes):
+        """Take the values ``changes`` (``(state, value)``) as they are now, noticing the waits
+        on those that changed."""
+        watching = self._watchers
+        for state, value in changes:
+            old = state.curr
+            if value != old:
+                state.curr = state.next = value
+                watchers = watching.get(state)
+                if watchers:
+                    for wait, edge in list(watchers.items()):
+                        wait.notice(edge, old, value)
+
+    def _fire(self):
+        if self.activated:
             activated, self.activated = self.activated, []
             for wait in activated:
                 wait.fire()
-        self._pull()
-        self._delta_cycles += 3
-        return True
 
     def set_quietly(self, signal, value):
-        """A testbench's ``set`` of a whole signal with nothing to wake but clock edges: the
-        value goes to the model, which settles once the testbench reads a value or waits
-        (:meth:`settle_sets`); ``False`` where that is not the case."""
-        if self.model_dirty or self._state.pending or not self._quiet():
+        """A testbench's ``set`` of a whole signal where :meth:`_direct` holds: committed at
+        once, or, with nothing to wake but clock edges, given to the model, which settles once
+        the testbench reads a value or waits (:meth:`settle_sets`); ``False`` where that is not
+        the case."""
+        if self._state.pending or not self._direct():
             return False
-        state = self.signal_state(signal)
+        _, state, mask, sign = self._signal_entry(signal)
         if state in self._clock_states:
             return False
-        shape = signal.shape()
-        value = _signed(value & ((1 << shape.width) - 1), shape)
+        value &= mask
+        if value & sign:
+            value -= sign << 1
         if value != state.curr:
             item = self._items[state]
             if not item.writable:
                 return False    # the general path names the error
-            state.curr = state.next = value
-            item.set(value)
-            self.unsettled = True
+            if self._quiet():
+                state.curr = state.next = value
+                item.set(value)
+                self.unsettled = True
+            else:
+                self.settle_sets()
+                self._commit_directly(state, value)
         return True
 
     def settle_sets(self):
@@ -906,11 +963,8 @@ class _CompiledEngine(PySimEngine):
         """Let the model settle and take the values that changed, in a quiet simulation (no
         wait sees them change)."""
         self.model_dirty = False
-        sim = self._sim
-        for state, value in self._narrow.settle(sim._lib, sim._handle):
+        for state, value in self._with_wide(self._narrow.settle()):
             state.curr = state.next = value
-        for state, item in self._wide.items():
-            state.curr = state.next = _signed(item.get(), state.signal.shape())
 
     def advance(self):
         if not self._clock_edge():
@@ -935,13 +989,13 @@ class _CompiledEngine(PySimEngine):
         return False
 
     def _advance_time(self):
-        timeline = self._timeline
-        while timeline and not timeline[0][1].live:
-            heapq.heappop(timeline)
-        if not timeline:
+        if not self._live_timer():
             return
         if self.deadline is not None and self._run_clock():
             return      # a wait woke at the edge the clock stopped after: its step comes next
+        # The clock may have run (its next edge then comes in Python, in this step).
+        self._live_timer()
+        timeline = self._timeline
         time = timeline[0][0]
         due = []
         while timeline and (timeline[0][0] == time or not timeline[0][1].live):
@@ -952,6 +1006,13 @@ class _CompiledEngine(PySimEngine):
         for timer in due:
             timer.live = False
             timer.action()
+
+    def _live_timer(self):
+        """Drop the timers that no longer act from the timeline's head; whether any is left."""
+        timeline = self._timeline
+        while timeline and not timeline[0][1].live:
+            heapq.heappop(timeline)
+        return bool(timeline)
 
     def _run_clock(self):
         """Step the one clock in C++ while nothing but tick waits of its domain and waits on
@@ -966,54 +1027,32 @@ class _CompiledEngine(PySimEngine):
         timer = self._timeline[0][1]
         if timer is not clock.timer:
             return False
-        for wait in self._waits:
-            if (wait.runner.waits_on is wait and wait.tick is not None and wait.until is None
-                    and (wait.count or 1) == 1):
-                return False    # resumes at the next rising edge: Python takes the edges to it
         high = clock.state.curr
         edges, stops, unheard = 2 * _BATCH_CYCLES, [], []
         for wait in self._waits:
+            plan = wait.clock_plan or self._clock_plan(wait, clock.state)
             if wait.runner.waits_on is not wait:
-                # Not awaited: an edge of this clock that activates it breaks it, anything else
-                # cannot run.
-                if wait.watched and not wait.delays and all(
-                        state is clock.state for state, _ in wait.watched):
+                if plan[1] is None:
+                    return False
+                if plan[1]:
                     unheard.append(wait)
-                    continue
-                if not wait.watched and not wait.delays:
-                    continue        # nothing can activate it
-                return False
-            if wait.delays:
-                return False
-            domain = wait.tick
-            if domain is None:
-                # `changed` or `edge`: the loop stops at any change of the signal, and the wait
-                # then sees it as at any other change (an edge of the other polarity goes on).
-                for state, _ in wait.watched:
-                    if state in self._clock_states:
-                        return False
-                    index = self._stop_item(state.signal)
-                    stops.append(None if index is None else ~index)
                 continue
-            if (domain.clk_edge != "pos" or domain.async_reset
-                    or wait.watched[0][0] is not clock.state):
+            if plan[0] is None:
                 return False
-            # Up to the rising edge before the one a `repeat` ends at.
-            if wait.until is None:
-                edges = min(edges, high + 2 * (wait.count - 1))
-            else:
-                stops.append(self._stop_item(wait.until))
-            if domain.rst is not None:
-                stops.append(self._stop_item(domain.rst))
-        if None in stops or self.deadline == float("inf") and not self._critical():
+            wait_stops, repeat = plan[0]
+            stops += wait_stops
+            if repeat:
+                # Up to the rising edge before the one a `repeat` ends at (the falling edge
+                # before the next rising one for a wait on that).
+                edges = min(edges, high + 2 * ((wait.count or 1) - 1))
+        if self.deadline == float("inf") and not self._critical():
             return False
         if self.deadline != float("inf"):
             edges = min(edges, -(-(self.deadline - timer.time) // clock.half))
-        if edges <= high:
-            return False        # a falling edge alone costs Python less than a call
-        indices = (ctypes.c_long * max(1, len(stops)))(*stops)
-        edges = self._sim.lib.hw_clock_cycles(self._sim.handle, self._items[clock.state].index,
-                                              edges, indices, len(stops))
+        if not edges:
+            return False
+        # The model settled and was pulled before: nothing changed where no edge ran.
+        edges, changes = self._narrow.clock_cycles(self._items[clock.state].index, edges, stops)
         if not edges:
             return False
         rising = (edges + 1 - high) // 2
@@ -1031,9 +1070,41 @@ class _CompiledEngine(PySimEngine):
         self._state.timeline.now = timer.time + (edges - 1) * clock.half
         clock.state.curr = clock.state.next = high ^ (edges & 1)
         clock.timer = self.schedule(clock.half, clock.toggle)
-        self.settle()
-        self._commit()
+        self._take(self._with_wide(changes))
         return bool(self.activated)
+
+    def _clock_plan(self, wait, clock):
+        """What stepping the one clock, whose signal state is ``clock``, makes of ``wait``: while
+        awaited, ``None`` where the loop cannot run, else the stops it adds
+        (``hw_clock_cycles``'s) and whether it counts edges; while not awaited, ``None`` where
+        the loop cannot run, else whether an edge of the clock may activate it (and so break
+        it). Made once for a wait (its triggers do not change)."""
+        awaited = None
+        if wait.delays:
+            unawaited = None
+        elif not wait.watched:
+            unawaited = False       # nothing can activate it
+        else:
+            unawaited = True if all(state is clock for state, _ in wait.watched) else None
+        domain = wait.tick
+        if wait.delays:
+            pass
+        elif domain is None:
+            # `changed` or `edge`: the loop stops at any change of the signal, and the wait then
+            # sees it as at any other change (an edge of the other polarity goes on).
+            stops = [None if state in self._clock_states else self._stop_item(state.signal)
+                     for state, _ in wait.watched]
+            if None not in stops:
+                awaited = (tuple(~index for index in stops), False)
+        elif (domain.clk_edge == "pos" and not domain.async_reset
+              and wait.watched[0][0] is clock):
+            stops = [] if wait.until is None else [self._stop_item(wait.until)]
+            if domain.rst is not None:
+                stops.append(self._stop_item(domain.rst))
+            if None not in stops:
+                awaited = (tuple(stops), wait.until is None)
+        wait.clock_plan = (awaited, unawaited)
+        return wait.clock_plan
 
     def _stop_item(self, expr):
         """The model's item of ``expr`` if it is a signal of up to 64 bits, else ``None``."""
@@ -1051,11 +1122,16 @@ class _CompiledEngine(PySimEngine):
 
 
 class _Pulled:
-    """Signals of up to 64 bits whose values one call brings back, the changed ones only."""
+    """Signals of up to 64 bits whose values the model brings back after it settles, the changed
+    ones only (its ``hw_pull_into``)."""
 
-    def __init__(self):
+    def __init__(self, sim):
+        self._lib, self._handle = sim.lib, sim.handle
+        self._sim = sim     # kept alive while its handle is used
         self._states, self._signed = [], []
         self._capacity = 0
+        self._count = ctypes.c_size_t()
+        self._stops = {}    # hw_clock_cycles's stops -> them as an array
 
     def add(self, state, item):
         if len(self._states) == self._capacity:
@@ -1072,15 +1148,29 @@ class _Pulled:
         self._states.append(state)
         shape = state.signal.shape()
         self._signed.append(shape.width if shape.signed else 0)
+        self._lib.hw_pull_into(self._handle, self._indices, count + 1, self._values,
+                               self._changed)
 
-    def settle(self, lib, handle):
-        """Let the model settle; ``(state, value)`` of every signal whose value changed since the
-        last call."""
-        if not self._states:
-            lib.hw_settle(handle)
-            return []
-        count = lib.hw_settle_pull(handle, self._indices, len(self._states), self._values,
-                                   self._changed)
+    def settle(self, index=-1, value=0):
+        """Write ``value`` to the model's signal ``index`` first unless it is negative, let the
+        model settle; ``(state, value)`` of every signal whose value changed since the last
+        pull."""
+        return self._changes(self._lib.hw_settle_pull(self._handle, index, value))
+
+    def clock_cycles(self, clock, edges, stops):
+        """Step the clock ``clock`` (the model's ``hw_clock_cycles``, stopped by ``stops``): the
+        edges run, and ``(state, value)`` of every signal whose value changed."""
+        stops = tuple(stops)
+        indices = self._stops.get(stops)
+        if indices is None:
+            indices = self._stops[stops] = (ctypes.c_long * max(1, len(stops)))(*stops)
+        edges = self._lib.hw_clock_cycles(self._handle, clock, edges, indices, len(stops),
+                                          self._count)
+        return edges, self._changes(self._count.value)
+
+    def _changes(self, count):
+        if not count:
+            return ()
         states, signed, values = self._states, self._signed, self._values
         changed = []
         for i in self._changed[:count]:
