@@ -270,19 +270,22 @@ class _Tick:
 
     def __init__(self, engine, runner, domain, sampled=()):
         self._engine, self._runner, self._domain, self._sampled = engine, runner, domain, sampled
+        self._own = None    # its triggers, made once
 
     def sample(self, *exprs):
         return _Tick(self._engine, self._runner, self._domain, (*self._sampled, *exprs))
 
     def _triggers(self, *extra):
-        domain = self._domain
-        triggers = [("edge", domain.clk, 0, 1 if domain.clk_edge == "pos" else 0)]
-        if domain.async_reset and domain.rst is not None:
-            triggers += [("edge", domain.rst, 0, 1), ("sample", domain.rst)]
-        else:
-            triggers += [("sample", Const(0)),
-                         ("sample", Const(0) if domain.rst is None else domain.rst)]
-        return (*triggers, *(("sample", expr) for expr in (*self._sampled, *extra)))
+        if self._own is None:
+            domain = self._domain
+            triggers = [("edge", domain.clk, 0, 1 if domain.clk_edge == "pos" else 0)]
+            if domain.async_reset and domain.rst is not None:
+                triggers += [("edge", domain.rst, 0, 1), ("sample", domain.rst)]
+            else:
+                triggers += [("sample", Const(0)),
+                             ("sample", Const(0) if domain.rst is None else domain.rst)]
+            self._own = (*triggers, *(("sample", expr) for expr in self._sampled))
+        return (*self._own, *(("sample", expr) for expr in extra)) if extra else self._own
 
     def __await__(self):
         if self._sampled:
@@ -303,9 +306,7 @@ class _Tick:
         finally:
             self._engine.forget(wait)
 
-    async def _wait(self, triggers, **mode):
-        wait = _Wait(self._engine, self._runner, triggers, oneshot=False, tick=self._domain,
-                     **mode)
+    async def _wait(self, wait):
         try:
             clk, rst_edge, rst, *values = await wait
         finally:
@@ -322,14 +323,21 @@ class _Tick:
             if not isinstance(shape, Shape):
                 raise TypeError(f"The shape of a condition may only be `signed` or `unsigned`, "
                                 f"not {shape!r}")
-        *values, _ = await self._wait(self._triggers(condition), until=condition)
+        wait = _Wait(self._engine, self._runner, self._triggers(condition), oneshot=False,
+                     tick=self._domain, until=condition)
+        *values, _ = await self._wait(wait)
         return tuple(values)
 
     async def repeat(self, count):
         count = operator.index(count)
         if count <= 0:
             raise ValueError(f"Repeat count must be a positive integer, not {count!r}")
-        return tuple(await self._wait(self._triggers(), count=count))
+        if self._sampled:
+            wait = _Wait(self._engine, self._runner, self._triggers(), oneshot=False,
+                         tick=self._domain, count=count)
+        else:
+            wait = self._runner.tick_wait(self._domain, self._triggers, count)
+        return tuple(await self._wait(wait))
 
 
 class _Wait:
@@ -363,7 +371,7 @@ class _Wait:
         engine.register(self)
 
     def renew(self):
-        """Make a oneshot wait that fired (or broke) wait again."""
+        """Make a wait that fired (or broke) and was forgotten wait again."""
         self.hits.clear()
         self.result, self.broken, self.queued = None, False, False
         self.engine.register(self)
@@ -558,14 +566,18 @@ class _Runner:
         self.first_await = True
         self._tick_waits = {}
 
-    def tick_wait(self, domain, triggers):
-        """The wait of a plain ``await ctx.tick()`` on ``domain``: made once, registered
-        again at every await (a testbench acting every cycle allocates nothing for it)."""
-        wait = self._tick_waits.get(domain)
+    def tick_wait(self, domain, triggers, count=None):
+        """The wait of a plain ``await ctx.tick()`` on ``domain``, or of its ``repeat(count)``
+        (nothing sampled): made once, registered again at every await (a testbench acting every cycle allocates
+        nothing for it)."""
+        key = (domain, count is None)
+        wait = self._tick_waits.get(key)
         if wait is None:
-            wait = self._tick_waits[domain] = _Wait(self.context._scheduler, self, triggers(),
-                                                    oneshot=True, tick=domain)
+            wait = self._tick_waits[key] = _Wait(self.context._scheduler, self, triggers(),
+                                                 oneshot=count is None, tick=domain,
+                                                 count=count)
         else:
+            wait.count = count
             wait.renew()
         return wait
 
