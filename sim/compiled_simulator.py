@@ -878,12 +878,6 @@ class _CompiledEngine(PySimEngine):
         to fire, the model settled."""
         return not (self._processes or self._vcd_writers or self.activated or self.model_dirty)
 
-    def _quiet(self):
-        """Whether a change can wake nothing but what waits on a clock's edge: values committed
-        without delta cycles, and no wait on a signal other than a clock (which only its timer
-        drives). A testbench's ``set`` can then wait for the model to settle."""
-        return not self._signal_watches and self._direct()
-
     def _clock_edge(self):
         """Take the step that starts with only a clock's edge to commit, as ``step_design``
         would in its delta cycles, if nothing else needs them; whether it did."""
@@ -938,9 +932,9 @@ class _CompiledEngine(PySimEngine):
 
     def set_quietly(self, signal, value):
         """A testbench's ``set`` of a whole signal where :meth:`_direct` holds: committed at
-        once, or, with nothing to wake but clock edges, given to the model, which settles once
-        the testbench reads a value or waits (:meth:`settle_sets`); ``False`` where that is not
-        the case."""
+        once, or, with no wait on a signal other than a clock (which only its timer drives),
+        given to the model, which settles once the testbench reads a value or waits
+        (:meth:`settle_sets`); ``False`` where that is not the case."""
         if self._state.pending or not self._direct():
             return False
         _, state, mask, sign = self._signal_entry(signal)
@@ -953,12 +947,13 @@ class _CompiledEngine(PySimEngine):
             item = self._items[state]
             if not item.writable:
                 return False    # the general path names the error
-            if self._quiet():
+            if not self._signal_watches:
                 state.curr = state.next = value
                 item.set(value)
                 self.unsettled = True
             else:
-                self.settle_sets()
+                if self.unsettled:
+                    self.settle_sets()
                 self._commit_directly(state, value)
         return True
 
@@ -979,19 +974,23 @@ class _CompiledEngine(PySimEngine):
             state.curr = state.next = value
 
     def advance(self):
-        if not self._clock_edge():
-            self.step_design()
-        # Testbenches run once the design has settled, in the order they were added.
-        ran = True
-        while ran:
-            ran = False
-            for testbench in self._testbenches:
-                if testbench.runnable:
-                    testbench.runnable = False
-                    testbench.run()
-                    ran = True
-        self._advance_time()
-        return self._critical()
+        # One time step, or several where the clock runs in C++ and stops at the edge a wait
+        # woke at (the step at that edge follows at once, as run() and run_until() would
+        # take it next).
+        while True:
+            if not self._clock_edge():
+                self.step_design()
+            # Testbenches run once the design has settled, in the order they were added.
+            ran = True
+            while ran:
+                ran = False
+                for testbench in self._testbenches:
+                    if testbench.runnable:
+                        testbench.runnable = False
+                        testbench.run()
+                        ran = True
+            if not self._advance_time():
+                return self._critical()
 
     def _critical(self):
         for runners in (self._processes, self._testbenches):
@@ -1001,10 +1000,12 @@ class _CompiledEngine(PySimEngine):
         return False
 
     def _advance_time(self):
+        """Go to the next time anything happens at, or step the clock in C++ up to the edge a
+        wait woke at: whether the latter."""
         if not self._live_timer():
-            return
+            return False
         if self.deadline is not None and self._run_clock():
-            return      # a wait woke at the edge the clock stopped after: its step comes next
+            return True
         # The clock may have run (its next edge then comes in Python, in this step).
         self._live_timer()
         timeline = self._timeline
@@ -1018,6 +1019,7 @@ class _CompiledEngine(PySimEngine):
         for timer in due:
             timer.live = False
             timer.action()
+        return False
 
     def _live_timer(self):
         """Drop the timers that no longer act from the timeline's head; whether any is left."""
