@@ -418,8 +418,12 @@ class _Wait:
                 if self.count:
                     hits.clear()
                     return
-        self.result = tuple([part() for part in parts])
-        hits.clear()
+        self.wake(tuple([part() for part in parts]))
+
+    def wake(self, result):
+        """Wake the waiting process or testbench with ``result``."""
+        self.result = result
+        self.hits.clear()
         self.runner.runnable = True
         self.runner.waits_on = None
         if self.oneshot:
@@ -1030,7 +1034,8 @@ class _CompiledEngine(PySimEngine):
 
     def _run_clock(self):
         """Step the one clock in C++ while nothing but tick waits of its domain and waits on
-        changes of other signals would see it: up to the edge a ``repeat`` ends at, an ``until``
+        changes of other signals would see it: up to the edge a ``tick()`` or ``repeat`` ends
+        at (through it where the wait samples nothing, before it otherwise), an ``until``
         condition or a reset holds at, the first edge after which a watched signal has changed,
         or the deadline. Whether a wait woke at the edge the clock stopped after (the time is
         then that edge's)."""
@@ -1042,7 +1047,7 @@ class _CompiledEngine(PySimEngine):
         if timer is not clock.timer:
             return False
         high = clock.state.curr
-        edges, stops, unheard = 2 * _BATCH_CYCLES, [], []
+        edges, stops, unheard, counting = 2 * _BATCH_CYCLES, [], [], []
         for wait in self._waits:
             plan = wait.clock_plan or self._clock_plan(wait, clock.state)
             if wait.runner.waits_on is not wait:
@@ -1053,12 +1058,12 @@ class _CompiledEngine(PySimEngine):
                 continue
             if plan[0] is None:
                 return False
-            wait_stops, repeat = plan[0]
+            wait_stops, repeat, through = plan[0]
             stops += wait_stops
             if repeat:
-                # Up to the rising edge before the one a `repeat` ends at (the falling edge
-                # before the next rising one for a wait on that).
-                edges = min(edges, high + 2 * ((wait.count or 1) - 1))
+                # Up to the rising edge a `tick()` or `repeat` ends at, or the edge before it.
+                edges = min(edges, high + 2 * ((wait.count or 1) - 1) + through)
+                counting.append(wait)
         if self.deadline == float("inf") and not self._critical():
             return False
         if self.deadline != float("inf"):
@@ -1071,9 +1076,16 @@ class _CompiledEngine(PySimEngine):
             return False
         rising = (edges + 1 - high) // 2
         self.batched_cycles += rising
-        for wait in self._waits:
-            if wait.count is not None and wait.runner.waits_on is wait:
-                wait.count -= rising
+        woke = False
+        for wait in counting:
+            left = (wait.count or 1) - rising
+            if wait.count is not None:
+                wait.count = left
+            if not left:
+                # Its last edge ran here, its reset low before it (a stop): the active edge
+                # without a reset, as a wait on an edge taken in Python samples it.
+                wait.wake((True, 0, 0))
+                woke = True
         for wait in unheard:
             if any(edge is None or (rising if edge[2] else edges - rising)
                    for _, edge in wait.watched):
@@ -1085,14 +1097,16 @@ class _CompiledEngine(PySimEngine):
         clock.state.curr = clock.state.next = high ^ (edges & 1)
         clock.timer = self.schedule(clock.half, clock.toggle)
         self._take(self._with_wide(changes))
-        return bool(self.activated)
+        return woke or bool(self.activated)
 
     def _clock_plan(self, wait, clock):
         """What stepping the one clock, whose signal state is ``clock``, makes of ``wait``: while
         awaited, ``None`` where the loop cannot run, else the stops it adds
-        (``hw_clock_cycles``'s) and whether it counts edges; while not awaited, ``None`` where
-        the loop cannot run, else whether an edge of the clock may activate it (and so break
-        it). Made once for a wait (its triggers do not change)."""
+        (``hw_clock_cycles``'s), whether it counts edges and whether the loop may run the edge
+        it ends at (it samples nothing; its domain's reset, a stop, was low before that edge);
+        while not awaited, ``None`` where the
+        loop cannot run, else whether an edge of the clock may activate it (and so break it).
+        Made once for a wait (its triggers do not change)."""
         awaited = None
         if wait.delays:
             unawaited = None
@@ -1109,14 +1123,15 @@ class _CompiledEngine(PySimEngine):
             stops = [None if state in self._clock_states else self._stop_item(state.signal)
                      for state, _ in wait.watched]
             if None not in stops:
-                awaited = (tuple(~index for index in stops), False)
+                awaited = (tuple(~index for index in stops), False, False)
         elif (domain.clk_edge == "pos" and not domain.async_reset
               and wait.watched[0][0] is clock):
             stops = [] if wait.until is None else [self._stop_item(wait.until)]
             if domain.rst is not None:
                 stops.append(self._stop_item(domain.rst))
             if None not in stops:
-                awaited = (tuple(stops), wait.until is None)
+                through = wait.until is None and len(wait.parts) == 3
+                awaited = (tuple(stops), wait.until is None, through)
         wait.clock_plan = (awaited, unawaited)
         return wait.clock_plan
 

@@ -1024,3 +1024,56 @@ def test_a_falling_edge_run_in_cpp_that_changes_a_watched_signal():
         logs.append(log)
     assert logs[1] == logs[0]
     assert sum(entry[0] == "pulse" for entry in logs[0]) >= 40
+
+
+def test_ticks_and_repeats_ending_at_an_edge_run_in_cpp():
+    """Plain `tick()`s and `repeat`s whose last edge the clock loop runs in C++ (they sample
+    nothing), with a change wait waking at some of the same edges and a synchronous reset the
+    testbench asserts between them: what each returns or raises, the values read after it and
+    the times, as in Amaranth's simulator."""
+    def build():
+        dut, log = ResettableCounter(target=40), []
+
+        async def ticker(ctx):
+            ctx.set(dut.en, 1)
+            for step in range(60):
+                result = await ctx.tick()
+                log.append(("tick", step, *result, ctx.get(dut.count)))
+                if step in (20, 45):
+                    ctx.set(dut.domain.rst, 1)
+                elif step in (21, 46):
+                    ctx.set(dut.domain.rst, 0)
+
+        async def repeater(ctx):
+            for count in (1, 2, 3, 5, 8, 13, 1, 1, 21):
+                try:
+                    await ctx.tick().repeat(count)
+                    log.append(("repeat", count, ctx.get(dut.count)))
+                except DomainReset:
+                    log.append(("reset during repeat", count, ctx.get(dut.count)))
+            while True:
+                try:
+                    await ctx.tick().until(dut.at_target)
+                    break
+                except DomainReset:
+                    log.append(("reset during until", ctx.get(dut.count)))
+            log.append(("target", ctx.get(dut.count)))
+
+        async def watcher(ctx):
+            async for at_target, in ctx.changed(dut.at_target):
+                log.append(("at target", at_target, ctx.get(dut.count)))
+
+        return dut, [ticker, repeater, watcher], log
+
+    logs = []
+    for kind in (Simulator, CompiledSimulator):
+        dut, (ticker, repeater, watcher), log = build()
+        sim = kind(dut)
+        sim.add_clock(1e-6)
+        sim.add_testbench(ticker)
+        sim.add_testbench(repeater)
+        sim.add_testbench(watcher, background=True)
+        sim.run()
+        logs.append((log, simulated_time(sim)))
+    assert logs[1] == logs[0]
+    assert any(entry[0] == "reset during repeat" for entry in logs[0][0])
