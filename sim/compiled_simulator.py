@@ -1158,27 +1158,34 @@ class _Pulled:
         self._lib, self._handle = sim.lib, sim.handle
         self._sim = sim     # kept alive while its handle is used
         self._states, self._signed = [], []
-        self._capacity = 0
         self._count = ctypes.c_size_t()
-        self._stops = {}    # hw_clock_cycles's stops -> them as an array
+        self._stops = None  # hw_clock_cycles's, as the model has them
+        self._grow(16)
+
+    def _grow(self, capacity):
+        """Arrays for ``capacity`` signals, those pulled so far copied into them."""
+        count = len(self._states)
+        indices, values = (ctypes.c_long * capacity)(), (ctypes.c_uint64 * capacity)()
+        if count:
+            indices[:count], values[:count] = self._indices[:count], self._values[:count]
+        self._indices, self._values = indices, values
+        self._changed = (ctypes.c_size_t * capacity)()
+        self._register()
+
+    def _register(self):
+        self._lib.hw_pull_into(self._handle, self._indices, len(self._states), self._values,
+                               self._changed, self._count)
 
     def add(self, state, item):
-        if len(self._states) == self._capacity:
-            self._capacity = max(16, 2 * self._capacity)
-            indices = (ctypes.c_long * self._capacity)()
-            values = (ctypes.c_uint64 * self._capacity)()
-            for i in range(len(self._states)):
-                indices[i], values[i] = self._indices[i], self._values[i]
-            self._indices, self._values = indices, values
-            self._changed = (ctypes.c_size_t * self._capacity)()
         count = len(self._states)
+        if count == len(self._indices):
+            self._grow(2 * count)
         self._indices[count] = item.index
         self._values[count] = item.get()
         self._states.append(state)
         shape = state.signal.shape()
         self._signed.append(shape.width if shape.signed else 0)
-        self._lib.hw_pull_into(self._handle, self._indices, count + 1, self._values,
-                               self._changed)
+        self._register()
 
     def settle(self, index=-1, value=0):
         """Write ``value`` to the model's signal ``index`` first unless it is negative, let the
@@ -1189,12 +1196,11 @@ class _Pulled:
     def clock_cycles(self, clock, edges, stops):
         """Step the clock ``clock`` (the model's ``hw_clock_cycles``, stopped by ``stops``): the
         edges run, and ``(state, value)`` of every signal whose value changed."""
-        stops = tuple(stops)
-        indices = self._stops.get(stops)
-        if indices is None:
-            indices = self._stops[stops] = (ctypes.c_long * max(1, len(stops)))(*stops)
-        edges = self._lib.hw_clock_cycles(self._handle, clock, edges, indices, len(stops),
-                                          self._count)
+        if stops != self._stops:
+            self._stops = stops
+            self._lib.hw_clock_stops(self._handle, (ctypes.c_long * max(1, len(stops)))(*stops),
+                                     len(stops))
+        edges = self._lib.hw_clock_cycles(self._handle, clock, edges)
         return edges, self._changes(self._count.value)
 
     def _changes(self, count):
