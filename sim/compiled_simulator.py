@@ -910,8 +910,10 @@ class _CompiledEngine(PySimEngine):
         else:
             item.set(value)
             changes = self._narrow.settle()
-        if changes or self._wide:
-            self._take(self._with_wide(changes))
+        if self._wide:
+            changes = self._with_wide(changes)
+        if changes:
+            self._take(changes)
             self._fire()
         self._delta_cycles += 3
 
@@ -1091,12 +1093,13 @@ class _CompiledEngine(PySimEngine):
                    for _, edge in wait.watched):
                 wait.broken = True
                 self.forget(wait)
-        timer.live = False
-        # The last edge run: its time and the level it left.
-        self._state.timeline.now = timer.time + (edges - 1) * clock.half
+        # The last edge run: its time and the level it left; the clock's timer, at the head of
+        # the timeline, moves to the next edge.
+        now = self._state.timeline.now = timer.time + (edges - 1) * clock.half
         clock.state.curr = clock.state.next = high ^ (edges & 1)
-        clock.timer = self.schedule(clock.half, clock.toggle)
-        self._take(self._with_wide(changes))
+        timer.time = now + clock.half
+        heapq.heapreplace(self._timeline, (timer.time, timer))
+        self._take(self._with_wide(changes) if self._wide else changes)
         return woke or bool(self.activated)
 
     def _clock_plan(self, wait, clock):
