@@ -860,7 +860,8 @@ class _CompiledEngine(PySimEngine):
     def step_design(self):
         # Delta cycles, as Amaranth's: the activated waits sample and wake their processes,
         # processes run and the design settles, the values commit; until nothing changes.
-        self.settle_sets()
+        if self.unsettled:
+            self.settle_sets()
         while True:
             activated, self.activated = self.activated, []
             for wait in activated:
@@ -871,7 +872,7 @@ class _CompiledEngine(PySimEngine):
                     runner.run()
             if self.model_dirty:
                 self.settle()
-            changed = self._commit()
+            changed = self._state.pending and self._commit()
             self._delta_cycles += 1
             if not changed:
                 return
@@ -984,7 +985,7 @@ class _CompiledEngine(PySimEngine):
         # woke at (the step at that edge follows at once, as run() and run_until() would
         # take it next).
         while True:
-            if not self._clock_edge():
+            if not (self._state.pending and self._clock_edge()):
                 self.step_design()
             # Testbenches run once the design has settled, in the order they were added.
             ran = True
