@@ -1162,6 +1162,7 @@ class _Pulled:
         self._lib, self._handle = sim.lib, sim.handle
         self._sim = sim     # kept alive while its handle is used
         self._states, self._signed = [], []
+        self._positions = {}    # the model's index of a signal -> its place here
         self._count = ctypes.c_size_t()
         self._stops = None  # hw_clock_cycles's, as the model has them
         self._grow(16)
@@ -1186,6 +1187,7 @@ class _Pulled:
             self._grow(2 * count)
         self._indices[count] = item.index
         self._values[count] = item.get()
+        self._positions[item.index] = count
         self._states.append(state)
         shape = state.signal.shape()
         self._signed.append(shape.width if shape.signed else 0)
@@ -1194,7 +1196,10 @@ class _Pulled:
     def settle(self, index=-1, value=0):
         """Write ``value`` to the model's signal ``index`` first unless it is negative, let the
         model settle; ``(state, value)`` of every signal whose value changed since the last
-        pull."""
+        pull, but for the one written (its writer knows it)."""
+        position = self._positions.get(index)
+        if position is not None:
+            self._values[position] = value
         return self._changes(self._lib.hw_settle_pull(self._handle, index, value))
 
     def clock_cycles(self, clock, edges, stops):
