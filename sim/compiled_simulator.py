@@ -377,6 +377,7 @@ class _Wait:
         self.engine.register(self)
 
     def arm(self):
+        """Start the timers of the delays it waits on."""
         for index, interval in self.delays.items():
             if index in self.timers:
                 self.timers[index].live = False
@@ -428,7 +429,7 @@ class _Wait:
         self.runner.waits_on = None
         if self.oneshot:
             self.engine.forget(self)
-        else:
+        elif self.delays:
             self.arm()
 
     def initially_eligible(self):
@@ -482,7 +483,10 @@ class _TestbenchContext(SimulatorContext):
         if scheduler.unsettled:
             scheduler.settle_sets()
         if type(expr) is Signal:
-            return scheduler.signal_state(expr).curr
+            try:
+                return scheduler.signal_states[id(expr)][1].curr
+            except KeyError:
+                return scheduler.signal_state(expr).curr
         value = scheduler.get_value(expr)
         if isinstance(expr, ValueCastable):
             shape = expr.shape()
@@ -623,7 +627,7 @@ class _CompiledEngine(PySimEngine):
         self._model, self.build = CompiledModel.build(None, source=Source.from_rtlil(text))
         self._sim = self._model.simulation()
         self._items = {}          # signal state -> _Item
-        self._signal_states = {}  # id(signal or value) -> (it, its signal state)
+        self.signal_states = {}  # id(signal or value) -> (it, its signal state)
         self._stop_items = {}     # id(expression) -> (it, its item's index or None)
         self._narrow = _Pulled(self._sim)  # the signals of up to 64 bits, pulled at once
         self._wide = {}           # the wider ones
@@ -702,20 +706,20 @@ class _CompiledEngine(PySimEngine):
 
     def signal_state(self, signal):
         try:
-            return self._signal_states[id(signal)][1]
+            return self.signal_states[id(signal)][1]
         except KeyError:
             return self._signal_entry(signal)[1]
 
     def _signal_entry(self, signal):
         """``(signal, its state, the mask of its width, its sign bit or 0)``."""
         try:
-            return self._signal_states[id(signal)]
+            return self.signal_states[id(signal)]
         except KeyError:
             state = self._state
             found = state.slots[state.get_signal(Value.cast(signal))]
             shape = found.signal.shape()
             # Keyed by identity, the signal kept alive beside its state.
-            entry = self._signal_states[id(signal)] = (
+            entry = self.signal_states[id(signal)] = (
                 signal, found, (1 << shape.width) - 1,
                 1 << (shape.width - 1) if shape.signed and shape.width else 0)
             return entry
@@ -841,7 +845,8 @@ class _CompiledEngine(PySimEngine):
             self._watchers.setdefault(state, {})[wait] = edge
             if state not in self._clock_states:
                 self._signal_watches += 1
-        wait.arm()
+        if wait.delays:
+            wait.arm()
 
     def forget(self, wait):
         if self._waits.pop(wait, 0) is None:
