@@ -12,17 +12,20 @@ compiled model, and without Amaranth's per-trigger machinery:
 
 * ``ctx.tick().repeat(n)`` and ``ctx.tick().until(signal)`` wait inside the scheduler, without
   resuming the testbench at every edge;
-* when every process and testbench waits like that on the one clock, or on a change (or an
-  edge) of signals of up to 64 bits other than a clock, or nothing waits, ``run`` and
-  ``run_until`` step the clock in C++ (``hw_clock_cycles``), back in Python only for the edge
-  that wakes someone: the edge a ``repeat`` ends at, the one at which an ``until`` condition
-  or a reset holds, the first edge after which a watched signal differs from its value when the
-  clock left Python (the time is then that edge's, as Amaranth's change triggers have it);
-* while nothing but clock edges can wake anyone (no process, no waveform, no wait on another
-  signal), a clock's edge is one step (the waits on it sample, the model settles once) and a
-  testbench's ``set`` of a whole signal goes to the model, which settles once when the
-  testbench reads a value or waits: a testbench that acts every cycle costs what its own
-  steps, the two edges and a few calls into the model cost.
+* when every process and testbench waits like that on the one clock (or with a plain
+  ``tick()``, or ``.sample()``), or on a change (or an edge) of signals of up to 64 bits other
+  than a clock, or nothing waits, ``run`` and ``run_until`` step the clock in C++
+  (``hw_clock_cycles``) up to the edge that wakes someone: the edge a ``tick()`` or ``repeat``
+  ends at (run in C++ where the wait samples nothing, else left to Python), the one at which an
+  ``until`` condition or a reset holds, the first edge after which a watched signal differs
+  from its value when the clock left Python (the time is then that edge's, as Amaranth's
+  change triggers have it); the step at that edge follows in the same ``advance``;
+* while only testbenches run (no process, no waveform), a clock's edge and a testbench's
+  ``set`` of a whole signal commit without delta cycles: the waits on the signal sample, one
+  call into the model writes it, settles and brings back what changed, and the waits on
+  those signals wake; with no wait on a signal other than a clock, a ``set`` only writes the
+  model, which settles once when the testbench reads a value or waits. A testbench that acts
+  every cycle costs what its own steps and a call or two into the model cost.
 
 Any number of clock domains, synchronous and asynchronous resets and memories work as CXXRTL
 simulates them. What cannot be mirrored is refused with an error naming it: driving a signal the
