@@ -579,8 +579,8 @@ class _Runner:
 
     def tick_wait(self, domain, triggers, count=None):
         """The wait of a plain ``await ctx.tick()`` on ``domain``, or of its ``repeat(count)``
-        (nothing sampled): made once, registered again at every await (a testbench acting every cycle allocates
-        nothing for it)."""
+        (nothing sampled): made once, registered again at every await (a testbench acting
+        every cycle allocates nothing for it)."""
         key = (domain, count is None)
         wait = self._tick_waits.get(key)
         if wait is None:
@@ -630,7 +630,7 @@ class _CompiledEngine(PySimEngine):
         self._model, self.build = CompiledModel.build(None, source=Source.from_rtlil(text))
         self._sim = self._model.simulation()
         self._items = {}          # signal state -> _Item
-        self.signal_states = {}  # id(signal or value) -> (it, its signal state)
+        self.signal_states = {}   # id(signal or value) -> (it, state, mask, sign bit)
         self._stop_items = {}     # id(expression) -> (it, its item's index or None)
         self._narrow = _Pulled(self._sim)  # the signals of up to 64 bits, pulled at once
         self._wide = {}           # the wider ones
@@ -1116,9 +1116,8 @@ class _CompiledEngine(PySimEngine):
         awaited, ``None`` where the loop cannot run, else the stops it adds
         (``hw_clock_cycles``'s), whether it counts edges and whether the loop may run the edge
         it ends at (it samples nothing; its domain's reset, a stop, was low before that edge);
-        while not awaited, ``None`` where the
-        loop cannot run, else whether an edge of the clock may activate it (and so break it).
-        Made once for a wait (its triggers do not change)."""
+        while not awaited, ``None`` where the loop cannot run, else whether an edge of the clock
+        may activate it (and so break it). Made once for a wait (its triggers do not change)."""
         awaited = None
         if wait.delays:
             unawaited = None
