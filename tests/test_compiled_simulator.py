@@ -991,7 +991,11 @@ def test_a_falling_edge_run_in_cpp_that_changes_a_watched_signal():
     """A testbench acting at every tick and another waiting on a signal the clock's falling
     edge changes (`pulse` is the clock anded with an input): the falling edge that a tick's
     wait runs in C++ wakes the watcher at its time, as in Amaranth's simulator."""
-    def benches(dut, log):
+    logs = []
+    for kind in (Simulator, CompiledSimulator):
+        dut, log = Watched(), []
+        sim = kind(dut)
+
         async def ticking(ctx):
             ctx.set(dut.en, 1)
             for step in range(40):
@@ -1001,23 +1005,10 @@ def test_a_falling_edge_run_in_cpp_that_changes_a_watched_signal():
 
         async def watcher(ctx):
             async for pulse, in ctx.changed(dut.pulse):
-                log.append(("pulse", pulse, simulated_time_now(dut), ctx.get(dut.count),
+                log.append(("pulse", pulse, simulated_time(sim), ctx.get(dut.count),
                             ctx.get(dut.follow_o)))
 
-        return [ticking, watcher]
-
-    times = {}
-
-    def simulated_time_now(dut):
-        return times[dut]()
-
-    logs = []
-    for kind in (Simulator, CompiledSimulator):
-        dut, log = Watched(), []
-        sim = kind(dut)
-        times[dut] = lambda sim=sim: simulated_time(sim)
         sim.add_clock(1e-6)
-        ticking, watcher = benches(dut, log)
         sim.add_testbench(ticking)
         sim.add_testbench(watcher, background=True)
         sim.run()
