@@ -303,6 +303,14 @@ def end_to_end(sizes, repeats=3):
                   f"{min(simulated):19.3f} {min(walls):10.2f}", flush=True)
 
 
+def timed_run(sim):
+    """Run ``sim`` (an Amaranth simulator) to its end: the seconds it took by the wall clock and
+    by the CPU clock."""
+    started, cpu = time.perf_counter(), time.process_time()
+    sim.run()
+    return time.perf_counter() - started, time.process_time() - cpu
+
+
 def uart(divisor=10, count=100):
     """Amaranth's example UART, looped back, driven by async testbenches: the same testbenches in
     ``amaranth.sim.Simulator`` and in :class:`hwgen.sim.CompiledSimulator`. Looped back by a
@@ -351,10 +359,7 @@ def uart(divisor=10, count=100):
                 sim.add_testbench(loop, background=True)
             sim.add_testbench(send)
             sim.add_testbench(receive)
-            started, cpu = time.perf_counter(), time.process_time()
-            sim.run()
-            seconds = time.perf_counter() - started
-            cpu = time.process_time() - cpu
+            seconds, cpu = timed_run(sim)
             cycles = round(simulated_time(sim) / 1e9)    # femtoseconds at 1 MHz
             base = base or seconds
             logs[kind] = log
@@ -377,7 +382,7 @@ def uart_example(divisor=5, count=100):
     from amaranth.sim import Simulator
 
     from hwgen.sim import CompiledSimulator
-    from uart_design import ExampleUART, example_testbench
+    from uart_design import example_uart_simulation
 
     data = [i * 37 % 256 for i in range(count)]
     print(f"\nUART of Amaranth's example (divisor {divisor}), its testbench: ctx.changed(tx_o) "
@@ -387,16 +392,9 @@ def uart_example(divisor=5, count=100):
           f"{'x pysim':>8} {'CPU x pysim':>11} {'cycles in C++':>14}  same log")
     logs, base = {}, None
     for kind in (Simulator, CompiledSimulator):
-        dut, log = ExampleUART(divisor), []
-        loopback, transmit = example_testbench(dut, data, log)
-        sim = kind(dut)
-        sim.add_clock(1e-6)
-        sim.add_testbench(loopback, background=True)
-        sim.add_testbench(transmit)
-        started, cpu = time.perf_counter(), time.process_time()
-        sim.run()
-        seconds = time.perf_counter() - started
-        cpu = time.process_time() - cpu
+        log = []
+        sim = example_uart_simulation(kind, divisor, data, log)
+        seconds, cpu = timed_run(sim)
         cycles = round(simulated_time(sim) / 1e9)    # femtoseconds at 1 MHz
         base = base or (seconds, cpu)
         logs[kind] = log

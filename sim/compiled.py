@@ -293,9 +293,11 @@ def _declare(lib):
         "hw_item_set": ([p, c_long, sz, u32p], None),
         "hw_settle": ([p], sz),
         "hw_item_set64": ([p, c_long, u64], None),
-        "hw_settle_pull": ([p, ctypes.POINTER(c_long), sz, u64p, ctypes.POINTER(sz)], sz),
-        "hw_clock_cycles": ([p, c_long, u64, ctypes.POINTER(c_long), sz], u64),
-        "hw_pull": ([p, ctypes.POINTER(c_long), sz, u64p, ctypes.POINTER(sz)], sz),
+        "hw_pull_into": ([p, ctypes.POINTER(c_long), sz, u64p, ctypes.POINTER(sz),
+                          ctypes.POINTER(sz)], None),
+        "hw_settle_pull": ([p, c_long, u64], sz),
+        "hw_clock_stops": ([p, ctypes.POINTER(c_long), sz], None),
+        "hw_clock_cycles": ([p, c_long, u64], u64),
         "hw_sample_vcd": ([p, u64], None),
     }
     for name, (args, result) in signatures.items():

@@ -12,17 +12,20 @@ compiled model, and without Amaranth's per-trigger machinery:
 
 * ``ctx.tick().repeat(n)`` and ``ctx.tick().until(signal)`` wait inside the scheduler, without
   resuming the testbench at every edge;
-* when every process and testbench waits like that on the one clock, or on a change (or an
-  edge) of signals of up to 64 bits other than a clock, or nothing waits, ``run`` and
-  ``run_until`` step the clock in C++ (``hw_clock_cycles``), back in Python only for the edge
-  that wakes someone: the edge a ``repeat`` ends at, the one at which an ``until`` condition
-  or a reset holds, the first edge after which a watched signal differs from its value when the
-  clock left Python (the time is then that edge's, as Amaranth's change triggers have it);
-* while nothing but clock edges can wake anyone (no process, no waveform, no wait on another
-  signal), a clock's edge is one step (the waits on it sample, the model settles once) and a
-  testbench's ``set`` of a whole signal goes to the model, which settles once when the
-  testbench reads a value or waits: a testbench that acts every cycle costs what its own
-  steps, the two edges and a few calls into the model cost.
+* when every process and testbench waits like that on the one clock (or with a plain
+  ``tick()``, or ``.sample()``), or on a change (or an edge) of signals of up to 64 bits other
+  than a clock, or nothing waits, ``run`` and ``run_until`` step the clock in C++
+  (``hw_clock_cycles``) up to the edge that wakes someone: the edge a ``tick()`` or ``repeat``
+  ends at (run in C++ where the wait samples nothing, else left to Python), the one at which an
+  ``until`` condition or a reset holds, the first edge after which a watched signal differs
+  from its value when the clock left Python (the time is then that edge's, as Amaranth's
+  change triggers have it); the step at that edge follows in the same ``advance``;
+* while only testbenches run (no process, no waveform), a clock's edge and a testbench's
+  ``set`` of a whole signal commit without delta cycles: the waits on the signal sample, one
+  call into the model writes it, settles and brings back what changed, and the waits on
+  those signals wake; with no wait on a signal other than a clock, a ``set`` only writes the
+  model, which settles once when the testbench reads a value or waits. A testbench that acts
+  every cycle costs what its own steps and a call or two into the model cost.
 
 Any number of clock domains, synchronous and asynchronous resets and memories work as CXXRTL
 simulates them. What cannot be mirrored is refused with an error naming it: driving a signal the
@@ -105,6 +108,7 @@ class _Item:
         self.index = sim.lib.hw_item(sim.handle, name.encode(), ctypes.byref(width),
                                      ctypes.byref(depth), ctypes.byref(writable))
         self.name, self.width, self.depth = name, width.value, depth.value
+        self.mask = (1 << self.width) - 1
         self.writable = bool(writable.value)
         self._sim = sim     # kept alive while its handle is used
         self._lib, self._handle = sim.lib, sim.handle
@@ -122,7 +126,7 @@ class _Item:
         return value
 
     def set(self, value, row=0):
-        value &= (1 << self.width) - 1
+        value &= self.mask
         if self.width <= 64 and self.depth == 1:
             self._lib.hw_item_set64(self._handle, self.index, value)
             return
@@ -269,19 +273,22 @@ class _Tick:
 
     def __init__(self, engine, runner, domain, sampled=()):
         self._engine, self._runner, self._domain, self._sampled = engine, runner, domain, sampled
+        self._own = None    # its triggers, made once
 
     def sample(self, *exprs):
         return _Tick(self._engine, self._runner, self._domain, (*self._sampled, *exprs))
 
     def _triggers(self, *extra):
-        domain = self._domain
-        triggers = [("edge", domain.clk, 0, 1 if domain.clk_edge == "pos" else 0)]
-        if domain.async_reset and domain.rst is not None:
-            triggers += [("edge", domain.rst, 0, 1), ("sample", domain.rst)]
-        else:
-            triggers += [("sample", Const(0)),
-                         ("sample", Const(0) if domain.rst is None else domain.rst)]
-        return (*triggers, *(("sample", expr) for expr in (*self._sampled, *extra)))
+        if self._own is None:
+            domain = self._domain
+            triggers = [("edge", domain.clk, 0, 1 if domain.clk_edge == "pos" else 0)]
+            if domain.async_reset and domain.rst is not None:
+                triggers += [("edge", domain.rst, 0, 1), ("sample", domain.rst)]
+            else:
+                triggers += [("sample", Const(0)),
+                             ("sample", Const(0) if domain.rst is None else domain.rst)]
+            self._own = (*triggers, *(("sample", expr) for expr in self._sampled))
+        return (*self._own, *(("sample", expr) for expr in extra)) if extra else self._own
 
     def __await__(self):
         if self._sampled:
@@ -302,9 +309,7 @@ class _Tick:
         finally:
             self._engine.forget(wait)
 
-    async def _wait(self, triggers, **mode):
-        wait = _Wait(self._engine, self._runner, triggers, oneshot=False, tick=self._domain,
-                     **mode)
+    async def _wait(self, wait):
         try:
             clk, rst_edge, rst, *values = await wait
         finally:
@@ -321,14 +326,21 @@ class _Tick:
             if not isinstance(shape, Shape):
                 raise TypeError(f"The shape of a condition may only be `signed` or `unsigned`, "
                                 f"not {shape!r}")
-        *values, _ = await self._wait(self._triggers(condition), until=condition)
+        wait = _Wait(self._engine, self._runner, self._triggers(condition), oneshot=False,
+                     tick=self._domain, until=condition)
+        *values, _ = await self._wait(wait)
         return tuple(values)
 
     async def repeat(self, count):
         count = operator.index(count)
         if count <= 0:
             raise ValueError(f"Repeat count must be a positive integer, not {count!r}")
-        return tuple(await self._wait(self._triggers(), count=count))
+        if self._sampled:
+            wait = _Wait(self._engine, self._runner, self._triggers(), oneshot=False,
+                         tick=self._domain, count=count)
+        else:
+            wait = self._runner.tick_wait(self._domain, self._triggers, count)
+        return tuple(await self._wait(wait))
 
 
 class _Wait:
@@ -338,13 +350,14 @@ class _Wait:
     on a reset."""
 
     __slots__ = ("engine", "runner", "oneshot", "parts", "watched", "delays", "timers", "hits",
-                 "result", "broken", "queued", "tick", "count", "until")
+                 "result", "broken", "queued", "tick", "count", "until", "clock_plan")
 
     def __init__(self, engine, runner, triggers, *, oneshot, tick=None, count=None, until=None):
         self.engine, self.runner, self.oneshot = engine, runner, oneshot
         self.tick, self.count, self.until = tick, count, until
         self.parts, self.watched, self.delays, self.timers = [], [], {}, {}
         self.hits, self.result, self.broken, self.queued = set(), None, False, False
+        self.clock_plan = None  # the clock loop's, made when it first sees the wait
         for index, trigger in enumerate(triggers):
             kind = trigger[0]
             if kind in ("sample", "changed"):
@@ -361,12 +374,13 @@ class _Wait:
         engine.register(self)
 
     def renew(self):
-        """Make a oneshot wait that fired (or broke) wait again."""
+        """Make a wait that fired (or broke) and was forgotten wait again."""
         self.hits.clear()
         self.result, self.broken, self.queued = None, False, False
         self.engine.register(self)
 
     def arm(self):
+        """Start the timers of the delays it waits on."""
         for index, interval in self.delays.items():
             if index in self.timers:
                 self.timers[index].live = False
@@ -408,13 +422,17 @@ class _Wait:
                 if self.count:
                     hits.clear()
                     return
-        self.result = tuple([part() for part in parts])
-        hits.clear()
+        self.wake(tuple([part() for part in parts]))
+
+    def wake(self, result):
+        """Wake the waiting process or testbench with ``result``."""
+        self.result = result
+        self.hits.clear()
         self.runner.runnable = True
         self.runner.waits_on = None
         if self.oneshot:
             self.engine.forget(self)
-        else:
+        elif self.delays:
             self.arm()
 
     def initially_eligible(self):
@@ -464,8 +482,15 @@ class _TestbenchContext(SimulatorContext):
         self._ticks = {}    # domain name -> its _Tick (immutable)
 
     def get(self, expr):
-        self._scheduler.settle_sets()
-        value = self._scheduler.get_value(expr)
+        scheduler = self._scheduler
+        if scheduler.unsettled:
+            scheduler.settle_sets()
+        if type(expr) is Signal:
+            try:
+                return scheduler.signal_states[id(expr)][1].curr
+            except KeyError:
+                return scheduler.signal_state(expr).curr
+        value = scheduler.get_value(expr)
         if isinstance(expr, ValueCastable):
             shape = expr.shape()
             if isinstance(shape, ShapeCastable):
@@ -552,27 +577,31 @@ class _Runner:
         self.first_await = True
         self._tick_waits = {}
 
-    def tick_wait(self, domain, triggers):
-        """The wait of a plain ``await ctx.tick()`` on ``domain``: made once, registered
-        again at every await (a testbench acting every cycle allocates nothing for it)."""
-        wait = self._tick_waits.get(domain)
+    def tick_wait(self, domain, triggers, count=None):
+        """The wait of a plain ``await ctx.tick()`` on ``domain``, or of its ``repeat(count)``
+        (nothing sampled): made once, registered again at every await (a testbench acting
+        every cycle allocates nothing for it)."""
+        key = (domain, count is None)
+        wait = self._tick_waits.get(key)
         if wait is None:
-            wait = self._tick_waits[domain] = _Wait(self.context._scheduler, self, triggers(),
-                                                    oneshot=True, tick=domain)
+            wait = self._tick_waits[key] = _Wait(self.context._scheduler, self, triggers(),
+                                                 oneshot=count is None, tick=domain,
+                                                 count=count)
         else:
+            wait.count = count
             wait.renew()
         return wait
 
     def run(self):
         try:
             wait = self.coroutine.send(None)
-            self.engine.settle_sets()
             if type(wait) is not _Wait:
                 raise TypeError(f"Testbenches and processes may only await simulation triggers, "
                                 f"not {wait!r}")
             self.waits_on = wait
             # A process looping over `changed()` sees the initial values at time 0.
             if self.first_await and wait.initially_eligible():
+                self.engine.settle_sets()
                 wait.result = tuple([part() for part in wait.parts])
                 self.waits_on = self.coroutine.send(None)
             self.first_await = False
@@ -581,7 +610,8 @@ class _Runner:
             self.waits_on = None
             self.coroutine = None
         finally:
-            self.engine.settle_sets()
+            if self.engine.unsettled:
+                self.engine.settle_sets()
 
 
 class _CompiledEngine(PySimEngine):
@@ -600,9 +630,9 @@ class _CompiledEngine(PySimEngine):
         self._model, self.build = CompiledModel.build(None, source=Source.from_rtlil(text))
         self._sim = self._model.simulation()
         self._items = {}          # signal state -> _Item
-        self._signal_states = {}  # id(signal or value) -> (it, its signal state)
+        self.signal_states = {}   # id(signal or value) -> (it, state, mask, sign bit)
         self._stop_items = {}     # id(expression) -> (it, its item's index or None)
-        self._narrow = _Pulled()  # the signals of up to 64 bits, pulled at once
+        self._narrow = _Pulled(self._sim)  # the signals of up to 64 bits, pulled at once
         self._wide = {}           # the wider ones
         self._state = _MirrorState(self)
         self.model_dirty = True
@@ -614,6 +644,7 @@ class _CompiledEngine(PySimEngine):
         self._clock_states = set()
         self._waits = {}          # every wait still registered -> None
         self._watchers = {}       # signal state -> {wait: edge or None}
+        self._signal_watches = 0  # (wait, state) in it where the state is not a clock's
         self._timeline = []       # (time, timer)
         self._delta_cycles = 0
         self._vcd_writers = []
@@ -622,7 +653,7 @@ class _CompiledEngine(PySimEngine):
 
     def reset(self):
         self._sim = self._model.simulation()
-        self._narrow = _Pulled()
+        self._narrow = _Pulled(self._sim)
         self._wide = {}
         for state in list(self._items):
             self._track(state, _Item(self._sim, self._items[state].name))
@@ -635,6 +666,7 @@ class _CompiledEngine(PySimEngine):
         self.model_dirty = True
         self.unsettled = False
         self.activated, self._waits, self._watchers, self._timeline = [], {}, {}, []
+        self._signal_watches = 0
         for runner in (*self._processes, *self._testbenches):
             runner.reset()
         for clock in self._clocks:
@@ -677,13 +709,23 @@ class _CompiledEngine(PySimEngine):
 
     def signal_state(self, signal):
         try:
-            return self._signal_states[id(signal)][1]
+            return self.signal_states[id(signal)][1]
+        except KeyError:
+            return self._signal_entry(signal)[1]
+
+    def _signal_entry(self, signal):
+        """``(signal, its state, the mask of its width, its sign bit or 0)``."""
+        try:
+            return self.signal_states[id(signal)]
         except KeyError:
             state = self._state
             found = state.slots[state.get_signal(Value.cast(signal))]
+            shape = found.signal.shape()
             # Keyed by identity, the signal kept alive beside its state.
-            self._signal_states[id(signal)] = (signal, found)
-            return found
+            entry = self.signal_states[id(signal)] = (
+                signal, found, (1 << shape.width) - 1,
+                1 << (shape.width - 1) if shape.signed and shape.width else 0)
+            return entry
 
     def sampler(self, expr, shape):
         """A function that gives ``expr``'s value now (``shape.from_bits`` of it where the shape
@@ -727,17 +769,18 @@ class _CompiledEngine(PySimEngine):
         """Let the model settle and queue the values that changed."""
         self.model_dirty = False
         pending, pulled = self._state.pending, self._state.pulled
-        for state, value in self._narrow.settle(self._sim.lib, self._sim.handle):
+        for state, value in self._with_wide(self._narrow.settle()):
             if value != state.curr:
                 state.next = value
                 pending.add(state)
                 pulled.add(state)
-        for state, item in self._wide.items():
-            value = _signed(item.get(), state.signal.shape())
-            if value != state.curr:
-                state.next = value
-                pending.add(state)
-                pulled.add(state)
+
+    def _with_wide(self, changes):
+        """``changes`` of the narrow signals, and ``(state, value)`` of every wide one."""
+        if not self._wide:
+            return changes
+        return [*changes, *((state, _signed(item.get(), state.signal.shape()))
+                            for state, item in self._wide.items())]
 
     def _commit(self):
         """Commit every queued value (to the model too, unless it came from there), noticing
@@ -803,12 +846,17 @@ class _CompiledEngine(PySimEngine):
         self._waits[wait] = None
         for state, edge in wait.watched:
             self._watchers.setdefault(state, {})[wait] = edge
-        wait.arm()
+            if state not in self._clock_states:
+                self._signal_watches += 1
+        if wait.delays:
+            wait.arm()
 
     def forget(self, wait):
         if self._waits.pop(wait, 0) is None:
             for state, _ in wait.watched:
                 self._watchers[state].pop(wait, None)
+                if state not in self._clock_states:
+                    self._signal_watches -= 1
             for timer in wait.timers.values():
                 timer.live = False
 
@@ -820,7 +868,8 @@ class _CompiledEngine(PySimEngine):
     def step_design(self):
         # Delta cycles, as Amaranth's: the activated waits sample and wake their processes,
         # processes run and the design settles, the values commit; until nothing changes.
-        self.settle_sets()
+        if self.unsettled:
+            self.settle_sets()
         while True:
             activated, self.activated = self.activated, []
             for wait in activated:
@@ -831,66 +880,96 @@ class _CompiledEngine(PySimEngine):
                     runner.run()
             if self.model_dirty:
                 self.settle()
-            changed = self._commit()
+            changed = self._state.pending and self._commit()
             self._delta_cycles += 1
             if not changed:
                 return
 
-    def _quiet(self):
-        """Whether a change can wake nothing but what waits on a clock's edge: no process, no
-        waveform, no wait on a signal other than a clock (which only its timer drives). A
-        testbench's ``set`` and a clock's edge then take a short path."""
-        if self._processes or self._vcd_writers or self.activated:
-            return False
-        clocks = self._clock_states
-        for state, waits in self._watchers.items():
-            if waits and state not in clocks:
-                return False
-        return True
+    def _direct(self):
+        """Whether a value can be committed without delta cycles: no process (only testbenches
+        run, once the design has settled, and they see no step between), no waveform, no wait
+        to fire, the model settled."""
+        return not (self._processes or self._vcd_writers or self.activated or self.model_dirty)
 
     def _clock_edge(self):
         """Take the step that starts with only a clock's edge to commit, as ``step_design``
-        would in its delta cycles, if the simulation is quiet; whether it did."""
+        would in its delta cycles, if nothing else needs them; whether it did."""
         pending = self._state.pending
-        if len(pending) != 1 or self.model_dirty or not self._quiet():
+        if len(pending) != 1 or not self._direct():
             return False
         state, = pending
         if state not in self._clock_states or state in self._state.pulled:
             return False
         pending.clear()
-        old = state.curr
-        state.curr = new = state.next
-        self._items[state].set(new)
-        # The waits on the edge sample the values from before it, then the model settles.
-        watchers = self._watchers.get(state)
-        if watchers:
-            for wait, edge in list(watchers.items()):
-                wait.notice(edge, old, new)
+        self._commit_directly(state, state.next)
+        return True
+
+    def _commit_directly(self, state, value):
+        """Commit ``value`` to ``state`` and let the model settle, as ``step_design`` would
+        where :meth:`_direct` holds: the waits on ``state`` fire (sampling the values from before
+        the design reacts), then those on the signals the model changed."""
+        item = self._items[state]
+        if state in self._watchers:
+            self._take(((state, value),))
+            self._fire()
+        else:
+            state.curr = state.next = value
+        if item.width <= 64:
+            changes = self._narrow.settle(item.index, value & item.mask)
+        else:
+            item.set(value)
+            changes = self._narrow.settle()
+        if self._wide:
+            changes = self._with_wide(changes)
+        if changes:
+            self._take(changes)
+            self._fire()
+        self._delta_cycles += 3
+
+    def _take(self, changes):
+        """Take the values ``changes`` (``(state, value)``) as they are now, noticing the waits
+        on those that changed."""
+        watching = self._watchers
+        for state, value in changes:
+            old = state.curr
+            if value != old:
+                state.curr = state.next = value
+                watchers = watching.get(state)
+                if watchers:
+                    for wait, edge in list(watchers.items()):
+                        wait.notice(edge, old, value)
+
+    def _fire(self):
+        if self.activated:
             activated, self.activated = self.activated, []
             for wait in activated:
                 wait.fire()
-        self._pull()
-        self._delta_cycles += 3
-        return True
 
     def set_quietly(self, signal, value):
-        """A testbench's ``set`` of a whole signal with nothing to wake but clock edges: the
-        value goes to the model, which settles once the testbench reads a value or waits
+        """A testbench's ``set`` of a whole signal where :meth:`_direct` holds: committed at
+        once, or, with no wait on a signal other than a clock (which only its timer drives),
+        given to the model, which settles once the testbench reads a value or waits
         (:meth:`settle_sets`); ``False`` where that is not the case."""
-        if self.model_dirty or self._state.pending or not self._quiet():
+        if self._state.pending or not self._direct():
             return False
-        state = self.signal_state(signal)
+        _, state, mask, sign = self._signal_entry(signal)
         if state in self._clock_states:
             return False
-        shape = signal.shape()
-        value = _signed(value & ((1 << shape.width) - 1), shape)
+        value &= mask
+        if value & sign:
+            value -= sign << 1
         if value != state.curr:
             item = self._items[state]
             if not item.writable:
                 return False    # the general path names the error
-            state.curr = state.next = value
-            item.set(value)
-            self.unsettled = True
+            if not self._signal_watches:
+                state.curr = state.next = value
+                item.set(value)
+                self.unsettled = True
+            else:
+                if self.unsettled:
+                    self.settle_sets()
+                self._commit_directly(state, value)
         return True
 
     def settle_sets(self):
@@ -906,26 +985,27 @@ class _CompiledEngine(PySimEngine):
         """Let the model settle and take the values that changed, in a quiet simulation (no
         wait sees them change)."""
         self.model_dirty = False
-        sim = self._sim
-        for state, value in self._narrow.settle(sim._lib, sim._handle):
+        for state, value in self._with_wide(self._narrow.settle()):
             state.curr = state.next = value
-        for state, item in self._wide.items():
-            state.curr = state.next = _signed(item.get(), state.signal.shape())
 
     def advance(self):
-        if not self._clock_edge():
-            self.step_design()
-        # Testbenches run once the design has settled, in the order they were added.
-        ran = True
-        while ran:
-            ran = False
-            for testbench in self._testbenches:
-                if testbench.runnable:
-                    testbench.runnable = False
-                    testbench.run()
-                    ran = True
-        self._advance_time()
-        return self._critical()
+        # One time step, or several where the clock runs in C++ and stops at the edge a wait
+        # woke at (the step at that edge follows at once, as run() and run_until() would
+        # take it next).
+        while True:
+            if not (self._state.pending and self._clock_edge()):
+                self.step_design()
+            # Testbenches run once the design has settled, in the order they were added.
+            ran = True
+            while ran:
+                ran = False
+                for testbench in self._testbenches:
+                    if testbench.runnable:
+                        testbench.runnable = False
+                        testbench.run()
+                        ran = True
+            if not self._advance_time():
+                return self._critical()
 
     def _critical(self):
         for runners in (self._processes, self._testbenches):
@@ -935,13 +1015,15 @@ class _CompiledEngine(PySimEngine):
         return False
 
     def _advance_time(self):
-        timeline = self._timeline
-        while timeline and not timeline[0][1].live:
-            heapq.heappop(timeline)
-        if not timeline:
-            return
+        """Go to the next time anything happens at, or step the clock in C++ up to the edge a
+        wait woke at: whether the latter."""
+        if not self._live_timer():
+            return False
         if self.deadline is not None and self._run_clock():
-            return      # a wait woke at the edge the clock stopped after: its step comes next
+            return True
+        # The clock may have run (its next edge then comes in Python, in this step).
+        self._live_timer()
+        timeline = self._timeline
         time = timeline[0][0]
         due = []
         while timeline and (timeline[0][0] == time or not timeline[0][1].live):
@@ -952,10 +1034,19 @@ class _CompiledEngine(PySimEngine):
         for timer in due:
             timer.live = False
             timer.action()
+        return False
+
+    def _live_timer(self):
+        """Drop the timers that no longer act from the timeline's head; whether any is left."""
+        timeline = self._timeline
+        while timeline and not timeline[0][1].live:
+            heapq.heappop(timeline)
+        return bool(timeline)
 
     def _run_clock(self):
         """Step the one clock in C++ while nothing but tick waits of its domain and waits on
-        changes of other signals would see it: up to the edge a ``repeat`` ends at, an ``until``
+        changes of other signals would see it: up to the edge a ``tick()`` or ``repeat`` ends
+        at (through it where the wait samples nothing, before it otherwise), an ``until``
         condition or a reset holds at, the first edge after which a watched signal has changed,
         or the deadline. Whether a wait woke at the edge the clock stopped after (the time is
         then that edge's)."""
@@ -966,74 +1057,94 @@ class _CompiledEngine(PySimEngine):
         timer = self._timeline[0][1]
         if timer is not clock.timer:
             return False
-        for wait in self._waits:
-            if (wait.runner.waits_on is wait and wait.tick is not None and wait.until is None
-                    and (wait.count or 1) == 1):
-                return False    # resumes at the next rising edge: Python takes the edges to it
         high = clock.state.curr
-        edges, stops, unheard = 2 * _BATCH_CYCLES, [], []
+        edges, stops, unheard, counting = 2 * _BATCH_CYCLES, [], [], []
         for wait in self._waits:
+            plan = wait.clock_plan or self._clock_plan(wait, clock.state)
             if wait.runner.waits_on is not wait:
-                # Not awaited: an edge of this clock that activates it breaks it, anything else
-                # cannot run.
-                if wait.watched and not wait.delays and all(
-                        state is clock.state for state, _ in wait.watched):
+                if plan[1] is None:
+                    return False
+                if plan[1]:
                     unheard.append(wait)
-                    continue
-                if not wait.watched and not wait.delays:
-                    continue        # nothing can activate it
-                return False
-            if wait.delays:
-                return False
-            domain = wait.tick
-            if domain is None:
-                # `changed` or `edge`: the loop stops at any change of the signal, and the wait
-                # then sees it as at any other change (an edge of the other polarity goes on).
-                for state, _ in wait.watched:
-                    if state in self._clock_states:
-                        return False
-                    index = self._stop_item(state.signal)
-                    stops.append(None if index is None else ~index)
                 continue
-            if (domain.clk_edge != "pos" or domain.async_reset
-                    or wait.watched[0][0] is not clock.state):
+            if plan[0] is None:
                 return False
-            # Up to the rising edge before the one a `repeat` ends at.
-            if wait.until is None:
-                edges = min(edges, high + 2 * (wait.count - 1))
-            else:
-                stops.append(self._stop_item(wait.until))
-            if domain.rst is not None:
-                stops.append(self._stop_item(domain.rst))
-        if None in stops or self.deadline == float("inf") and not self._critical():
+            wait_stops, repeat, through = plan[0]
+            stops += wait_stops
+            if repeat:
+                # Up to the rising edge a `tick()` or `repeat` ends at, or the edge before it.
+                edges = min(edges, high + 2 * ((wait.count or 1) - 1) + through)
+                counting.append(wait)
+        if self.deadline == float("inf") and not self._critical():
             return False
         if self.deadline != float("inf"):
             edges = min(edges, -(-(self.deadline - timer.time) // clock.half))
-        if edges <= high:
-            return False        # a falling edge alone costs Python less than a call
-        indices = (ctypes.c_long * max(1, len(stops)))(*stops)
-        edges = self._sim.lib.hw_clock_cycles(self._sim.handle, self._items[clock.state].index,
-                                              edges, indices, len(stops))
+        if not edges:
+            return False
+        # The model settled and was pulled before: nothing changed where no edge ran.
+        edges, changes = self._narrow.clock_cycles(self._items[clock.state].index, edges, stops)
         if not edges:
             return False
         rising = (edges + 1 - high) // 2
         self.batched_cycles += rising
-        for wait in self._waits:
-            if wait.count is not None and wait.runner.waits_on is wait:
-                wait.count -= rising
+        woke = False
+        for wait in counting:
+            left = (wait.count or 1) - rising
+            if wait.count is not None:
+                wait.count = left
+            if not left:
+                # Its last edge ran here, its reset low before it (a stop): the active edge
+                # without a reset, as a wait on an edge taken in Python samples it.
+                wait.wake((True, 0, 0))
+                woke = True
         for wait in unheard:
             if any(edge is None or (rising if edge[2] else edges - rising)
                    for _, edge in wait.watched):
                 wait.broken = True
                 self.forget(wait)
-        timer.live = False
-        # The last edge run: its time and the level it left.
-        self._state.timeline.now = timer.time + (edges - 1) * clock.half
+        # The last edge run: its time and the level it left; the clock's timer, at the head of
+        # the timeline, moves to the next edge.
+        now = self._state.timeline.now = timer.time + (edges - 1) * clock.half
         clock.state.curr = clock.state.next = high ^ (edges & 1)
-        clock.timer = self.schedule(clock.half, clock.toggle)
-        self.settle()
-        self._commit()
-        return bool(self.activated)
+        timer.time = now + clock.half
+        heapq.heapreplace(self._timeline, (timer.time, timer))
+        self._take(self._with_wide(changes) if self._wide else changes)
+        return woke or bool(self.activated)
+
+    def _clock_plan(self, wait, clock):
+        """What stepping the one clock, whose signal state is ``clock``, makes of ``wait``: while
+        awaited, ``None`` where the loop cannot run, else the stops it adds
+        (``hw_clock_cycles``'s), whether it counts edges and whether the loop may run the edge
+        it ends at (it samples nothing; its domain's reset, a stop, was low before that edge);
+        while not awaited, ``None`` where the loop cannot run, else whether an edge of the clock
+        may activate it (and so break it). Made once for a wait (its triggers do not change)."""
+        awaited = None
+        if wait.delays:
+            unawaited = None
+        elif not wait.watched:
+            unawaited = False       # nothing can activate it
+        else:
+            unawaited = True if all(state is clock for state, _ in wait.watched) else None
+        domain = wait.tick
+        if wait.delays:
+            pass
+        elif domain is None:
+            # `changed` or `edge`: the loop stops at any change of the signal, and the wait then
+            # sees it as at any other change (an edge of the other polarity goes on).
+            stops = [None if state in self._clock_states else self._stop_item(state.signal)
+                     for state, _ in wait.watched]
+            if None not in stops:
+                awaited = (tuple(~index for index in stops), False, False)
+        elif (domain.clk_edge == "pos" and not domain.async_reset
+              and wait.watched[0][0] is clock):
+            stops = [] if wait.until is None else [self._stop_item(wait.until)]
+            if domain.rst is not None:
+                stops.append(self._stop_item(domain.rst))
+            if None not in stops:
+                through = wait.until is None and len(wait.parts) == 3
+                awaited = (tuple(stops), wait.until is None, through)
+        wait.clock_plan = (awaited, unawaited)
+        return wait.clock_plan
 
     def _stop_item(self, expr):
         """The model's item of ``expr`` if it is a signal of up to 64 bits, else ``None``."""
@@ -1051,36 +1162,66 @@ class _CompiledEngine(PySimEngine):
 
 
 class _Pulled:
-    """Signals of up to 64 bits whose values one call brings back, the changed ones only."""
+    """Signals of up to 64 bits whose values the model brings back after it settles, the changed
+    ones only (its ``hw_pull_into``)."""
 
-    def __init__(self):
+    def __init__(self, sim):
+        self._lib, self._handle = sim.lib, sim.handle
+        self._sim = sim     # kept alive while its handle is used
         self._states, self._signed = [], []
-        self._capacity = 0
+        self._positions = {}    # the model's index of a signal -> its place here
+        self._count = ctypes.c_size_t()
+        self._stops = None  # hw_clock_cycles's, as the model has them
+        self._grow(16)
+
+    def _grow(self, capacity):
+        """Arrays for ``capacity`` signals, those pulled so far copied into them."""
+        count = len(self._states)
+        indices, values = (ctypes.c_long * capacity)(), (ctypes.c_uint64 * capacity)()
+        if count:
+            indices[:count], values[:count] = self._indices[:count], self._values[:count]
+        self._indices, self._values = indices, values
+        self._changed = (ctypes.c_size_t * capacity)()
+        self._register()
+
+    def _register(self):
+        self._lib.hw_pull_into(self._handle, self._indices, len(self._states), self._values,
+                               self._changed, self._count)
 
     def add(self, state, item):
-        if len(self._states) == self._capacity:
-            self._capacity = max(16, 2 * self._capacity)
-            indices = (ctypes.c_long * self._capacity)()
-            values = (ctypes.c_uint64 * self._capacity)()
-            for i in range(len(self._states)):
-                indices[i], values[i] = self._indices[i], self._values[i]
-            self._indices, self._values = indices, values
-            self._changed = (ctypes.c_size_t * self._capacity)()
         count = len(self._states)
+        if count == len(self._indices):
+            self._grow(2 * count)
         self._indices[count] = item.index
         self._values[count] = item.get()
+        self._positions[item.index] = count
         self._states.append(state)
         shape = state.signal.shape()
         self._signed.append(shape.width if shape.signed else 0)
+        self._register()
 
-    def settle(self, lib, handle):
-        """Let the model settle; ``(state, value)`` of every signal whose value changed since the
-        last call."""
-        if not self._states:
-            lib.hw_settle(handle)
-            return []
-        count = lib.hw_settle_pull(handle, self._indices, len(self._states), self._values,
-                                   self._changed)
+    def settle(self, index=-1, value=0):
+        """Write ``value`` to the model's signal ``index`` first unless it is negative, let the
+        model settle; ``(state, value)`` of every signal whose value changed since the last
+        pull, but for the one written (its writer knows it)."""
+        position = self._positions.get(index)
+        if position is not None:
+            self._values[position] = value
+        return self._changes(self._lib.hw_settle_pull(self._handle, index, value))
+
+    def clock_cycles(self, clock, edges, stops):
+        """Step the clock ``clock`` (the model's ``hw_clock_cycles``, stopped by ``stops``): the
+        edges run, and ``(state, value)`` of every signal whose value changed."""
+        if stops != self._stops:
+            self._stops = stops
+            self._lib.hw_clock_stops(self._handle, (ctypes.c_long * max(1, len(stops)))(*stops),
+                                     len(stops))
+        edges = self._lib.hw_clock_cycles(self._handle, clock, edges)
+        return edges, self._changes(self._count.value)
+
+    def _changes(self, count):
+        if not count:
+            return ()
         states, signed, values = self._states, self._signed, self._values
         changed = []
         for i in self._changed[:count]:

@@ -867,6 +867,13 @@ struct Simulation {
 	Port clk, rst;
 	// Signals and memories that hwgen.sim.CompiledSimulator reads and writes, by index.
 	std::vector<const cxxrtl::debug_item *> items_by_index;
+	// The signals of up to 64 bits it takes back after every settle (hw_pull_into()).
+	std::vector<const cxxrtl::debug_item *> pulled;
+	uint64_t *pulled_values = nullptr;
+	size_t *pulled_changed = nullptr, *pulled_count = nullptr;
+	// hw_clock_cycles()'s stops (hw_clock_stops()).
+	std::vector<const cxxrtl::debug_item *> nonzero, watched;
+	std::vector<uint64_t> initial;
 	Memory memory;
 	JobHost host;
 	std::vector<HostPort> host_ports;
@@ -1352,16 +1359,28 @@ static uint64_t value64(const cxxrtl::debug_item *item) {
 	return v;
 }
 
-// Of the signals `indices` (up to 64 bits wide each), the positions of those whose value
-// differs from `values` into `changed`, with their new value in `values`; how many changed.
-size_t hw_pull(Simulation *sim, const long *indices, size_t count, uint64_t *values,
-               size_t *changed) {
+// The signals `indices` (up to 64 bits wide each) that hw_settle_pull() and hw_clock_cycles()
+// bring back: their last known values are in `values` (the caller's, kept while in use), the
+// positions of those whose value changed go to `changed`, and how many to `*changed_count`
+// after hw_clock_cycles().
+void hw_pull_into(Simulation *sim, const long *indices, size_t count, uint64_t *values,
+                  size_t *changed, size_t *changed_count) {
+	sim->pulled.clear();
+	for (size_t i = 0; i < count; i++)
+		sim->pulled.push_back(sim->items_by_index[indices[i]]);
+	sim->pulled_values = values;
+	sim->pulled_changed = changed;
+	sim->pulled_count = changed_count;
+}
+
+// The pulled signals whose value changed, with their new value: how many.
+static size_t pull(Simulation *sim) {
 	size_t n = 0;
-	for (size_t i = 0; i < count; i++) {
-		uint64_t v = value64(sim->items_by_index[indices[i]]);
-		if (v != values[i]) {
-			values[i] = v;
-			changed[n++] = i;
+	for (size_t i = 0; i < sim->pulled.size(); i++) {
+		uint64_t v = value64(sim->pulled[i]);
+		if (v != sim->pulled_values[i]) {
+			sim->pulled_values[i] = v;
+			sim->pulled_changed[n++] = i;
 		}
 	}
 	return n;
@@ -1386,32 +1405,41 @@ size_t hw_settle(Simulation *sim) {
 	return deltas;
 }
 
-// hw_settle(), then hw_pull() of the signals `indices`: one call where a testbench waits.
-size_t hw_settle_pull(Simulation *sim, const long *indices, size_t count, uint64_t *values,
-                      size_t *changed) {
+// Write signal `index` (none if negative) as hw_item_set64(), settle, and pull: one call where
+// a clock's edge or a testbench's write commits, or a testbench waits.
+size_t hw_settle_pull(Simulation *sim, long index, uint64_t value) {
+	if (index >= 0)
+		hw_item_set64(sim, index, value);
 	hw_settle(sim);
-	return hw_pull(sim, indices, count, values, changed);
+	return pull(sim);
+}
+
+// The stops of hw_clock_cycles() from now on, two kinds, each an item of up to 64 bits in
+// `stops`: an index `i` stops the loop before a rising edge at which item `i` is not zero; its
+// complement `~i` stops it after the first edge after which item `i` differs from its value
+// when the call began.
+void hw_clock_stops(Simulation *sim, const long *stops, size_t count) {
+	sim->nonzero.clear();
+	sim->watched.clear();
+	for (size_t i = 0; i < count; i++) {
+		if (stops[i] >= 0)
+			sim->nonzero.push_back(sim->items_by_index[stops[i]]);
+		else
+			sim->watched.push_back(sim->items_by_index[~stops[i]]);
+	}
+	sim->initial.resize(sim->watched.size());
 }
 
 // Run up to `edges` edges of the clock item `clock` from its level now (at each, the level
-// changes and the design settles); the edges run. Two kinds of stop, each an item of up to 64
-// bits in `stops`: an index `i` stops the loop before a rising edge at which item `i` is not
-// zero; its complement `~i` stops it after the first edge after which item `i` differs from its
-// value when the call began.
-uint64_t hw_clock_cycles(Simulation *sim, long clock, uint64_t edges, const long *stops,
-                         size_t stop_count) {
+// changes and the design settles) unless a stop ends the loop first; the edges run.
+static uint64_t clock_cycles(Simulation *sim, long clock, uint64_t edges) {
 	const cxxrtl::debug_item *clk = sim->items_by_index[clock];
 	chunk_t *level = clk->next ? clk->next : clk->curr;
-	std::vector<const cxxrtl::debug_item *> nonzero, watched;
-	std::vector<uint64_t> initial;
-	for (size_t i = 0; i < stop_count; i++) {
-		if (stops[i] >= 0) {
-			nonzero.push_back(sim->items_by_index[stops[i]]);
-		} else {
-			watched.push_back(sim->items_by_index[~stops[i]]);
-			initial.push_back(value64(watched.back()));
-		}
-	}
+	const std::vector<const cxxrtl::debug_item *> &nonzero = sim->nonzero,
+	                                              &watched = sim->watched;
+	std::vector<uint64_t> &initial = sim->initial;
+	for (size_t i = 0; i < watched.size(); i++)
+		initial[i] = value64(watched[i]);
 	bool high = clk->curr[0] & 1;
 	for (uint64_t n = 0; n < edges; n++) {
 		if (!high)
@@ -1425,6 +1453,13 @@ uint64_t hw_clock_cycles(Simulation *sim, long clock, uint64_t edges, const long
 			if (value64(watched[i]) != initial[i])
 				return n + 1;
 	}
+	return edges;
+}
+
+// clock_cycles(), then the pull.
+uint64_t hw_clock_cycles(Simulation *sim, long clock, uint64_t edges) {
+	edges = clock_cycles(sim, clock, edges);
+	*sim->pulled_count = pull(sim);
 	return edges;
 }
 

@@ -16,7 +16,7 @@ from amaranth.sim import DomainReset, Simulator
 from hwgen.instrument._amaranth import simulated_time, simulated_value
 from hwgen.sim import CompiledSimulator
 
-from uart_design import UART, ExampleUART, example_testbench, uart_testbench
+from uart_design import UART, ExampleUART, example_uart_simulation, uart_testbench
 
 
 def _both(build, *, clocks=(("sync", 1e-6),), until=None, vcd=None):
@@ -311,12 +311,8 @@ def test_amaranths_example_uart_looped_back():
 
 
 def _example_uart_run(kind, divisor, data):
-    dut, log = ExampleUART(divisor), []
-    loopback, transmit = example_testbench(dut, data, log)
-    sim = kind(dut)
-    sim.add_clock(1e-6)
-    sim.add_testbench(loopback, background=True)
-    sim.add_testbench(transmit)
+    log = []
+    sim = example_uart_simulation(kind, divisor, data, log)
     sim.run()
     return sim, log
 
@@ -734,8 +730,8 @@ def test_what_a_testbench_sets_last_is_settled_after_run():
 class Watched(wiring.Component):
     """Signals that change at different rates, for waits on their changes: a counter (a
     register), a bit of it (combinational), its top bits a cycle later (a register), that bit
-    gated by the clock (it changes at falling edges too), a follower of an input, and a wide
-    register."""
+    gated by the clock (it changes at falling edges too), the clock gated by an input, a
+    follower of an input, and a wide register."""
 
     en: In(1)
     follow_i: In(1)
@@ -743,6 +739,7 @@ class Watched(wiring.Component):
     slow: Out(1)
     upper: Out(2)
     gated: Out(1)
+    pulse: Out(1)
     follow_o: Out(1)
     wide: Out(100)
 
@@ -752,7 +749,8 @@ class Watched(wiring.Component):
             m.d.sync += self.count.eq(self.count + 1)
         m.d.sync += [self.upper.eq(self.count[6:8]), self.follow_o.eq(self.follow_i),
                      self.wide.eq(Cat(self.count, self.wide[:-8]))]
-        m.d.comb += [self.slow.eq(self.count[4]), self.gated.eq(ClockSignal() & self.slow)]
+        m.d.comb += [self.slow.eq(self.count[4]), self.gated.eq(ClockSignal() & self.slow),
+                     self.pulse.eq(ClockSignal() & self.en)]
         return m
 
 
@@ -922,3 +920,151 @@ def test_a_process_over_changed_with_the_clock_in_cpp():
     assert logs[1] == logs[0]
     assert [entry[1] for entry in logs[0] if entry[0] == "high"] == [18 + 32 * i for i in range(5)]
     assert sim.batched_cycles > 0.4 * logs[0][-1][1]    # the `until(follow_o)` phases
+
+
+class Incrementer(wiring.Component):
+    """``b`` follows ``a`` combinationally, ``c`` follows ``b``; ``r`` registers ``a``."""
+
+    a: In(4)
+    b: Out(4)
+    c: Out(1)
+    r: Out(4)
+
+    def elaborate(self, platform):
+        m = Module()
+        m.d.comb += [self.b.eq(self.a + 1), self.c.eq(self.b[0])]
+        m.d.sync += self.r.eq(self.a)
+        return m
+
+
+@pytest.mark.parametrize("clocked", [False, True])
+def test_sets_committed_directly_wake_changed_waits_with_pysims_samples(clocked):
+    """A testbench's `set` while other testbenches wait on changes (of what it sets and of
+    what the design computes from it) commits at once, in and out of the clock loop: the
+    waits wake, sample and see the same values as in Amaranth's simulator, a set to the same
+    value included."""
+    def build():
+        dut, log = Incrementer(), []
+
+        async def driver(ctx):
+            for values in ([3], [3], [5], [7, 7], [15], [0], [1]):
+                for value in values:
+                    ctx.set(dut.a, value)
+                    log.append(("set", value, ctx.get(dut.b), ctx.get(dut.r)))
+                if clocked:
+                    await ctx.tick().repeat(2)
+                else:
+                    await ctx.delay(1e-6)
+                log.append(("after", ctx.get(dut.b), ctx.get(dut.c)))
+
+        async def on_a(ctx):
+            async for a, b, c in ctx.changed(dut.a).sample(dut.b, dut.c):
+                log.append(("a", a, b, c, ctx.get(dut.b)))
+
+        async def on_b(ctx):
+            async for b, a in ctx.changed(dut.b).sample(dut.a):
+                log.append(("b", b, a, ctx.get(dut.r)))
+
+        async def on_c(ctx):
+            while True:
+                await ctx.posedge(dut.c)
+                log.append(("c", ctx.get(dut.a)))
+
+        return dut, [driver, on_a, on_b, on_c], log
+
+    logs = []
+    for kind in (Simulator, CompiledSimulator):
+        dut, (driver, *watchers), log = build()
+        sim = kind(dut)
+        if clocked:
+            sim.add_clock(1e-6)
+        sim.add_testbench(driver)
+        for watcher in watchers:
+            sim.add_testbench(watcher, background=True)
+        sim.run()
+        logs.append(log)
+    assert logs[1] == logs[0]
+    assert sum(entry[0] == "b" for entry in logs[0]) == 6
+
+
+def test_a_falling_edge_run_in_cpp_that_changes_a_watched_signal():
+    """A testbench acting at every tick and another waiting on a signal the clock's falling
+    edge changes (`pulse` is the clock anded with an input): the falling edge that a tick's
+    wait runs in C++ wakes the watcher at its time, as in Amaranth's simulator."""
+    logs = []
+    for kind in (Simulator, CompiledSimulator):
+        dut, log = Watched(), []
+        sim = kind(dut)
+
+        async def ticking(ctx):
+            ctx.set(dut.en, 1)
+            for step in range(40):
+                await ctx.tick()
+                ctx.set(dut.follow_i, step % 3 == 0)
+                log.append(("tick", ctx.get(dut.count), ctx.get(dut.pulse)))
+
+        async def watcher(ctx):
+            async for pulse, in ctx.changed(dut.pulse):
+                log.append(("pulse", pulse, simulated_time(sim), ctx.get(dut.count),
+                            ctx.get(dut.follow_o)))
+
+        sim.add_clock(1e-6)
+        sim.add_testbench(ticking)
+        sim.add_testbench(watcher, background=True)
+        sim.run()
+        logs.append(log)
+    assert logs[1] == logs[0]
+    assert sum(entry[0] == "pulse" for entry in logs[0]) >= 40
+
+
+def test_ticks_and_repeats_ending_at_an_edge_run_in_cpp():
+    """Plain `tick()`s and `repeat`s whose last edge the clock loop runs in C++ (they sample
+    nothing), with a change wait waking at some of the same edges and a synchronous reset the
+    testbench asserts between them: what each returns or raises, the values read after it and
+    the times, as in Amaranth's simulator."""
+    def build():
+        dut, log = ResettableCounter(target=40), []
+
+        async def ticker(ctx):
+            ctx.set(dut.en, 1)
+            for step in range(60):
+                result = await ctx.tick()
+                log.append(("tick", step, *result, ctx.get(dut.count)))
+                if step in (20, 45):
+                    ctx.set(dut.domain.rst, 1)
+                elif step in (21, 46):
+                    ctx.set(dut.domain.rst, 0)
+
+        async def repeater(ctx):
+            for count in (1, 2, 3, 5, 8, 13, 1, 1, 21):
+                try:
+                    await ctx.tick().repeat(count)
+                    log.append(("repeat", count, ctx.get(dut.count)))
+                except DomainReset:
+                    log.append(("reset during repeat", count, ctx.get(dut.count)))
+            while True:
+                try:
+                    await ctx.tick().until(dut.at_target)
+                    break
+                except DomainReset:
+                    log.append(("reset during until", ctx.get(dut.count)))
+            log.append(("target", ctx.get(dut.count)))
+
+        async def watcher(ctx):
+            async for at_target, in ctx.changed(dut.at_target):
+                log.append(("at target", at_target, ctx.get(dut.count)))
+
+        return dut, [ticker, repeater, watcher], log
+
+    logs = []
+    for kind in (Simulator, CompiledSimulator):
+        dut, (ticker, repeater, watcher), log = build()
+        sim = kind(dut)
+        sim.add_clock(1e-6)
+        sim.add_testbench(ticker)
+        sim.add_testbench(repeater)
+        sim.add_testbench(watcher, background=True)
+        sim.run()
+        logs.append((log, simulated_time(sim)))
+    assert logs[1] == logs[0]
+    assert any(entry[0] == "reset during repeat" for entry in logs[0][0])

@@ -206,3 +206,16 @@ def example_testbench(dut, data, log):
             assert not ctx.get(dut.rx_rdy)
 
     return loopback, transmit
+
+
+def example_uart_simulation(kind, divisor, data, log):
+    """A simulator of ``kind`` (``amaranth.sim.Simulator`` or a drop-in for it) running
+    :class:`ExampleUART` with ``divisor`` under :func:`example_testbench` for ``data``, logging
+    into ``log``: a 1 MHz clock, the loopback in the background; not yet run."""
+    dut = ExampleUART(divisor)
+    loopback, transmit = example_testbench(dut, data, log)
+    sim = kind(dut)
+    sim.add_clock(1e-6)
+    sim.add_testbench(loopback, background=True)
+    sim.add_testbench(transmit)
+    return sim
