@@ -163,10 +163,13 @@ class CounterBank(wiring.Component):
         slot = Signal(range(period))
         ring = Signal(period, init=1)
         drain, copy = Signal(range(period + 2)), Signal(range(period + 1))
+        # Whether either count is above 1, flags set with the counts: no comparison sits in
+        # front of `flush` (`copy > 1` there was the U1 PE's `default` critical path).
+        drain_left, copy_left = Signal(), Signal()
         visiting, flush = Signal(), Signal(n, name="flush")
         next_visiting, next_slot = Signal(), Signal.like(slot)
         m.d.comb += [
-            next_visiting.eq(~clearing & (self.enable | (drain > 1) | (copy > 1)
+            next_visiting.eq(~clearing & (self.enable | drain_left | copy_left
                                           | (self.snap if self._snapshot else 0))),
             next_slot.eq(Mux(visiting, Mux(slot == period - 1, 0, slot + 1), slot)),
         ]
@@ -192,10 +195,12 @@ class CounterBank(wiring.Component):
         # cycle late needs one visit more.
         drained = period + bool(self._lagging)
         with m.If(clearing):
-            m.d.sync += [drain.eq(0), copy.eq(0)]
+            m.d.sync += [drain.eq(0), copy.eq(0), drain_left.eq(0), copy_left.eq(0)]
         with m.Else():
             m.d.sync += [drain.eq(Mux(self.enable, drained, Mux(drain.any(), drain - 1, 0))),
-                         copy.eq(Mux(copy.any(), copy - 1, 0))]
+                         copy.eq(Mux(copy.any(), copy - 1, 0)),
+                         drain_left.eq(Mux(self.enable, drained > 1, drain > 2)),
+                         copy_left.eq(copy > 2)]
 
         # The low part of the visited entry is picked in two steps, a register each: among
         # groups of four by the slot's low bits, then among the groups (a multiplexer of as
@@ -260,7 +265,7 @@ class CounterBank(wiring.Component):
                        for i, (rest, amount) in enumerate(zip(kept, taken))]
             with m.If(self.snap):
                 m.d.sync += [c.eq(Mux(waiting, 0, value)) for c, value in zip(copies, snapped)]
-                m.d.sync += [copy.eq(period), zeros.eq(waiting)]
+                m.d.sync += [copy.eq(period), copy_left.eq(period > 1), zeros.eq(waiting)]
             copy_a, copy0 = Signal(), Signal()
             copied0 = picked(copies, "copied")
             m.d.sync += [copy_a.eq(copy.any() & in_table & ~clearing),
