@@ -19,20 +19,24 @@ from hwgen.sim import CompiledSimulator
 from uart_design import UART, ExampleUART, example_uart_simulation, uart_testbench
 
 
-def _both(build, *, clocks=(("sync", 1e-6),), until=None, vcd=None):
-    """Run ``build(sim_kind) -> (dut, [testbench...], log)`` on both simulators; the two logs."""
+def _both(build, *, clocks=(("sync", 1e-6),), until=None, vcd=None, background=0, after=None):
+    """Run ``build() -> (dut, [testbench...], log)`` on both simulators; the two logs. The last
+    ``background`` testbenches run in the background; ``after(sim, dut)``, when given, is
+    appended to the log once the run has ended."""
     logs = []
     for kind in (Simulator, CompiledSimulator):
         dut, benches, log = build()
         sim = kind(dut)
         for domain, period in clocks:
             sim.add_clock(period, domain=domain)
-        for bench in benches:
-            sim.add_testbench(bench)
+        for index, bench in enumerate(benches):
+            sim.add_testbench(bench, background=index >= len(benches) - background)
         if until is None:
             sim.run()
         else:
             sim.run_until(until)
+        if after is not None:
+            log.append(after(sim, dut))
         logs.append(log)
     return logs
 
@@ -694,17 +698,9 @@ def test_testbenches_acting_every_cycle_with_waits_that_come_and_go():
 
         return top, [driver, watcher, sampler], log
 
-    logs = []
-    for kind in (Simulator, CompiledSimulator):
-        top, (driver, watcher, sampler), log = build()
-        sim = kind(top)
-        sim.add_clock(1e-6)
-        sim.add_testbench(driver)
-        sim.add_testbench(watcher)
-        sim.add_testbench(sampler, background=True)
-        sim.run()
-        log.append(("after run", simulated_value(sim, top.submodules.dut.next)))
-        logs.append(log)
+    logs = _both(build, background=1,
+                 after=lambda sim, top: ("after run",
+                                         simulated_value(sim, top.submodules.dut.next)))
     assert logs[1] == logs[0]
     assert ("count", 0, 0) in logs[0] and any(e[0] == "changed" for e in logs[0])
 
@@ -972,17 +968,7 @@ def test_sets_committed_directly_wake_changed_waits_with_pysims_samples(clocked)
 
         return dut, [driver, on_a, on_b, on_c], log
 
-    logs = []
-    for kind in (Simulator, CompiledSimulator):
-        dut, (driver, *watchers), log = build()
-        sim = kind(dut)
-        if clocked:
-            sim.add_clock(1e-6)
-        sim.add_testbench(driver)
-        for watcher in watchers:
-            sim.add_testbench(watcher, background=True)
-        sim.run()
-        logs.append(log)
+    logs = _both(build, clocks=(("sync", 1e-6),) if clocked else (), background=3)
     assert logs[1] == logs[0]
     assert sum(entry[0] == "b" for entry in logs[0]) == 6
 
@@ -1056,15 +1042,6 @@ def test_ticks_and_repeats_ending_at_an_edge_run_in_cpp():
 
         return dut, [ticker, repeater, watcher], log
 
-    logs = []
-    for kind in (Simulator, CompiledSimulator):
-        dut, (ticker, repeater, watcher), log = build()
-        sim = kind(dut)
-        sim.add_clock(1e-6)
-        sim.add_testbench(ticker)
-        sim.add_testbench(repeater)
-        sim.add_testbench(watcher, background=True)
-        sim.run()
-        logs.append((log, simulated_time(sim)))
+    logs = _both(build, background=1, after=lambda sim, dut: ("end", simulated_time(sim)))
     assert logs[1] == logs[0]
-    assert any(entry[0] == "reset during repeat" for entry in logs[0][0])
+    assert any(entry[0] == "reset during repeat" for entry in logs[0])
