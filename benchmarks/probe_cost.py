@@ -412,8 +412,9 @@ def print_goals(directory, markdown):
     _print_rows(["design", "preset", "figure", "bare", "with HMM", "change", "goal", ""], rows,
                 markdown)
     missing += [command for command in missing_presets if command not in missing]
-    print("\nThe systems' Fmax goal (a drop of at most 3%) is measured once their new "
-          "interconnect runs at the PEs' clock: today the port bounds them to 44 MHz.")
+    print("\nThe systems' Fmax goal (a drop of at most 3% on the system of SC PEs) is not "
+          "measured here: nextpnr takes over two hours a seed to place 26 PEs; docs/systems.md "
+          "gives 8 PEs placed bare and with `minimal`.")
     if missing:
         print("Not measured yet (write the JSON files with):")
         for command in missing:
