@@ -26,7 +26,7 @@ class _Pair(Elaboratable):
 
 
 @pytest.mark.parametrize("when_full", [False, True])
-@pytest.mark.parametrize("depth", [2, 3, 5, 16])
+@pytest.mark.parametrize("depth", [2, 3, 5, 16, 17])
 def test_the_block_fifo_behaves_as_amaranths_sync_fifo(depth, when_full):
     """Cycle for cycle: flags, level and the head's data (read a cycle ahead from the memory,
     through its transparent port when the head is being written)."""

@@ -41,9 +41,10 @@ class _Pair(Elaboratable):
 
 
 @pytest.mark.parametrize("when_full", [False, True])
-@pytest.mark.parametrize("depth", [2, 3, 16])
+@pytest.mark.parametrize("depth", [2, 3, 16, 17, 40])
 def test_the_flagged_fifo_behaves_as_amaranths_sync_fifo(depth, when_full):
-    """Cycle for cycle, also when writes are offered to a full FIFO (both ignore them)."""
+    """Cycle for cycle, also when writes are offered to a full FIFO (both ignore them): up to
+    16 entries its occupancy is a thermometer code, beyond a count."""
     _check_against_sync_fifo(_Pair(depth), depth, when_full)
 
 
