@@ -3,10 +3,11 @@
 A count of the HMM spends most of its logic on the carry chain of its high part, which changes
 once every few hundred cycles at most, and on the readout's multiplexer in front of all its
 bits. A carry bank keeps each count's *low part* in a register with its adder, wide enough that
-it carries at most once a period, and a *pending* flag set by that carry; the high parts are
-the entries of one LUT-RAM table, visited in turn, one per cycle: a visited entry whose flag is
-set takes the carry through one adder, written two edges later. So the counts share one high-part adder,
-and the host reads the high parts through the table's read port, which is the multiplexer.
+it carries at most once a period, and a *pending* flag set by that carry (a cycle after it,
+from a flip-flop); the high parts are the entries of one LUT-RAM table, visited in turn, one
+per cycle: a visited entry whose flag is set takes the carry through one adder, in two halves
+a cycle each, written three edges later. So the counts share one high-part adder, and the host
+reads the high parts through the table's read port, which is the multiplexer.
 Each low part is as wide as its amounts need (a count of events takes 3 bits in a bank of up
 to 5 counts); the entries hold the counts from the narrowest low part up, so one carry out of
 the adder says that any of them saturates.
@@ -30,6 +31,9 @@ __all__ = ["CarryBank"]
 
 #: Bits of one LUT-RAM cell's word (an ECP5 TRELLIS_DPR16X4 is 16 x 4).
 _RAM_CELL_BITS = 4
+
+#: The fewest cycles between two visits of an entry: its sum is written three edges after.
+_MIN_PERIOD = 4
 
 
 class CarryBank(wiring.Component):
@@ -88,17 +92,18 @@ class CarryBank(wiring.Component):
 
     @property
     def period(self):
-        """Cycles between two visits of an entry (at least three: an entry's sum is written
-        two edges after its visit, before it is read again)."""
-        return max(len(self._amount_bits), 3)
+        """Cycles between two visits of an entry (at least four: an entry's sum is written
+        three edges after its visit, before it is read again)."""
+        return max(len(self._amount_bits), _MIN_PERIOD)
 
     @staticmethod
     def low_bits_for(amount_bits):
         """The widths of the low parts of a bank of counts of ``amount_bits``: a low part that
         carried holds less than its largest amount, and carries again only after gathering
-        more than a period and a cycle of them, by which time its pending carry was taken."""
-        period = max(len(amount_bits), 3)
-        return tuple(((period + 1) * ((1 << w) - 1)).bit_length() for w in amount_bits)
+        more than a period and two cycles of them (its carry is registered a cycle before it
+        is pending), by which time its pending carry was taken."""
+        period = max(len(amount_bits), _MIN_PERIOD)
+        return tuple(((period + 2) * ((1 << w) - 1)).bit_length() for w in amount_bits)
 
     @property
     def low_bits(self):
@@ -133,6 +138,7 @@ class CarryBank(wiring.Component):
         rd, wr = table.read_port(domain="comb"), table.write_port()
 
         lows = [Signal(w, name=f"low{i}") for i, w in enumerate(low_bits)]
+        carries = Signal(n)
         pending = Signal(n)
         saturated = Signal(n)
 
@@ -141,7 +147,7 @@ class CarryBank(wiring.Component):
         addr = Signal(range(period))
         sweeping = Signal()
         visiting = Signal()
-        m.d.comb += [rd.addr.eq(addr), visiting.eq(self.enable | pending.any())]
+        m.d.comb += [rd.addr.eq(addr), visiting.eq(self.enable | carries.any() | pending.any())]
         with m.If(self.clear):
             m.d.sync += [addr.eq(0), sweeping.eq(1)]
         with m.Elif(sweeping):
@@ -164,28 +170,44 @@ class CarryBank(wiring.Component):
         m.d.sync += [word.eq(Mux(sweeping, 0, rd.data)), inc.eq(Mux(taken, shift, 0)),
                      take.eq(taken & ~self.clear), written.eq(addr),
                      swept.eq(sweeping & ~self.clear)]
+        # The entry's sum takes two cycles, its lower half (as wide as the amount at least) in
+        # the first, its upper half and the carry between them in the second: a chain the
+        # length of the table's word (28 bits, 4.99 ns on the U1 PE's `minimal` HMM) was the
+        # HMM's longest path.
+        split = max(len(inc), (high_bits + 1) // 2)
+        lower = word[:split] + inc
+        summed, carried, upper = Signal(split), Signal(), Signal(high_bits - split)
+        take_upper, written_upper, swept_upper = Signal(), Signal.like(addr), Signal()
+        m.d.sync += [summed.eq(lower[:split]), carried.eq(lower[split]), upper.eq(word[split:]),
+                     take_upper.eq(take & ~self.clear), written_upper.eq(written),
+                     swept_upper.eq(swept & ~self.clear)]
         # The sum, and whether to write it, are registered once more: the adder's carry out
         # into the table's write enable was a critical path. A sum that carries out of the
         # table's word is not written: the count saturates, its entry already all ones.
-        total = word + inc
+        total = upper + carried
         wen, waddr, wdata = Signal(), Signal.like(addr), Signal(high_bits)
         overflows, written_late, swept_late = Signal(), Signal(), Signal()
-        m.d.sync += [wen.eq((swept | (take & ~total[high_bits])) & ~self.clear),
-                     waddr.eq(written), wdata.eq(total[:high_bits]),
-                     overflows.eq(take & total[high_bits] & ~self.clear),
-                     written_late.eq(take & ~self.clear), swept_late.eq(swept & ~self.clear)]
+        m.d.sync += [wen.eq((swept_upper | (take_upper & ~total[len(upper)])) & ~self.clear),
+                     waddr.eq(written_upper), wdata.eq(Cat(summed, total[:len(upper)])),
+                     overflows.eq(take_upper & total[len(upper)] & ~self.clear),
+                     written_late.eq(take_upper & ~self.clear),
+                     swept_late.eq(swept_upper & ~self.clear)]
         m.d.comb += [wr.addr.eq(waddr), wr.data.eq(wdata), wr.en.eq(wen)]
 
+        # A low part's carry out is a flip-flop, and makes the count's carry pending a cycle
+        # later: the carry chain into the pending flag's logic was the U8 PE's `minimal` HMM's
+        # longest path (5.26 ns).
         for i, low in enumerate(lows):
             sum_ = low + self.amount(i)
             with m.If(self.clear):
-                m.d.sync += [low.eq(0), pending[i].eq(0), saturated[i].eq(0)]
+                m.d.sync += [low.eq(0), carries[i].eq(0), pending[i].eq(0), saturated[i].eq(0)]
             with m.Else():
                 with m.If(self.enable):
-                    m.d.sync += low.eq(sum_[:len(low)])
-                # A carry of this cycle stays pending when the entry's visit takes the last.
-                m.d.sync += pending[i].eq((self.enable & sum_[len(low)])
-                                          | (pending[i] & ~(taken & (addr == i))))
+                    m.d.sync += [low.eq(sum_[:len(low)]), carries[i].eq(sum_[len(low)])]
+                with m.Else():
+                    m.d.sync += carries[i].eq(0)
+                # The last cycle's carry stays pending when the entry's visit takes the one before.
+                m.d.sync += pending[i].eq(carries[i] | (pending[i] & ~(taken & (addr == i))))
                 with m.If(overflows & (waddr == i)):
                     m.d.sync += saturated[i].eq(1)
 
@@ -198,8 +220,8 @@ class CarryBank(wiring.Component):
             self.rdata.count.eq(Cat(low[:base], low[base:] | rd.data[:widest - base],
                                     rd.data[widest - base:])),
             self.rdata.overflow.eq(full),
-            # The sweep's last write lands two edges after it.
-            self.busy.eq(sweeping | swept | swept_late),
-            self.settling.eq(pending.any() | take | written_late),
+            # The sweep's last write lands three edges after it.
+            self.busy.eq(sweeping | swept | swept_upper | swept_late),
+            self.settling.eq(carries.any() | pending.any() | take | take_upper | written_late),
         ]
         return m

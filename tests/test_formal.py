@@ -282,19 +282,22 @@ def test_counter_bank_counts_every_amount(tmp_path, amount_bits, bits, lagging, 
     prove(tmp_path, m, [amount, enable, clear, raddr], depth=depth, mode="bmc")
 
 
-@pytest.mark.parametrize("amount_bits,bits,depth", [((1, 1), 4, 22), ((1, 2), 5, 16)])
-def test_carry_bank_counts_every_amount(tmp_path, amount_bits, bits, depth):
+@pytest.mark.parametrize("amount_bits,bits,low_bits,depth", [
+    ((1, 1), 4, (3, 3), 26), ((1, 2), 6, (3, 5), 18),
+    pytest.param((1, 1), 5, (3, 3), 44, marks=pytest.mark.slow)])
+def test_carry_bank_counts_every_amount(tmp_path, amount_bits, bits, low_bits, depth):
     """A carry bank (low parts adding in registers, their carries taken in turn into the high
     parts in a LUT-RAM table through one incrementer) holds, for every count read once the
     bank has settled, the amounts added since reset or the last clear, or is saturated with its
     flag set: 4-bit counts of events (3-bit low parts, so that carries come as often as the
-    visits allow) and 5-bit counts, one of events, one of 2-bit amounts (3- and 4-bit low parts:
-    the second adds its carries a bit up its entry)."""
+    visits allow); 6-bit counts, one of events, one of 2-bit amounts (3- and 5-bit low parts:
+    the second adds its carries two bits up its entry); and 5-bit counts of events, whose 2-bit
+    entries add in two halves, the upper a cycle after the lower."""
     from hwgen.instrument import CarryBank
 
     m = Module()
     m.submodules.part = part = CarryBank(amount_bits, bits)
-    assert part.low_bits == {4: (3, 3), 5: (3, 4)}[bits]
+    assert part.low_bits == low_bits
     n = len(amount_bits)
     amount, enable, clear, raddr = Signal(sum(amount_bits)), Signal(), Signal(), Signal(1)
     m.d.comb += [Assume(raddr < n), Assume(~(enable & part.busy)), part.enable.eq(enable),

@@ -333,7 +333,7 @@ def test_few_counts_read_frozen_share_a_carry_bank_exact_through_freeze_run_and_
     """Four counts read once frozen (``snapshot="traces"``) keep their high parts in one carry
     bank: exact after a freeze, a run and a clear, and saturated with the flag set (9-bit counts,
     low parts of 5 and 7 bits)."""
-    timeline = Timeline(sweep_cycles=6)     # 4 entries, and the sweep's last write two edges on
+    timeline = Timeline(sweep_cycles=7)     # 4 entries, and the sweep's last write three edges on
     readouts = {}
 
     async def program(host, now, ctx):
@@ -346,8 +346,8 @@ def test_few_counts_read_frozen_share_a_carry_bank_exact_through_freeze_run_and_
     samples, hmm = simulate(program, probes=few_counts, counter_bits=9, snapshot="traces")
     bank = hmm.parts["counts"]
     assert type(bank).__name__ == "CarryBank" and bank.amount_bits == (1, 1, 2, 4)
-    # (3, 3, 4, 7) bits needed; the narrowest widened to 5 so the entries are 4 bits wide.
-    assert bank.low_bits_for(bank.amount_bits) == (3, 3, 4, 7) and bank.low_bits == (5, 5, 5, 7)
+    # (3, 3, 5, 7) bits needed; the narrowest widened to 5 so the entries are 4 bits wide.
+    assert bank.low_bits_for(bank.amount_bits) == (3, 3, 5, 7) and bank.low_bits == (5, 5, 5, 7)
     saturated = set()
     for name in ("frozen", "again", "cleared"):
         cycle, readout = readouts[name]
@@ -356,7 +356,7 @@ def test_few_counts_read_frozen_share_a_carry_bank_exact_through_freeze_run_and_
                     if k in ("cycles", "a", "a_b", "level_when_a")}
         check(readout, expected)
         saturated |= {k for k, (_, flag) in expected.items() if flag}
-    assert counted[0] == timeline.events[-1][0] + 4 + 6
+    assert counted[0] == timeline.events[-1][0] + 4 + 7
     assert "level_when_a" in saturated and "cycles" not in saturated
 
 
