@@ -26,6 +26,8 @@ class BlockFIFO(FlaggedFIFO):
         Bits of an entry, at least 1.
     depth : int
         Entries, at least 2.
+    credited : bool
+        The writer never writes into a full FIFO (see ``FlaggedFIFO``).
     """
 
     def _read_port(self, m, storage, w_port, do_read):

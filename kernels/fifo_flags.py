@@ -49,14 +49,18 @@ class FlaggedFIFO(Elaboratable):
         Bits of an entry, at least 1.
     depth : int
         Entries, at least 2.
+    credited : bool
+        The writer never writes into a full FIFO (it holds a credit for every entry, as a PE's
+        result FIFO does): a write is ``w_en`` alone, and ``w_rdy`` is not in front of the
+        storage's write enable and the level, which reach every entry.
     """
 
-    def __init__(self, *, width, depth):
+    def __init__(self, *, width, depth, credited=False):
         if isinstance(width, bool) or not isinstance(width, int) or width < 1:
             raise ValueError(f"width must be a positive integer, not {width!r}")
         if isinstance(depth, bool) or not isinstance(depth, int) or depth < 2:
             raise ValueError(f"depth must be an integer of at least 2, not {depth!r}")
-        self.width, self.depth = width, depth
+        self.width, self.depth, self.credited = width, depth, bool(credited)
         self.w_data = Signal(width)
         self.w_rdy = Signal(init=1)
         self.w_en = Signal()
@@ -68,7 +72,7 @@ class FlaggedFIFO(Elaboratable):
     def elaborate(self, platform):
         m = Module()
         depth = self.depth
-        do_write = self.w_rdy & self.w_en
+        do_write = self.w_en if self.credited else self.w_rdy & self.w_en
         do_read = self.r_rdy & self.r_en
 
         if depth <= THERMOMETER_DEPTH:

@@ -333,6 +333,8 @@ class WindowFilter(ProcessingElement):
         m.submodules.wr_walk = wr_walk = AffineWalk(wr_loops, addr_width=self._addr_width,
                                                     offset=wr_offset)
         # One result per credit, its flags flip-flops. Depth 1 would give zero-width pointers.
+        # A credit reserves a result's entry, so a write never waits for room: the write enable
+        # (it reaches every entry of a beat-wide RAM) is the datapath's register alone.
         # A result enters with its write address, mask and "last beat" flag: the write walk
         # steps as results arrive (the datapath's register), not on the port's handshake.
         # The entries are distributed RAM where the family has it (its write is the datapath's
@@ -343,7 +345,8 @@ class WindowFilter(ProcessingElement):
         mask_bits = len(self.wr_req.payload.mask)
         fifo = FlaggedFIFO if has_lut_ram(platform) else BlockFIFO
         m.submodules.out_fifo = out_fifo = fifo(
-            width=data_bits + self._addr_width + mask_bits + 1, depth=max(2, self._credits))
+            width=data_bits + self._addr_width + mask_bits + 1, depth=max(2, self._credits),
+            credited=True)
 
         # The walks and the credits are loaded in every idle cycle, the last of which is the
         # one of ``start``: ``start`` (in a system, a register far from the PE) then drives only

@@ -48,6 +48,14 @@ def test_the_flagged_fifo_behaves_as_amaranths_sync_fifo(depth, when_full):
     _check_against_sync_fifo(_Pair(depth), depth, when_full)
 
 
+@pytest.mark.parametrize("depth", [2, 16, 17])
+def test_a_credited_flagged_fifo_behaves_as_amaranths_sync_fifo(depth):
+    """A credited FIFO's writer never writes into it when full; for such writers it is
+    ``SyncFIFO`` cycle for cycle (its write enable is ``w_en`` alone)."""
+    _check_against_sync_fifo(_Pair(depth, FlaggedFIFO(width=4, depth=depth, credited=True)),
+                             depth, when_full=False)
+
+
 @pytest.mark.parametrize("when_full", [False, True])
 def test_the_skid_buffer_behaves_as_a_two_entry_sync_fifo(when_full):
     """Cycle for cycle: the same flags, level and head as ``SyncFIFO(depth=2)``."""
