@@ -126,6 +126,7 @@ class _Builder:
         self.traces = []         # (name, kind, part, events, payload [(name, bits, overflow)],
         #                           labels [(payload name, names by code)], period)
         self.groups = []
+        self.scaled = []         # (name, name of the count it multiplies, factor)
         self.banked = []         # [names, design values they add up, fallback]: see bank()
         self.bank_part, self.bank_names = None, ()      # see finish()
         self._names = set()
@@ -177,6 +178,16 @@ class _Builder:
         self.lags.append(lag + int(now is not None))
         if now is not None:
             self.now[name] = now.as_value()
+
+    def scale(self, name, of, factor, probe):
+        """A value readable as ``name``: ``factor`` times the count ``of``, added before it,
+        read from that count's bits (no hardware of its own)."""
+        known = {n for n, _, _ in self.fields} | {n for g in self.banked for n in g[0]}
+        if of not in known:
+            raise ValueError(f"{probe}: no count named {of!r} was added before it "
+                             f"(known: {', '.join(sorted(known))})")
+        self._claim(name)
+        self.scaled.append((name, of, factor))
 
     def plain(self, name, value, *, lag=0):
         """A value without an overflow flag, readable as ``name``, that lags the other values
@@ -243,6 +254,10 @@ class _Builder:
         for field_name, value, overflow in self.fields:
             if field_name == name:
                 return self.now.get(name, value), overflow
+        for scaled, of, _ in self.scaled:
+            if scaled == name:
+                raise ValueError(f"{probe}: {name!r} is a multiple of the count {of!r} and has "
+                                 f"no value of its own in the cycle; take {of!r}")
         raise ValueError(f"{probe}: no value named {name!r} was added before it "
                          f"(known: {', '.join(n for n, _, _ in self.fields)})")
 
@@ -372,6 +387,12 @@ class HMM(wiring.Component):
             for k, name in enumerate(b.bank_names):
                 fields.append(Field(name, (half + k * bank.stride) * word_bits,
                                     b.counter_bits, True))
+
+        placed = {f.name: f for f in fields}
+        for name, of, factor in b.scaled:
+            counted = placed[of]
+            fields.append(Field(name, counted.offset, counted.bits, counted.overflow,
+                                counted.scale * factor))
 
         tables = [_Region(len(labels), stride(part), part) for _, _, part, labels, _ in b.tables]
         traces = [_Region(part.depth, stride(part), part) for _, _, part, *_ in b.traces]

@@ -39,11 +39,17 @@ def _bits_of(words, offset, bits, word_bits):
 
 @dataclass(frozen=True)
 class Field:
-    """A packed field: ``bits`` wide at bit ``offset``; with ``overflow``, a flag bit follows."""
+    """A packed field: ``bits`` wide at bit ``offset``; with ``overflow``, a flag bit follows.
+
+    Its value is ``scale`` times the bits: a field with a ``scale`` other than 1 is a constant
+    multiple of a count the HMM keeps once (another field at the same bits, see
+    :class:`~hwgen.instrument.probe.Scaled`), and shares its overflow flag.
+    """
     name: str
     offset: int
     bits: int
     overflow: bool = False
+    scale: int = 1
 
     @property
     def total_bits(self):
@@ -55,15 +61,15 @@ class Field:
         flag = None
         if self.overflow:
             flag = bool(_bits_of(words, base + self.offset + self.bits, 1, word_bits))
-        return value, flag
+        return self.scale * value, flag
 
     def to_json(self):
         return {"name": self.name, "offset": self.offset, "bits": self.bits,
-                "overflow": self.overflow}
+                "overflow": self.overflow, **({"scale": self.scale} if self.scale != 1 else {})}
 
     @classmethod
     def from_json(cls, obj):
-        return cls(obj["name"], obj["offset"], obj["bits"], obj["overflow"])
+        return cls(obj["name"], obj["offset"], obj["bits"], obj["overflow"], obj.get("scale", 1))
 
 
 @dataclass(frozen=True)
@@ -227,7 +233,8 @@ class HMMLayout:
 
     @property
     def snapshot_bits(self):
-        return sum(f.total_bits for f in self.fields)
+        """Bits the snapshot holds: a field that scales another's takes none of its own."""
+        return sum(total for _, total in {(f.offset, f.total_bits) for f in self.fields})
 
     @property
     def snapshot_words(self):

@@ -27,7 +27,7 @@ from .change_recorder import ChangeRecorder
 from .stream_monitor import STREAM_CATEGORIES, StreamMonitor
 from .trace_buffer import TRACE_MODES, TraceBuffer
 
-__all__ = ["Probe", "Count", "Accumulate", "AccumulateExclusive", "Profile", "Stream", "Histogram",
+__all__ = ["Probe", "Count", "Accumulate", "Scaled", "AccumulateExclusive", "Profile", "Stream", "Histogram",
            "Latency", "Trace", "Sampler", "Changes", "ThreadStates", "THREAD_STATES"]
 
 #: The state of a hardware thread, by its 2-bit code (see :class:`ThreadStates`).
@@ -123,6 +123,33 @@ class Accumulate(Probe):
 
         terms = [Mux(valid, value, 0) if len(value) else Const(0, 1) for value, valid in pairs]
         b.bank([self.name], [sum(terms[1:], terms[0])], in_registers)
+        b.group("counter", self.name, value=self.name)
+
+
+class Scaled(Probe):
+    """A constant multiple of a count: ``factor`` times the value of the :class:`Count` or
+    :class:`Accumulate` named ``of``, added before it. It is read from that count's bits and
+    shares its overflow flag, so it takes no hardware: a figure that differs from another by a
+    constant per event (a PE's operations, ``ops_per_element`` per element written, from its
+    bytes written) is counted once.
+
+    Parameters
+    ----------
+    name : str
+    of : str
+        The name of the count.
+    factor : int
+        At least 1.
+    """
+
+    def __init__(self, name, of, factor):
+        super().__init__(name)
+        if not isinstance(of, str):
+            raise ValueError(f"{name}: of must name a count, not {of!r}")
+        self._of, self._factor = of, _positive_int(f"{name}: factor", factor)
+
+    def build(self, b):
+        b.scale(self.name, self._of, self._factor, self.name)
         b.group("counter", self.name, value=self.name)
 
 

@@ -37,10 +37,11 @@ def check_preset(preset):
 def system_probes(system, preset="default"):
     """The probes of ``preset`` (one of :data:`PROBE_PRESETS`) for ``system``."""
     check_preset(preset)
-    sources = [beat_sources(channel, system.ops_per_element) for channel in system.channels]
+    sources = [beat_sources(channel) for channel in system.channels]
     probes = [Count("busy_cycles", system.ctrl.busy),
               *(Accumulate(figure, *(s[figure] for s in sources))
-                for figure in ("bytes_read", "bytes_written", "ops"))]
+                for figure in ("bytes_read", "bytes_written")),
+              ops_probe(system.channels, system.ops_per_element)]
     if preset == "minimal":
         return probes
     for c, channel in enumerate(system.channels):
@@ -54,7 +55,8 @@ def system_probes(system, preset="default"):
                                   bins=32, bin_width=1))
     return probes + [probe for i, pe in enumerate(system.pes)
                      for probe in (*traffic_probes(pe, prefix=f"pe{i}."),
-                                   ops_probe(pe, system.ops_per_element, name=f"pe{i}.ops"))]
+                                   ops_probe(pe, system.ops_per_element, name=f"pe{i}.ops",
+                                             written=f"pe{i}.bytes_written"))]
 
 
 def preset_attach_options(preset):

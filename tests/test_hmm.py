@@ -360,6 +360,48 @@ def test_few_counts_read_frozen_share_a_carry_bank_exact_through_freeze_run_and_
     assert "level_when_a" in saturated and "cycles" not in saturated
 
 
+def scaled_counts(s):
+    """:func:`few_counts` and multiples of two of them."""
+    return [*few_counts(s), probe.Scaled("a_x3", "a", 3),
+            probe.Scaled("level_when_a_x5", "level_when_a", 5)]
+
+
+@pytest.mark.parametrize("snapshot", ["all", "traces"])
+def test_a_scaled_count_reads_its_multiple_with_its_flag_and_takes_no_bits(snapshot):
+    """A :class:`Scaled` value is ``factor`` times its count, exact, and saturated with it (its
+    flag set) at ``factor`` times the count's all ones; the snapshot is the same without it."""
+    result = {}
+
+    async def program(host, now, ctx):
+        await ctx.tick().repeat(300)
+        result["cycle"], result["readout"] = await freeze_and_read(host, now)
+
+    samples, hmm = simulate(program, probes=scaled_counts, counter_bits=9, snapshot=snapshot)
+    expected = expected_values(samples, Timeline(5).counted(0, result["cycle"]), bits=9)
+    readout = result["readout"]
+    for name, factor, source in (("a_x3", 3, "a"), ("level_when_a_x5", 5, "level_when_a")):
+        value, flag = expected[source]
+        assert (readout.values[name], readout.overflow[name]) == (factor * value, flag), name
+    # 300 cycles: about 225 of ``a`` fit in 9 bits, the sum of levels does not.
+    assert not readout.overflow["a_x3"] and readout.overflow["level_when_a_x5"]
+    assert readout.values["level_when_a_x5"] == 5 * 511
+    without = HMM(few_counts(Stimulus()), counter_bits=9, snapshot=snapshot).layout
+    assert (hmm.layout.snapshot_words, hmm.layout.snapshot_bits) == (without.snapshot_words,
+                                                                     without.snapshot_bits)
+    assert HMMLayout.from_json(hmm.layout.to_json()) == hmm.layout
+
+
+def test_a_scaled_count_needs_a_count_before_it_and_a_positive_factor():
+    s = Stimulus()
+    with pytest.raises(ValueError, match="a_x3: no count named 'b' was added before it"):
+        HMM([probe.Count("a", s.a), probe.Scaled("a_x3", "b", 3)])
+    with pytest.raises(ValueError, match="a_x0: factor must be a positive integer, not 0"):
+        probe.Scaled("a_x0", "a", 0)
+    with pytest.raises(ValueError, match="'a_x3' is a multiple of the count 'a'"):
+        HMM([probe.Count("a", s.a), probe.Scaled("a_x3", "a", 3),
+             probe.Sampler("samples", ["a_x3"], period=5, depth=4)])
+
+
 def _register_names(hmm, part):
     """The names of the signals a part of ``hmm`` drives."""
     from amaranth.hdl import Fragment

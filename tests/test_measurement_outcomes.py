@@ -109,15 +109,18 @@ def _suspect_line(capsys):
 def test_sim_with_a_saturated_counter_writes_its_outputs_and_exits_3(narrow_counters, tmp_path,
                                                                      capsys):
     report, output = tmp_path / "sim.json", tmp_path / "out.npy"
-    assert main(["sim", "dilation", *SMALL, "--buffer", "line", "--json", str(report),
-                 "--output", str(output), "-q"]) == EXIT_SUSPECT == 3
+    # Half a byte per cycle: the 160 bytes a line buffer reads take more than 255 cycles.
+    assert main(["sim", "dilation", *SMALL, "--buffer", "line", "--mem-bandwidth", "0.5",
+                 "--json", str(report), "--output", str(output), "-q"]) == EXIT_SUSPECT == 3
     err = _suspect_line(capsys)
     data = json.loads(report.read_text())
-    # ops = 8 x 112 outputs = 896 > 255; the 160 bytes a line buffer reads fit.
-    assert data["saturated"] == ["ops"] and data["hmm"]["saturated"] == ["ops"]
-    assert data["ops"] == 255 and data["bytes_read"] == 160 and data["fetch_model_matches"]
-    assert data["suspect"] == ["HMM values saturated, their figures are lower bounds: ops"]
-    assert "ops" in err and output.is_file()
+    assert {"cycles", "busy_cycles"} <= set(data["saturated"]) == set(data["hmm"]["saturated"])
+    assert data["cycles"] == 255 and data["bytes_read"] == 160 and data["fetch_model_matches"]
+    # ops = 8 x 112 outputs = 896 is 8 times the bytes written, which fit: exact, not saturated.
+    assert data["ops"] == 896 and "ops" not in data["saturated"]
+    assert data["suspect"] == ["HMM values saturated, their figures are lower bounds: "
+                               + ", ".join(data["saturated"])]
+    assert "cycles" in err and output.is_file()
 
 
 def test_sim_whose_traffic_differs_from_the_fetch_model_exits_3(monkeypatch, tmp_path, capsys):
@@ -150,8 +153,8 @@ def test_roofline_point_measured_with_a_saturated_counter_is_flagged(narrow_coun
                                                                      monkeypatch, capsys):
     monkeypatch.setenv("HWGEN_CACHE_DIR", str(tmp_path / "cache"))
     out = tmp_path / "out"
-    # Short frames of 3 and 4 rows of 40 pixels: ops 8 x 38 = 304 > 255 already.
-    assert main(["roofline", "dilation", "--board", "ulx3s-85f", "--image", "40x10",
+    # Short frames of 3 and 4 rows of 80 pixels: 4 x 80 = 320 bytes read > 255.
+    assert main(["roofline", "dilation", "--board", "ulx3s-85f", "--image", "80x10",
                  "--unroll", "1,2", "--buffer", "line", "--out", str(out), "-q",
                  "-j", "1"]) == 3     # in this process, where the HMM is narrowed
     err = _suspect_line(capsys)
@@ -159,7 +162,7 @@ def test_roofline_point_measured_with_a_saturated_counter_is_flagged(narrow_coun
     assert {p.name for p in out.iterdir()} == {"roofline.png", "roofline.svg", "points.csv",
                                                "roofline.json"}
     rows = list(csv.DictReader((out / "points.csv").read_text().splitlines()))
-    assert all("ops" in row["saturated"].split() for row in rows)
+    assert all("bytes_read" in row["saturated"].split() for row in rows)
     data = json.loads((out / "roofline.json").read_text())
     assert [s["label"] for s in data["suspect"]] == ["line U1", "line U2"]
     assert all(p["frame"]["saturated"] for p in data["points"])

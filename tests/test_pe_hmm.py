@@ -106,15 +106,16 @@ class Observer:
 
 
 def check_every_value(readout, layout, expected):
-    """Every value the HMM reported equals the observer's, saturated to its width."""
-    widths = {f.name: (f.bits, f.overflow) for f in layout.fields}
+    """Every value the HMM reported equals the observer's, saturated to its width (a field that
+    scales a count saturates at that count's all ones, scaled)."""
+    widths = {f.name: (f.bits, f.overflow, f.scale) for f in layout.fields}
     for table in layout.tables:
-        widths.update({name: (table.bits, True) for name in table.entry_names})
+        widths.update({name: (table.bits, True, 1) for name in table.entry_names})
     assert set(readout.values) == set(expected)
     for name, true in expected.items():
-        bits, counts = widths[name]
+        bits, counts, scale = widths[name]
         if counts:
-            top = (1 << bits) - 1
+            top = scale * ((1 << bits) - 1)
             assert (readout.values[name], readout.overflow[name]) == (min(true, top), true > top), \
                 name
         else:
