@@ -55,9 +55,7 @@ def resource_report(unroll):
     hmm = {name: sub for sub, name in subfragments(top)}["hmm"]
     flops, block, distributed = storage_bits(hmm)
     layout = design.layout
-    # A scaled value shares its count's bits: each field's bits once.
-    stored = {f.offset: f for f in layout.fields}.values()
-    counters = sum(f.total_bits for f in stored if f.overflow)
+    counters = sum(f.total_bits for f in layout.stored_fields if f.overflow)
     values = layout.snapshot_bits
     print(f"dilation 3x3 rect, smart buffer, unroll {unroll}, 512x512, counters "
           f"{layout.details['counter_bits']} bits")

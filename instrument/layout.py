@@ -232,9 +232,14 @@ class HMMLayout:
     read_latency_cycles: int = READ_LATENCY_CYCLES
 
     @property
+    def stored_fields(self):
+        """The fields with bits of their own: a field that scales another's shares its bits."""
+        return tuple({(f.offset, f.total_bits): f for f in reversed(self.fields)}.values())[::-1]
+
+    @property
     def snapshot_bits(self):
-        """Bits the snapshot holds: a field that scales another's takes none of its own."""
-        return sum(total for _, total in {(f.offset, f.total_bits) for f in self.fields})
+        """Bits the snapshot holds."""
+        return sum(f.total_bits for f in self.stored_fields)
 
     @property
     def snapshot_words(self):

@@ -27,8 +27,8 @@ from .change_recorder import ChangeRecorder
 from .stream_monitor import STREAM_CATEGORIES, StreamMonitor
 from .trace_buffer import TRACE_MODES, TraceBuffer
 
-__all__ = ["Probe", "Count", "Accumulate", "Scaled", "AccumulateExclusive", "Profile", "Stream", "Histogram",
-           "Latency", "Trace", "Sampler", "Changes", "ThreadStates", "THREAD_STATES"]
+__all__ = ["Probe", "Count", "Accumulate", "Scaled", "AccumulateExclusive", "Profile", "Stream",
+           "Histogram", "Latency", "Trace", "Sampler", "Changes", "ThreadStates", "THREAD_STATES"]
 
 #: The state of a hardware thread, by its 2-bit code (see :class:`ThreadStates`).
 THREAD_STATES = ("idle", "running", "critical", "spinning")
