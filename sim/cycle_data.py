@@ -90,6 +90,23 @@ class CycleData(Rates):
     def outputs_per_cycle(self):
         return ratio(self.outputs, self.cycles)
 
+    def traffic_matches(self, bytes_read, bytes_written):
+        """Whether this run read and wrote exactly these bytes (a fetch model's).
+
+        ``None`` when a saturated count leaves it open: its figure is a lower bound, which
+        contradicts the model only where it is already above it.
+        """
+        known = True
+        for field, expected in (("bytes_read", bytes_read), ("bytes_written", bytes_written)):
+            measured = getattr(self, field)
+            if _HMM_FIELDS[field] in self.saturated:
+                if measured > expected:
+                    return False
+                known = False
+            elif measured != expected:
+                return False
+        return True if known else None
+
     def to_json(self):
         obj = {
             "cycles": self.cycles,

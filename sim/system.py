@@ -42,7 +42,8 @@ def instrument_system(system, *, probes="default", **options):
 def _pe_figures(readout, prefix, element_bytes):
     names = [f"{prefix}{name}" for name in ("busy_cycles", "bytes_read", "bytes_written", "ops")]
     cycles, read, written, ops = (readout[name] for name in names)
-    saturated = tuple(name for name in readout.saturated if name in names)
+    # A PE's figures name its values as a lone PE's HMM would.
+    saturated = tuple(name.removeprefix(prefix) for name in readout.saturated if name in names)
     return CycleData(cycles=cycles, outputs=written // element_bytes, bytes_read=read,
                      bytes_written=written, ops=ops, measured_by="hmm", saturated=saturated)
 

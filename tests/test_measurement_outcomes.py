@@ -123,6 +123,32 @@ def test_sim_with_a_saturated_counter_writes_its_outputs_and_exits_3(narrow_coun
     assert "cycles" in err and output.is_file()
 
 
+def test_sim_whose_byte_count_saturated_leaves_the_fetch_model_unchecked(narrow_counters,
+                                                                           tmp_path, capsys):
+    report = tmp_path / "sim.json"
+    # Rows of 80 pixels: the line buffer reads 4 x 80 = 320 bytes, beyond an 8-bit count.
+    assert main(["sim", "dilation", "--width", "80", "--height", "4", "--buffer", "line",
+                 "--json", str(report)]) == EXIT_SUSPECT
+    out, err = capsys.readouterr()
+    data = json.loads(report.read_text())
+    assert "bytes_read" in data["saturated"] and data["bytes_read"] == 255
+    # 255 bytes are a lower bound of the 320 the model reads: no mismatch, only no check.
+    assert data["fetch_model"]["bytes_read"] == 320 and data["fetch_model_matches"] is None
+    assert "fetch model cannot be checked (its byte counts saturated)" in out
+    assert not any("fetch model" in reason for reason in data["suspect"])
+
+
+def test_a_saturated_byte_count_refutes_the_model_only_from_above():
+    def figures(read, saturated=("bytes_read",)):
+        return CycleData(cycles=10, outputs=5, bytes_read=read, bytes_written=5, ops=5,
+                         saturated=saturated)
+    assert figures(255).traffic_matches(320, 5) is None
+    assert figures(255).traffic_matches(200, 5) is False
+    assert figures(255).traffic_matches(320, 6) is False     # the exact count still decides
+    assert figures(255, ()).traffic_matches(255, 5) is True
+    assert figures(255, ()).traffic_matches(320, 5) is False
+
+
 def test_sim_whose_traffic_differs_from_the_fetch_model_exits_3(monkeypatch, tmp_path, capsys):
     model = WindowFilter.traffic
     monkeypatch.setattr(WindowFilter, "traffic",

@@ -37,7 +37,8 @@ class SimResult:
     fetch_model : WindowTraffic or None
         The closed-form traffic of one frame (``None``: the PE states none).
     fetch_model_matches : bool or None
-        Every PE's traffic equals the fetch model's (``None``: n/a, no fetch model).
+        Every PE's traffic equals the fetch model's (``None``: not checked, as the PE states
+        no fetch model or a saturated byte count cannot refute it).
     result_matches_numpy_model : bool
         Every output image equals the numpy model's.
     suspect : tuple of str

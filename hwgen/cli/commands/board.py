@@ -83,9 +83,9 @@ def job_report(deployment, *, image_source, figures, mismatch, measured_on, engi
     on the board or its simulation."""
     pe = deployment.pe
     model = pe.traffic()
-    matches = (figures.bytes_read, figures.bytes_written) == (model.bytes_read,
-                                                              model.bytes_written)
-    suspect = [] if matches else ["the traffic measured does not match the fetch model"]
+    matches = figures.traffic_matches(model.bytes_read, model.bytes_written)
+    suspect = [] if matches is not False else [
+        "the traffic measured does not match the fetch model"]
     if mismatch is not None:
         suspect.append(mismatch)
     if figures.saturated:
