@@ -190,10 +190,11 @@ class WindowBuffer(wiring.Component):
             m, self._op, self._patterns, columns, lanes, self.pixels.valid,
             vertical_regs={p for p in positions if p <= depth},
             horizontal_regs={p - depth for p in positions if p > depth}, name="win")
-        done = delay(m, self.pixels.valid, latency, name="out_valid")
-        complete = delay(m, complete, latency, name="out_emit")
+        # Results and skips are told apart as the step enters the tree, so ``results.valid``
+        # (the result FIFO's write and the write walk's step) is a flip-flop of its own.
+        valid = self.pixels.valid
         m.d.comb += [
-            self.results.valid.eq(done & complete),
+            self.results.valid.eq(delay(m, valid & complete, latency, name="out_emit")),
             self.results.payload.eq(Cat(outputs)),
-            self.skipped.eq(done & ~complete),
+            self.skipped.eq(delay(m, valid & ~complete, latency, name="out_skip")),
         ]
